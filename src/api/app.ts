@@ -1,0 +1,101 @@
+/**
+ * The Fastify application: TiTiler's global behaviour (CORS, compression, Cache-Control, JSON error
+ * bodies, OpenAPI at /api) and the route families.
+ */
+import zlib from 'node:zlib';
+import Fastify, { type FastifyInstance } from 'fastify';
+import cors from '@fastify/cors';
+import compress from '@fastify/compress';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import fastifyStatic from '@fastify/static';
+import type { Services } from '../services.js';
+import { installErrorHandling } from './errors.js';
+import { normaliseBooleans, type Query } from './params.js';
+import { tmsRoutes } from './routes/tms.js';
+import { stacRoutes } from './routes/stac.js';
+import { TesseraError } from '../errors.js';
+import { pyDumps } from './pyjson.js';
+
+/** Media types TiTiler never compresses (already compressed images). */
+const INCOMPRESSIBLE = /^image\/(jpeg|jpg|png|jp2|webp)/;
+
+export async function buildApp(services: Services, opts: { logger?: boolean | object } = {}): Promise<FastifyInstance> {
+  const settings = services.settings;
+  const app = Fastify({
+    logger: opts.logger ?? { level: settings.logLevel },
+    trustProxy: process.env['TESSERA_TRUST_PROXY'] === 'true',
+    bodyLimit: 8 * 1024 * 1024,
+    ajv: { customOptions: { coerceTypes: 'array', allErrors: true, removeAdditional: false, useDefaults: true } },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 2048 },
+    // Each request carries a deadline; the handler's own work is bounded by upstream timeouts.
+    requestTimeout: settings.requestTimeoutMs,
+  });
+
+  installErrorHandling(app);
+
+  await app.register(cors, {
+    origin: settings.corsOrigins.includes('*') ? true : settings.corsOrigins,
+    credentials: true,
+    methods: ['GET', 'POST', 'HEAD', 'OPTIONS'],
+  });
+  await app.register(compress, {
+    global: true,
+    threshold: 0,
+    encodings: ['br', 'gzip', 'deflate'],
+    brotliOptions: { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 4 } },
+    zlibOptions: { level: 6 },
+    customTypes: /^(application\/(json|geo\+json|xml|x-binary)|text\/|image\/tiff)/,
+  });
+  await app.register(swagger, {
+    openapi: {
+      info: { title: 'tessera', description: 'Raster tiles and metadata from STAC items and MosaicJSON (TiTiler 0.18 compatible)', version: '0.1.0' },
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/api.html' });
+
+  // pydantic accepts yes/no/on/off/1/0 for booleans; the schema validator only true/false.
+  app.addHook('preValidation', async (request) => {
+    if (request.query && typeof request.query === 'object') normaliseBooleans(request.query as Query);
+  });
+
+  // The request deadline: a client never waits longer than requestTimeoutMs for an answer.
+  app.addHook('onRequest', async (request, reply) => {
+    const timer = setTimeout(() => {
+      if (!reply.sent) {
+        request.log.warn('request deadline passed');
+        reply.code(504).type('application/json').send(pyDumps({ detail: `Request did not complete within ${settings.requestTimeoutMs} ms` }));
+      }
+    }, settings.requestTimeoutMs);
+    timer.unref();
+    reply.raw.once('close', () => clearTimeout(timer));
+  });
+
+  // TiTiler's Cache-Control middleware: GET/HEAD, status < 500, not /healthz, unless already set.
+  app.addHook('onSend', async (request, reply, payload) => {
+    const method = request.method;
+    if ((method === 'GET' || method === 'HEAD') && reply.statusCode < 500 && !request.url.startsWith('/healthz') && !reply.hasHeader('cache-control') && settings.cacheControl) {
+      reply.header('cache-control', settings.cacheControl);
+    }
+    const type = String(reply.getHeader('content-type') ?? '');
+    if (INCOMPRESSIBLE.test(type)) reply.header('x-no-compression', '1');
+    return payload;
+  });
+
+  app.get('/healthz', { schema: { hide: true } }, async (_request, reply) => reply.type('application/json').send(Buffer.from('{"ping":"pong!"}')));
+  app.get('/api', { schema: { hide: true } }, async () => app.swagger());
+
+  await app.register(tmsRoutes);
+  await app.register(stacRoutes(services), { prefix: '/stac' });
+
+  if (settings.demoDir) {
+    await app.register(fastifyStatic, { root: settings.demoDir, prefix: '/demo/', acceptRanges: true, decorateReply: false, cacheControl: false });
+  }
+
+  app.addHook('onClose', async () => services.close());
+  return app;
+}
+
+export function isClientError(err: unknown): boolean {
+  return err instanceof TesseraError && err.kind !== 'Internal';
+}

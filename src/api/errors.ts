@@ -1,0 +1,173 @@
+/**
+ * The one place where errors become HTTP answers: TesseraError kinds map to status codes, Fastify's
+ * schema validation becomes FastAPI's 422 body, and anything unexpected is a logged 500 with a short
+ * detail. Bodies are always `{"detail": ...}` as TiTiler sends them; 204 has no body.
+ */
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { TesseraError, type ErrorKind } from '../errors.js';
+import { pyDumps } from './pyjson.js';
+
+const STATUS: Record<ErrorKind, number> = {
+  BadRequest: 400,
+  NotFound: 404,
+  TileOutsideBounds: 404,
+  NoContent: 204,
+  UpstreamNotFound: 404,
+  UpstreamForbidden: 403,
+  UpstreamError: 502,
+  Timeout: 504,
+  Internal: 500,
+};
+
+export function statusOf(kind: ErrorKind): number {
+  return STATUS[kind];
+}
+
+/** One FastAPI/pydantic v2 validation error entry. */
+export interface ValidationDetail {
+  type: string;
+  loc: Array<string | number>;
+  msg: string;
+  input: unknown;
+  ctx?: Record<string, unknown>;
+}
+
+/** Thrown by parameter parsers for errors FastAPI would report as 422. */
+export class ValidationError extends Error {
+  constructor(readonly details: ValidationDetail[]) {
+    super(details.map((d) => `${d.loc.join('.')}: ${d.msg}`).join('; '));
+    this.name = 'ValidationError';
+  }
+}
+
+const LOC: Record<string, string> = { querystring: 'query', params: 'path', body: 'body', headers: 'header' };
+
+/** How pydantic words an expected-values list: `'a', 'b' or 'c'`. */
+export function expectedList(values: readonly string[]): string {
+  const quoted = values.map((v) => `'${v}'`);
+  return quoted.length <= 1 ? quoted.join('') : `${quoted.slice(0, -1).join(', ')} or ${quoted[quoted.length - 1]}`;
+}
+
+interface AjvError {
+  keyword: string;
+  instancePath: string;
+  params: Record<string, unknown>;
+  message?: string;
+}
+
+/** Parameters TiTiler declares as Enum classes (422 `enum`); its other choices are Literals. */
+const ENUM_PARAMS = new Set(['format', 'tile_format', 'pixel_selection']);
+
+function lookup(data: unknown, path: Array<string | number>): unknown {
+  let cur = data;
+  for (const key of path) {
+    if (cur === null || typeof cur !== 'object') return undefined;
+    cur = (cur as Record<string | number, unknown>)[key];
+  }
+  return cur;
+}
+
+/** `raw` holds the query values as sent, so `input` shows the client's text (not a coerced value). */
+export function fromAjv(errors: readonly AjvError[], context: string, data: unknown, raw?: URLSearchParams): ValidationDetail[] {
+  const where = LOC[context] ?? context;
+  const out: ValidationDetail[] = [];
+  for (const e of errors) {
+    const path = e.instancePath
+      .split('/')
+      .filter((s) => s !== '')
+      .map((s) => (/^\d+$/.test(s) ? Number(s) : s.replace(/~1/g, '/').replace(/~0/g, '~')));
+    if (e.keyword === 'required') {
+      const name = String(e.params['missingProperty']);
+      out.push({ type: 'missing', loc: [where, ...path, name], msg: 'Field required', input: null });
+      continue;
+    }
+    const input = raw !== undefined && typeof path[0] === 'string' && path.length === 1 && raw.has(path[0]) ? raw.get(path[0]) : lookup(data, path);
+    const loc = [where, ...path];
+    const name = String(path[0] ?? '');
+    switch (e.keyword) {
+      case 'enum': {
+        const allowed = (e.params['allowedValues'] as unknown[]).map(String);
+        const expected = expectedList(allowed);
+        out.push({
+          type: ENUM_PARAMS.has(name) ? 'enum' : 'literal_error',
+          loc,
+          msg: `Input should be ${expected}`,
+          input,
+          ctx: { expected },
+        });
+        break;
+      }
+      case 'type': {
+        const type = e.params['type'];
+        if (type === 'integer') {
+          out.push({ type: 'int_parsing', loc, msg: 'Input should be a valid integer, unable to parse string as an integer', input });
+        } else if (type === 'number') {
+          out.push({ type: 'float_parsing', loc, msg: 'Input should be a valid number, unable to parse string as a number', input });
+        } else if (type === 'boolean') {
+          out.push({ type: 'bool_parsing', loc, msg: 'Input should be a valid boolean, unable to interpret input', input });
+        } else {
+          out.push({ type: `${String(type)}_type`, loc, msg: `Input should be a valid ${String(type)}`, input });
+        }
+        break;
+      }
+      case 'exclusiveMinimum':
+        out.push({ type: 'greater_than', loc, msg: `Input should be greater than ${String(e.params['limit'])}`, input, ctx: { gt: e.params['limit'] } });
+        break;
+      case 'minimum':
+        out.push({ type: 'greater_than_equal', loc, msg: `Input should be greater than or equal to ${String(e.params['limit'])}`, input, ctx: { ge: e.params['limit'] } });
+        break;
+      case 'exclusiveMaximum':
+        out.push({ type: 'less_than', loc, msg: `Input should be less than ${String(e.params['limit'])}`, input, ctx: { lt: e.params['limit'] } });
+        break;
+      case 'maximum':
+        out.push({ type: 'less_than_equal', loc, msg: `Input should be less than or equal to ${String(e.params['limit'])}`, input, ctx: { le: e.params['limit'] } });
+        break;
+      default:
+        out.push({ type: 'value_error', loc, msg: e.message ?? 'Invalid value', input });
+    }
+  }
+  return out;
+}
+
+function send(reply: FastifyReply, status: number, body: unknown): void {
+  if (status === 204) {
+    reply.code(204).send();
+    return;
+  }
+  reply.code(status).type('application/json').send(Buffer.from(pyDumps(body), 'utf8'));
+}
+
+export function installErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) => {
+    if (error instanceof TesseraError) {
+      const status = STATUS[error.kind];
+      if (status >= 500) request.log.warn({ err: error }, 'upstream or internal failure');
+      send(reply, status, { detail: error.message });
+      return;
+    }
+    if (error instanceof ValidationError) {
+      send(reply, 422, { detail: error.details });
+      return;
+    }
+    const fe = error as FastifyError & { validation?: AjvError[]; validationContext?: string };
+    if (fe.validation) {
+      const context = fe.validationContext ?? 'querystring';
+      const data = context === 'params' ? request.params : context === 'body' ? request.body : request.query;
+      const rawUrl = request.raw.url ?? '';
+      const raw = context === 'querystring' && rawUrl.includes('?') ? new URLSearchParams(rawUrl.slice(rawUrl.indexOf('?') + 1)) : undefined;
+      send(reply, 422, { detail: fromAjv(fe.validation, context, data, raw) });
+      return;
+    }
+    if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
+      // Fastify's own client errors: malformed JSON body, unsupported media type, body too large.
+      send(reply, fe.statusCode, { detail: fe.message });
+      return;
+    }
+    request.log.error({ err: error }, 'unhandled error');
+    send(reply, 500, { detail: 'Internal server error' });
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    send(reply, 404, { detail: 'Not Found' });
+  });
+}

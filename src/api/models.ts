@@ -1,0 +1,70 @@
+/**
+ * Response models: the JSON shapes TiTiler's pydantic models produce (key order, which numbers are
+ * floats, which keys are dropped when unset), built from core results.
+ */
+import type { RasterInfo } from '../source/dataset.js';
+import type { BBox } from '../tms/grid.js';
+import { float, floats } from './pyjson.js';
+
+/** rio-tiler `Info` (exclude-none): declared fields first, then the extras. */
+export function infoModel(i: RasterInfo): Record<string, unknown> {
+  const out: Record<string, unknown> = {
+    bounds: floats(i.bounds),
+    minzoom: i.minzoom,
+    maxzoom: i.maxzoom,
+    band_metadata: i.band_metadata,
+    band_descriptions: i.band_descriptions,
+    dtype: i.dtype,
+    nodata_type: i.nodata_type,
+    colorinterp: i.colorinterp,
+    scales: floats(i.scales),
+    offsets: floats(i.offsets),
+  };
+  if (i.colormap) out['colormap'] = i.colormap;
+  out['driver'] = i.driver;
+  out['count'] = i.count;
+  out['width'] = i.width;
+  out['height'] = i.height;
+  out['overviews'] = i.overviews;
+  if (i.nodata_value !== undefined) out['nodata_value'] = float(i.nodata_value);
+  return out;
+}
+
+export function boundsModel(bounds: BBox): Record<string, unknown> {
+  return { bounds: floats(bounds) };
+}
+
+/** A GeoJSON Feature whose polygon is a bbox (TiTiler's info.geojson). */
+export function bboxFeature(bounds: BBox, properties: Record<string, unknown>): Record<string, unknown> {
+  const [minx, miny, maxx, maxy] = floats(bounds) as [ReturnType<typeof float>, ReturnType<typeof float>, ReturnType<typeof float>, ReturnType<typeof float>];
+  return {
+    type: 'Feature',
+    geometry: {
+      type: 'Polygon',
+      coordinates: [[[minx, miny], [maxx, miny], [maxx, maxy], [minx, maxy], [minx, miny]]],
+    },
+    properties,
+  };
+}
+
+export interface TileJsonInput {
+  tiles: string;
+  minzoom: number;
+  maxzoom: number;
+  bounds: BBox;
+  center: [number, number, number];
+}
+
+/** TileJSON 2.2.0 as TiTiler's model writes it (unset keys dropped). */
+export function tileJsonModel(t: TileJsonInput): Record<string, unknown> {
+  return {
+    tilejson: '2.2.0',
+    version: '1.0.0',
+    scheme: 'xyz',
+    tiles: [t.tiles],
+    minzoom: t.minzoom,
+    maxzoom: t.maxzoom,
+    bounds: floats(t.bounds),
+    center: [float(t.center[0]), float(t.center[1]), t.center[2]],
+  };
+}

@@ -1,0 +1,265 @@
+/**
+ * Query parameters, one definition per family of TiTiler "dependencies": a JSON-schema fragment
+ * (validated by Fastify, 422 on failure, as FastAPI does) and a parser that turns the validated
+ * query into typed options (400 for the semantic mistakes TiTiler reports or should report).
+ * Every route that takes a family composes the same fragment and calls the same parser.
+ */
+import { readFileSync } from 'node:fs';
+import { badRequest } from '../errors.js';
+import { tmsIds } from '../tms/registry.js';
+
+type Schema = Record<string, unknown>;
+export type Query = Record<string, unknown>;
+
+const str = { type: 'string' } as const;
+const strList = { type: 'array', items: { type: 'string' } } as const;
+const bool = { type: 'boolean' } as const;
+const int = { type: 'integer' } as const;
+
+export const IMAGE_FORMATS = ['png', 'npy', 'tif', 'jpeg', 'jpg', 'jp2', 'webp', 'pngraw'] as const;
+export type ImageFormat = (typeof IMAGE_FORMATS)[number];
+export const READ_RESAMPLING = ['nearest', 'bilinear', 'cubic', 'cubic_spline', 'lanczos', 'average', 'mode', 'gauss', 'rms'] as const;
+export const WARP_RESAMPLING = ['nearest', 'bilinear', 'cubic', 'cubic_spline', 'lanczos', 'average', 'mode', 'sum', 'rms'] as const;
+export const ALGORITHMS = ['hillshade', 'contours', 'normalizedIndex', 'terrarium', 'terrainrgb'] as const;
+export const COLORMAP_NAMES: readonly string[] = JSON.parse(
+  readFileSync(new URL('../image/data/colormap-names.json', import.meta.url), 'utf8'),
+) as string[];
+
+/** Parameters that are booleans; pydantic's spellings are normalised before validation. */
+export const BOOLEAN_PARAMS = new Set(['asset_as_band', 'unscale', 'return_mask', 'use_epsg', 'categorical']);
+const TRUE = new Set(['1', 'true', 't', 'yes', 'y', 'on']);
+const FALSE = new Set(['0', 'false', 'f', 'no', 'n', 'off']);
+
+/** Rewrites pydantic boolean spellings ("yes", "On", "0" …) to what the schema validator accepts. */
+export function normaliseBooleans(query: Query): void {
+  for (const key of BOOLEAN_PARAMS) {
+    const v = query[key];
+    if (typeof v !== 'string') continue;
+    const lower = v.trim().toLowerCase();
+    if (TRUE.has(lower)) query[key] = 'true';
+    else if (FALSE.has(lower)) query[key] = 'false';
+  }
+}
+
+// ---- schema fragments (TiTiler dependency families) -------------------------------------------
+
+export const tmsPathSchema: Schema = { tileMatrixSetId: { type: 'string', enum: [...tmsIds] } };
+
+/** DatasetPathParams: the item (or document) URL. */
+export const urlSchema: Schema = { url: str };
+
+/** AssetsParams (info routes). */
+export const assetsSchema: Schema = { assets: strList };
+
+/** AssetsBidxExprParams (image and point routes, tilejson, WMTS, map). */
+export const layerSchema: Schema = {
+  assets: strList,
+  expression: str,
+  asset_as_band: bool,
+  asset_bidx: strList,
+  bidx: { type: 'array', items: int },
+};
+
+/** DatasetParams. */
+export const datasetSchema: Schema = {
+  nodata: str,
+  unscale: bool,
+  resampling: { type: 'string', enum: [...READ_RESAMPLING] },
+  reproject: { type: 'string', enum: [...WARP_RESAMPLING] },
+};
+
+/** TileParams. */
+export const tileSchema: Schema = {
+  buffer: { type: 'number', exclusiveMinimum: 0 },
+  padding: { type: 'integer', exclusiveMinimum: 0 },
+};
+
+/** PostProcessParams. */
+export const algorithmSchema: Schema = {
+  algorithm: { type: 'string', enum: [...ALGORITHMS] },
+  algorithm_params: str,
+};
+
+/** ImageRenderingParams, RescalingParams, ColorFormulaParams, ColorMapParams. */
+export const renderSchema: Schema = {
+  rescale: strList,
+  color_formula: str,
+  colormap_name: { type: 'string', enum: [...COLORMAP_NAMES] },
+  colormap: str,
+  return_mask: bool,
+};
+
+/** TileJSON and map extras. */
+export const tilejsonSchema: Schema = {
+  tile_format: { type: 'string', enum: [...IMAGE_FORMATS] },
+  tile_scale: { type: 'integer', exclusiveMinimum: 0, exclusiveMaximum: 4, default: 1 },
+  minzoom: int,
+  maxzoom: int,
+};
+
+export function querySchema(required: string[], ...parts: Schema[]): Schema {
+  return { type: 'object', properties: Object.assign({}, ...parts), required };
+}
+
+// ---- parsers ------------------------------------------------------------------------------------
+
+export interface LayerParams {
+  assets: string[] | undefined;
+  expression: string | undefined;
+  assetAsBand: boolean;
+  assetBidx: Map<string, number[]>;
+  bidx: number[] | undefined;
+}
+
+const NO_LAYER = 'assets must be defined either via expression or assets options.';
+
+/** AssetsBidxExprParams; `required` applies TiTiler's "assets or expression" rule (400). */
+export function parseLayer(q: Query, required: boolean): LayerParams {
+  const assets = (q['assets'] as string[] | undefined)?.filter((a) => a !== '');
+  const expression = typeof q['expression'] === 'string' && q['expression'] !== '' ? q['expression'] : undefined;
+  if (required && !expression && (!assets || assets.length === 0)) throw badRequest(NO_LAYER);
+  const assetBidx = new Map<string, number[]>();
+  for (const entry of (q['asset_bidx'] as string[] | undefined) ?? []) {
+    const bar = entry.indexOf('|');
+    const name = bar > 0 ? entry.slice(0, bar) : '';
+    const indexes = bar > 0 ? entry.slice(bar + 1).split(',').map((s) => s.trim()) : [];
+    if (!name || indexes.length === 0 || !indexes.every((s) => /^\d+$/.test(s) && Number(s) > 0)) {
+      throw badRequest(`Invalid asset_bidx '${entry}': expected 'asset|1,2,3' with 1-based band indexes`);
+    }
+    assetBidx.set(name, indexes.map(Number));
+  }
+  const bidx = q['bidx'] as number[] | undefined;
+  if (bidx?.some((b) => b < 1)) throw badRequest('Invalid bidx: band indexes start at 1');
+  return { assets, expression, assetAsBand: q['asset_as_band'] === true, assetBidx, bidx };
+}
+
+export interface DatasetOptions {
+  nodata: number | undefined;
+  unscale: boolean;
+  resampling: (typeof READ_RESAMPLING)[number];
+  reproject: (typeof WARP_RESAMPLING)[number];
+}
+
+/** DatasetParams: `nodata` is a number, `nan`, or `inf` (Python's float()). */
+export function parseDataset(q: Query): DatasetOptions {
+  let nodata: number | undefined;
+  const raw = q['nodata'];
+  if (typeof raw === 'string' && raw !== '') {
+    const t = raw.trim().toLowerCase();
+    if (t === 'nan') nodata = NaN;
+    else if (t === 'inf' || t === '+inf' || t === 'infinity') nodata = Infinity;
+    else if (t === '-inf' || t === '-infinity') nodata = -Infinity;
+    else if (/^[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?$/.test(t)) nodata = Number(t);
+    else throw badRequest(`Invalid nodata value '${raw}': expected a number or 'nan'`);
+  }
+  return {
+    nodata,
+    unscale: q['unscale'] === true,
+    resampling: (q['resampling'] as DatasetOptions['resampling'] | undefined) ?? 'nearest',
+    reproject: (q['reproject'] as DatasetOptions['reproject'] | undefined) ?? 'nearest',
+  };
+}
+
+export interface TileOptions {
+  buffer: number | undefined;
+  padding: number | undefined;
+}
+
+/** TileParams: buffer must be a multiple of 0.5 (rio-tiler's InvalidBufferSize, a 400 here). */
+export function parseTile(q: Query): TileOptions {
+  const buffer = q['buffer'] as number | undefined;
+  if (buffer !== undefined && !Number.isInteger(buffer * 2)) {
+    throw badRequest(`Invalid buffer ${buffer}: must be a multiple of 0.5`);
+  }
+  return { buffer, padding: q['padding'] as number | undefined };
+}
+
+/** RescalingParams: each entry `min,max` (spaces and brackets ignored). */
+export function parseRescale(q: Query): Array<[number, number]> | undefined {
+  const entries = q['rescale'] as string[] | undefined;
+  if (!entries || entries.length === 0) return undefined;
+  return entries.map((entry) => {
+    const parts = entry.replace(/[\s[\]]/g, '').split(',');
+    const nums = parts.map((p) => (p === '' ? NaN : Number(p)));
+    if (nums.length !== 2 || nums.some((n) => Number.isNaN(n))) {
+      throw badRequest(`Invalid rescale '${entry}': expected 'min,max'`);
+    }
+    return [nums[0]!, nums[1]!] as [number, number];
+  });
+}
+
+export type Rgba = [number, number, number, number];
+export type ColorMap =
+  | { kind: 'discrete'; entries: Map<number, Rgba> }
+  | { kind: 'intervals'; entries: Array<[[number, number], Rgba]> };
+
+/** rio-tiler's parse_color: `#RGB[A]`, `#RRGGBB[AA]` or a list of 3–4 ints (alpha 255). */
+export function parseColor(value: unknown): Rgba {
+  if (typeof value === 'string') {
+    const hex = /^#([0-9a-f]{3,4}|[0-9a-f]{6}|[0-9a-f]{8})$/i.exec(value)?.[1];
+    if (hex) {
+      const full = hex.length <= 4 ? [...hex].map((c) => c + c).join('') : hex;
+      const n = full.match(/../g)!.map((h) => parseInt(h, 16));
+      return [n[0]!, n[1]!, n[2]!, n[3] ?? 255];
+    }
+  } else if (Array.isArray(value) && (value.length === 3 || value.length === 4) && value.every((v) => Number.isInteger(v) && v >= 0 && v <= 255)) {
+    const v = value as number[];
+    return [v[0]!, v[1]!, v[2]!, v[3] ?? 255];
+  }
+  throw badRequest(`Invalid color format: ${JSON.stringify(value)}`);
+}
+
+/** ColorMapParams `colormap`: a JSON object {value: color} or a list of [[min, max], color]. */
+export function parseColormapJson(text: string): ColorMap {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch {
+    throw badRequest('Could not parse the colormap value.');
+  }
+  if (Array.isArray(doc)) {
+    const entries = doc.map((e): [[number, number], Rgba] => {
+      if (!Array.isArray(e) || e.length !== 2 || !Array.isArray(e[0]) || e[0].length !== 2 || !e[0].every((n: unknown) => typeof n === 'number')) {
+        throw badRequest('Could not parse the colormap value.');
+      }
+      return [[e[0][0] as number, e[0][1] as number], parseColor(e[1])];
+    });
+    return { kind: 'intervals', entries };
+  }
+  if (doc !== null && typeof doc === 'object') {
+    const entries = new Map<number, Rgba>();
+    for (const [k, v] of Object.entries(doc as Record<string, unknown>)) {
+      if (!/^\s*[+-]?\d+\s*$/.test(k)) throw badRequest('Could not parse the colormap value.');
+      entries.set(Number(k), parseColor(v));
+    }
+    return { kind: 'discrete', entries };
+  }
+  throw badRequest('Could not parse the colormap value.');
+}
+
+/** PostProcessParams `algorithm_params`: a JSON object (per-algorithm checks live with the algorithms). */
+export function parseAlgorithmParams(q: Query): Record<string, unknown> | undefined {
+  const raw = q['algorithm_params'];
+  if (typeof raw !== 'string' || raw === '') return undefined;
+  let doc: unknown;
+  try {
+    doc = JSON.parse(raw);
+  } catch {
+    throw badRequest('Could not parse the algorithm_params value: not valid JSON.');
+  }
+  if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) {
+    throw badRequest('Invalid algorithm_params: expected a JSON object.');
+  }
+  return doc as Record<string, unknown>;
+}
+
+/** Everything an image route takes besides its geometry, checked up front (also by tilejson/WMTS/map). */
+export function parseImageParams(q: Query, layerRequired: boolean) {
+  const layer = parseLayer(q, layerRequired);
+  const dataset = parseDataset(q);
+  const tile = parseTile(q);
+  const rescale = parseRescale(q);
+  const colormap = typeof q['colormap'] === 'string' && q['colormap_name'] === undefined ? parseColormapJson(q['colormap']) : undefined;
+  const algorithmParams = parseAlgorithmParams(q);
+  return { layer, dataset, tile, rescale, colormap, algorithmParams };
+}

@@ -1,0 +1,77 @@
+/**
+ * JSON exactly as TiTiler writes it: compact separators, non-ASCII kept, NaN/±Infinity as null, and
+ * Python's float/int distinction (`3565.0` vs `3565`). JavaScript has one number type, so response
+ * models mark the numbers that are Python floats with `float()`; plain numbers are written as ints.
+ */
+
+export class PyFloat {
+  constructor(readonly value: number) {}
+}
+
+export const float = (value: number): PyFloat => new PyFloat(value);
+export const floats = (values: readonly number[]): PyFloat[] => values.map(float);
+
+/** Python's `repr(float)`: shortest round-trip digits, `.0` on integral values, exponent past 1e16. */
+export function pyFloatRepr(x: number): string {
+  if (Number.isNaN(x)) return 'nan';
+  if (!Number.isFinite(x)) return x > 0 ? 'inf' : '-inf';
+  if (x === 0) return Object.is(x, -0) ? '-0.0' : '0.0';
+  const [mantissa, expText] = x.toExponential().split('e') as [string, string];
+  const exp = Number(expText);
+  const negative = mantissa.startsWith('-');
+  const digits = mantissa.replace('-', '').replace('.', '');
+  const sign = negative ? '-' : '';
+  if (exp < -4 || exp >= 16) {
+    const m = digits.length > 1 ? `${digits[0]}.${digits.slice(1)}` : digits;
+    return `${sign}${m}e${exp < 0 ? '-' : '+'}${String(Math.abs(exp)).padStart(2, '0')}`;
+  }
+  if (exp < 0) return `${sign}0.${'0'.repeat(-exp - 1)}${digits}`;
+  if (digits.length <= exp + 1) return `${sign}${digits}${'0'.repeat(exp + 1 - digits.length)}.0`;
+  return `${sign}${digits.slice(0, exp + 1)}.${digits.slice(exp + 1)}`;
+}
+
+/** Python's `str(int)` for a JS number that is an integer (large ones without exponent). */
+function pyIntRepr(x: number): string {
+  return Number.isSafeInteger(x) ? String(x) : BigInt(Math.trunc(x)).toString();
+}
+
+export function pyDumps(value: unknown): string {
+  const out: string[] = [];
+  write(value, out);
+  return out.join('');
+}
+
+function write(value: unknown, out: string[]): void {
+  if (value === null || value === undefined) {
+    out.push('null');
+  } else if (value instanceof PyFloat) {
+    out.push(Number.isFinite(value.value) ? pyFloatRepr(value.value) : 'null');
+  } else if (typeof value === 'number') {
+    if (!Number.isFinite(value)) out.push('null');
+    else out.push(Number.isInteger(value) ? pyIntRepr(value) : pyFloatRepr(value));
+  } else if (typeof value === 'string') {
+    out.push(JSON.stringify(value));
+  } else if (typeof value === 'boolean') {
+    out.push(value ? 'true' : 'false');
+  } else if (Array.isArray(value)) {
+    out.push('[');
+    value.forEach((v, i) => {
+      if (i > 0) out.push(',');
+      write(v, out);
+    });
+    out.push(']');
+  } else if (typeof value === 'object') {
+    out.push('{');
+    let first = true;
+    for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+      if (v === undefined) continue;
+      if (!first) out.push(',');
+      first = false;
+      out.push(JSON.stringify(k), ':');
+      write(v, out);
+    }
+    out.push('}');
+  } else {
+    out.push(JSON.stringify(String(value)));
+  }
+}

@@ -1,0 +1,56 @@
+/**
+ * `tessera serve [--host H] [--port P] [--demo DIR]` starts the server;
+ * `tessera demo --out DIR` writes the built-in demo data (COGs, a STAC item, a MosaicJSON).
+ */
+import { parseArgs } from 'node:util';
+import path from 'node:path';
+import { loadSettings } from './config.js';
+
+const USAGE = `usage:
+  tessera serve [--host HOST] [--port PORT] [--demo DIR]
+  tessera demo --out DIR`;
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  if (command === 'serve') {
+    const { values } = parseArgs({
+      args: rest,
+      options: {
+        host: { type: 'string' },
+        port: { type: 'string' },
+        demo: { type: 'string' },
+      },
+    });
+    const overrides: Parameters<typeof loadSettings>[0] = {};
+    if (values.host !== undefined) overrides.host = values.host;
+    if (values.port !== undefined) {
+      const port = Number(values.port);
+      if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`invalid port '${values.port}'`);
+      overrides.port = port;
+    }
+    if (values.demo !== undefined) overrides.demoDir = path.resolve(values.demo);
+    const { serve } = await import('./server.js');
+    await serve(loadSettings(overrides));
+    return 0;
+  }
+  if (command === 'demo') {
+    const { values } = parseArgs({ args: rest, options: { out: { type: 'string' } } });
+    if (!values.out) throw new Error('demo needs --out DIR');
+    const { makeDemoData } = await import('./demo/make.js');
+    const written = await makeDemoData(path.resolve(values.out));
+    for (const file of written) console.log(`demo: ${file}`);
+    return 0;
+  }
+  console.error(USAGE);
+  return command === undefined || command === '--help' || command === '-h' ? 0 : 2;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code !== 0) process.exit(code);
+  },
+  (err: unknown) => {
+    console.error(`tessera: ${err instanceof Error ? err.message : String(err)}`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,70 @@
+/** Settings, from TESSERA_* environment variables (command-line flags override a few). */
+import os from 'node:os';
+
+export interface Settings {
+  host: string;
+  port: number;
+  /** Cache-Control added to GET/HEAD responses below 500 (TiTiler's TITILER_API_CACHECONTROL). */
+  cacheControl: string;
+  corsOrigins: string[];
+  /** Local folders the `url` parameter may point into; empty means no local files at all. */
+  allowedLocalRoots: string[];
+  /** When non-empty, upstream hosts must match one of these (`example.com`, `*.example.com`). */
+  allowedHosts: string[];
+  deniedHosts: string[];
+  /** Connect and total timeouts for every upstream fetch (documents and raster ranges). */
+  upstreamConnectTimeoutMs: number;
+  upstreamTimeoutMs: number;
+  /** Largest JSON document (STAC item, MosaicJSON) fetched, in bytes. */
+  maxDocumentBytes: number;
+  /** Deadline of a whole request. */
+  requestTimeoutMs: number;
+  /** Parsed STAC items are kept this long. */
+  documentCacheTtlMs: number;
+  documentCacheSize: number;
+  /** Open GDAL dataset handles: per source (a handle serves one call at a time) and in total. */
+  handlesPerSource: number;
+  maxHandles: number;
+  /** Folder of the demo data served under /demo/, if any. */
+  demoDir: string | undefined;
+  logLevel: string;
+}
+
+function list(value: string | undefined): string[] {
+  return (value ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+}
+
+function int(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < 0) throw new Error(`${name} must be a non-negative number, got '${raw}'`);
+  return Math.floor(n);
+}
+
+export function loadSettings(overrides: Partial<Settings> = {}): Settings {
+  const env = process.env;
+  const settings: Settings = {
+    host: env['TESSERA_HOST'] ?? '127.0.0.1',
+    port: int('TESSERA_PORT', 8000),
+    cacheControl: env['TESSERA_CACHE_CONTROL'] ?? 'public, max-age=3600',
+    corsOrigins: list(env['TESSERA_CORS_ORIGINS'] ?? '*'),
+    allowedLocalRoots: list(env['TESSERA_ALLOWED_LOCAL_ROOTS']),
+    allowedHosts: list(env['TESSERA_ALLOWED_HOSTS']),
+    deniedHosts: list(env['TESSERA_DENIED_HOSTS']),
+    upstreamConnectTimeoutMs: int('TESSERA_UPSTREAM_CONNECT_TIMEOUT_MS', 5_000),
+    upstreamTimeoutMs: int('TESSERA_UPSTREAM_TIMEOUT_MS', 15_000),
+    maxDocumentBytes: int('TESSERA_MAX_DOCUMENT_BYTES', 32 * 1024 * 1024),
+    requestTimeoutMs: int('TESSERA_REQUEST_TIMEOUT_MS', 30_000),
+    documentCacheTtlMs: int('TESSERA_DOCUMENT_CACHE_TTL_MS', 300_000),
+    documentCacheSize: int('TESSERA_DOCUMENT_CACHE_SIZE', 512),
+    handlesPerSource: Math.max(1, int('TESSERA_HANDLES_PER_SOURCE', Math.max(2, os.availableParallelism()))),
+    maxHandles: Math.max(1, int('TESSERA_MAX_HANDLES', 256)),
+    demoDir: env['TESSERA_DEMO_DIR'] || undefined,
+    logLevel: env['TESSERA_LOG_LEVEL'] ?? 'info',
+  };
+  return { ...settings, ...overrides };
+}

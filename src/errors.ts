@@ -1,0 +1,41 @@
+/**
+ * The one error type of tessera's core. Code below `api` throws it with a kind that says what went
+ * wrong; `api/errors.ts` alone maps kinds to HTTP status codes.
+ */
+export type ErrorKind =
+  /** The client's input is wrong (bad value, refused URL, limits exceeded). */
+  | 'BadRequest'
+  /** A named thing (asset, band) does not exist in the source. */
+  | 'NotFound'
+  /** The requested tile does not touch the data. */
+  | 'TileOutsideBounds'
+  /** Nothing to draw (mosaic without assets for the tile). */
+  | 'NoContent'
+  /** The upstream document or raster does not exist (HTTP 404 upstream, missing file). */
+  | 'UpstreamNotFound'
+  /** The upstream refused access (HTTP 401/403 upstream). */
+  | 'UpstreamForbidden'
+  /** The upstream answered wrongly: 5xx, truncated or unreadable data, a connection failure. */
+  | 'UpstreamError'
+  /** The upstream did not answer in time, or the request's own deadline passed. */
+  | 'Timeout'
+  /** A bug or resource failure on our side. */
+  | 'Internal';
+
+export class TesseraError extends Error {
+  constructor(
+    readonly kind: ErrorKind,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'TesseraError';
+  }
+}
+
+export const badRequest = (message: string): TesseraError => new TesseraError('BadRequest', message);
+
+/** Python's repr of a list of strings, used in messages TiTiler clients already parse. */
+export function pyList(items: readonly string[]): string {
+  return `[${items.map((s) => `'${s}'`).join(', ')}]`;
+}

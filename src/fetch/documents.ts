@@ -1,0 +1,142 @@
+/**
+ * Fetches JSON documents (STAC items, MosaicJSON) from the locations the URL policy allows:
+ * bounded in bytes and time, redirects followed only to allowed places, gzip understood, parsed
+ * documents cached briefly (concurrent requests for one URL share one fetch).
+ */
+import { readFile, stat } from 'node:fs/promises';
+import { gunzipSync } from 'node:zlib';
+import { LRUCache } from 'lru-cache';
+import { TesseraError, badRequest } from '../errors.js';
+import type { Location, UrlPolicy } from '../source/url-policy.js';
+
+export interface DocumentFetcherOptions {
+  policy: UrlPolicy;
+  timeoutMs: number;
+  maxBytes: number;
+  cacheTtlMs: number;
+  cacheSize: number;
+}
+
+const MAX_REDIRECTS = 5;
+
+export class DocumentFetcher {
+  private readonly cache: LRUCache<string, Promise<unknown>>;
+
+  constructor(private readonly opts: DocumentFetcherOptions) {
+    this.cache = new LRUCache({ max: Math.max(1, opts.cacheSize), ttl: opts.cacheTtlMs || undefined });
+  }
+
+  get policy(): UrlPolicy {
+    return this.opts.policy;
+  }
+
+  /** The parsed JSON at `input` (a client-supplied URL), from cache when fresh. */
+  async json(input: string, what: string): Promise<unknown> {
+    const loc = this.opts.policy.resolve(input);
+    const key = loc.kind === 'http' ? loc.url : `file:${loc.path}`;
+    let pending = this.cache.get(key);
+    if (!pending) {
+      pending = this.load(loc, input, what);
+      this.cache.set(key, pending);
+      // Failures are not cached: the next request tries again.
+      pending.catch(() => this.cache.delete(key));
+    }
+    return pending;
+  }
+
+  private async load(loc: Location, input: string, what: string): Promise<unknown> {
+    const bytes = loc.kind === 'http' ? await this.fetchHttp(loc.url, what) : await this.readLocal(loc.path, input, what);
+    let text: string;
+    try {
+      const raw = bytes[0] === 0x1f && bytes[1] === 0x8b ? gunzipSync(bytes, { maxOutputLength: this.opts.maxBytes }) : bytes;
+      text = raw.toString('utf8');
+    } catch {
+      throw badRequest(`${what} at '${input}' is not valid gzip or is larger than ${this.opts.maxBytes} bytes`);
+    }
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      throw badRequest(`${what} at '${input}' is not valid JSON`);
+    }
+  }
+
+  private async readLocal(path: string, input: string, what: string): Promise<Buffer> {
+    try {
+      const s = await stat(path);
+      if (!s.isFile()) throw new Error('not a file');
+      if (s.size > this.opts.maxBytes) throw badRequest(`${what} at '${input}' is larger than ${this.opts.maxBytes} bytes`);
+      return await readFile(path);
+    } catch (err) {
+      if (err instanceof TesseraError) throw err;
+      throw new TesseraError('UpstreamNotFound', `${what} '${input}' not found`, { cause: err });
+    }
+  }
+
+  private async fetchHttp(url: string, what: string): Promise<Buffer> {
+    let current = url;
+    const signal = AbortSignal.timeout(this.opts.timeoutMs);
+    try {
+      for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
+        const res = await fetch(current, {
+          redirect: 'manual',
+          signal,
+          headers: { Accept: 'application/json, application/geo+json;q=0.9, */*;q=0.1', 'Accept-Encoding': 'gzip' },
+        });
+        if (res.status >= 300 && res.status < 400 && res.headers.has('location')) {
+          await res.body?.cancel();
+          const next = new URL(res.headers.get('location')!, current).href;
+          const loc = this.opts.policy.resolve(next, `redirect of ${what}`);
+          if (loc.kind !== 'http') throw badRequest(`${what} at '${url}' redirects to a refused location`);
+          current = loc.url;
+          continue;
+        }
+        if (!res.ok) {
+          await res.body?.cancel();
+          throw upstreamStatus(res.status, what, url);
+        }
+        const declared = Number(res.headers.get('content-length') ?? NaN);
+        if (declared > this.opts.maxBytes) {
+          await res.body?.cancel();
+          throw badRequest(`${what} at '${url}' is larger than ${this.opts.maxBytes} bytes`);
+        }
+        return await readLimited(res, this.opts.maxBytes, what, url);
+      }
+      throw new TesseraError('UpstreamError', `${what} at '${url}': too many redirects`);
+    } catch (err) {
+      if (err instanceof TesseraError) throw err;
+      if (signal.aborted) {
+        throw new TesseraError('Timeout', `${what} at '${url}' did not arrive within ${this.opts.timeoutMs} ms`, { cause: err });
+      }
+      throw new TesseraError('UpstreamError', `${what} at '${url}' could not be fetched: ${causeText(err)}`, { cause: err });
+    }
+  }
+}
+
+function upstreamStatus(status: number, what: string, url: string): TesseraError {
+  if (status === 404 || status === 410) return new TesseraError('UpstreamNotFound', `${what} '${url}' not found (upstream answered ${status})`);
+  if (status === 401 || status === 403) return new TesseraError('UpstreamForbidden', `${what} '${url}': access refused (upstream answered ${status})`);
+  return new TesseraError('UpstreamError', `${what} '${url}': upstream answered ${status}`);
+}
+
+async function readLimited(res: Response, maxBytes: number, what: string, url: string): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  const reader = res.body?.getReader();
+  if (!reader) return Buffer.alloc(0);
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel();
+      throw badRequest(`${what} at '${url}' is larger than ${maxBytes} bytes`);
+    }
+    chunks.push(Buffer.from(value.buffer, value.byteOffset, value.byteLength));
+  }
+  return Buffer.concat(chunks, size);
+}
+
+function causeText(err: unknown): string {
+  const cause = err instanceof Error && err.cause instanceof Error ? err.cause : err;
+  return cause instanceof Error ? cause.message : String(cause);
+}

@@ -1,0 +1,37 @@
+/** The long-lived parts of a running tessera, built from the settings; no HTTP here. */
+import type { Settings } from './config.js';
+import { configureGdal } from './source/gdal.js';
+import { UrlPolicy } from './source/url-policy.js';
+import { DatasetPool } from './source/pool.js';
+import { SourceContext } from './source/dataset.js';
+import { DocumentFetcher } from './fetch/documents.js';
+import { StacReader } from './stac/reader.js';
+
+export class Services {
+  readonly policy: UrlPolicy;
+  readonly pool: DatasetPool;
+  readonly sources: SourceContext;
+  readonly fetcher: DocumentFetcher;
+
+  constructor(readonly settings: Settings) {
+    configureGdal({ connectTimeoutMs: settings.upstreamConnectTimeoutMs, timeoutMs: settings.upstreamTimeoutMs });
+    this.policy = new UrlPolicy(settings);
+    this.pool = new DatasetPool({ handlesPerSource: settings.handlesPerSource, maxHandles: settings.maxHandles });
+    this.sources = new SourceContext(this.pool, { ttlMs: settings.documentCacheTtlMs, size: settings.documentCacheSize });
+    this.fetcher = new DocumentFetcher({
+      policy: this.policy,
+      timeoutMs: settings.upstreamTimeoutMs,
+      maxBytes: settings.maxDocumentBytes,
+      cacheTtlMs: settings.documentCacheTtlMs,
+      cacheSize: settings.documentCacheSize,
+    });
+  }
+
+  stac(url: string): Promise<StacReader> {
+    return StacReader.open(url, this.fetcher, this.sources);
+  }
+
+  close(): void {
+    this.pool.closeAll();
+  }
+}

@@ -1,0 +1,266 @@
+/**
+ * A raster source: its metadata (read once per open handle set and cached), its zoom range in a
+ * TileMatrixSet, its geographic bounds, and rio-tiler's `info` document.
+ */
+import { LRUCache } from 'lru-cache';
+import type { Dataset } from './gdal.js';
+import { DatasetPool } from './pool.js';
+import { gdalOpenError } from './errors.js';
+import { srsFrom, transformBounds, WGS84, sameCrs } from './crs.js';
+import { gdal } from './gdal.js';
+import type { BBox } from '../tms/grid.js';
+import type { TileMatrixSet } from '../tms/grid.js';
+
+export interface BandMeta {
+  dataType: string;
+  nodata: number | null;
+  scale: number;
+  offset: number;
+  description: string;
+  colorInterp: string;
+  maskFlags: number;
+  metadata: Record<string, string>;
+}
+
+export interface SourceMeta {
+  driver: string;
+  width: number;
+  height: number;
+  count: number;
+  geoTransform: number[];
+  /** WKT of the dataset CRS. */
+  crs: string;
+  /** Native bounds [minx, miny, maxx, maxy] in the dataset CRS. */
+  bounds: BBox;
+  bands: BandMeta[];
+  /** Overview decimation factors of band 1, as rasterio reports them. */
+  overviews: number[];
+  colormap: Record<string, [number, number, number, number]> | undefined;
+}
+
+export interface RasterInfo {
+  bounds: BBox;
+  minzoom: number;
+  maxzoom: number;
+  band_metadata: Array<[string, Record<string, string>]>;
+  band_descriptions: Array<[string, string]>;
+  dtype: string;
+  nodata_type: 'Alpha' | 'Mask' | 'Internal' | 'Nodata' | 'None';
+  colorinterp: string[];
+  scales: number[];
+  offsets: number[];
+  colormap?: Record<string, [number, number, number, number]>;
+  driver: string;
+  count: number;
+  width: number;
+  height: number;
+  overviews: number[];
+  nodata_value?: number;
+}
+
+/** GDAL data type names → numpy's, which TiTiler reports. */
+const NUMPY_DTYPES: Record<string, string> = {
+  Byte: 'uint8',
+  Int8: 'int8',
+  UInt16: 'uint16',
+  Int16: 'int16',
+  UInt32: 'uint32',
+  Int32: 'int32',
+  UInt64: 'uint64',
+  Int64: 'int64',
+  Float32: 'float32',
+  Float64: 'float64',
+  CInt16: 'complex_int16',
+  CInt32: 'complex_int32',
+  CFloat32: 'complex64',
+  CFloat64: 'complex128',
+};
+
+export function numpyDtype(gdalType: string): string {
+  return NUMPY_DTYPES[gdalType] ?? gdalType.toLowerCase();
+}
+
+/** GDAL colour interpretation names → rasterio's ColorInterp member names. */
+function colorInterpName(name: string | null): string {
+  if (!name) return 'undefined';
+  const special: Record<string, string> = { YCbCr_Y: 'Y', YCbCr_Cb: 'Cb', YCbCr_Cr: 'Cr', Grey: 'gray' };
+  return special[name] ?? name.toLowerCase();
+}
+
+const GMF_PER_DATASET = 0x02;
+const GMF_ALPHA = 0x04;
+
+async function readMeta(ds: Dataset): Promise<SourceMeta> {
+  const size = ds.rasterSize;
+  const gt = ds.geoTransform ?? [0, 1, 0, 0, 0, 1];
+  const srs = ds.srs;
+  const bands: BandMeta[] = [];
+  let overviews: number[] = [];
+  let colormap: SourceMeta['colormap'];
+  for (let i = 1; i <= ds.bands.count(); i++) {
+    const band = ds.bands.get(i);
+    bands.push({
+      dataType: band.dataType ?? 'Byte',
+      nodata: band.noDataValue,
+      scale: band.scale ?? 1,
+      offset: band.offset ?? 0,
+      description: band.description ?? '',
+      colorInterp: colorInterpName(band.colorInterpretation),
+      maskFlags: band.getMaskFlags(),
+      metadata: (band.getMetadata() ?? {}) as Record<string, string>,
+    });
+    if (i === 1) {
+      overviews = band.overviews.map((ov) => Math.round(size.x / ov.size.x));
+      const table = band.colorTable;
+      if (table && table.count() > 0) {
+        colormap = {};
+        for (let c = 0; c < table.count(); c++) {
+          const e = table.get(c);
+          colormap[String(c)] = [e.c1, e.c2, e.c3, e.c4];
+        }
+      }
+    }
+  }
+  const [x0, dx, , y0, , dy] = gt as [number, number, number, number, number, number];
+  const xs = [x0, x0 + dx * size.x];
+  const ys = [y0, y0 + dy * size.y];
+  return {
+    driver: ds.driver.description,
+    width: size.x,
+    height: size.y,
+    count: bands.length,
+    geoTransform: gt,
+    crs: srs ? srs.toWKT() : '',
+    bounds: [Math.min(...xs), Math.min(...ys), Math.max(...xs), Math.max(...ys)],
+    bands,
+    overviews,
+    colormap,
+  };
+}
+
+/** Shared state of every source: the handle pool and the metadata caches. */
+export class SourceContext {
+  readonly metaCache: LRUCache<string, SourceMeta>;
+  readonly zoomCache: LRUCache<string, { minzoom: number; maxzoom: number }>;
+
+  constructor(readonly pool: DatasetPool, opts: { ttlMs: number; size: number }) {
+    this.metaCache = new LRUCache({ max: Math.max(16, opts.size * 4), ttl: opts.ttlMs || undefined });
+    this.zoomCache = new LRUCache({ max: Math.max(16, opts.size * 4), ttl: opts.ttlMs || undefined });
+  }
+
+  source(path: string, label: string): RasterSource {
+    return new RasterSource(path, label, this);
+  }
+}
+
+export class RasterSource {
+  constructor(
+    /** GDAL path (e.g. /vsicurl/https://…). */
+    readonly path: string,
+    /** What to call it in error messages (the URL the client gave). */
+    readonly label: string,
+    private readonly ctx: SourceContext,
+  ) {}
+
+  /** Runs `fn` with an exclusive handle; open failures become clear TesseraErrors. */
+  async use<T>(fn: (ds: Dataset) => Promise<T> | T): Promise<T> {
+    try {
+      return await this.ctx.pool.use(this.path, fn);
+    } catch (err) {
+      if (err instanceof Error && err.name === 'TesseraError') throw err;
+      throw gdalOpenError(err, this.label);
+    }
+  }
+
+  async meta(): Promise<SourceMeta> {
+    const cached = this.ctx.metaCache.get(this.path);
+    if (cached) return cached;
+    const meta = await this.use((ds) => readMeta(ds));
+    this.ctx.metaCache.set(this.path, meta);
+    return meta;
+  }
+
+  async geographicBounds(): Promise<BBox> {
+    const meta = await this.meta();
+    const src = srsFrom(meta.crs);
+    const dst = srsFrom(WGS84);
+    if (sameCrs(src, dst)) {
+      const [l, b, r, t] = meta.bounds;
+      return [l, Math.min(b, t), r, Math.max(b, t)];
+    }
+    const out = transformBounds(src, dst, meta.bounds, 21);
+    return out.every(Number.isFinite) ? out : [-180, -90, 180, 90];
+  }
+
+  /** rio-tiler's dataset min/max zoom in a TMS (resolution of the dataset and of its smallest overview). */
+  async zooms(tms: TileMatrixSet): Promise<{ minzoom: number; maxzoom: number }> {
+    const key = `${this.path}\u0000${tms.id}`;
+    const cached = this.ctx.zoomCache.get(key);
+    if (cached) return cached;
+    const meta = await this.meta();
+    let zooms: { minzoom: number; maxzoom: number };
+    try {
+      const tmsSrs = srsFrom(tms.srs);
+      let affine = meta.geoTransform;
+      let w = meta.width;
+      let h = meta.height;
+      if (!sameCrs(srsFrom(meta.crs), tmsSrs)) {
+        const out = await this.use((ds) =>
+          gdal.suggestedWarpOutputAsync({ src: ds, s_srs: srsFrom(meta.crs), t_srs: tmsSrs }),
+        );
+        affine = out.geoTransform;
+        w = out.rasterSize.x;
+        h = out.rasterSize.y;
+      }
+      const resolution = Math.max(Math.abs(affine[1]!), Math.abs(affine[5]!));
+      const tilesize = tms.tileWidth;
+      let level = 0;
+      let factor = 1;
+      while (Math.min(Math.floor(w / factor), Math.floor(h / factor)) > tilesize) {
+        factor *= 2;
+        level++;
+      }
+      zooms = {
+        minzoom: tms.zoomForResolution(resolution * 2 ** level),
+        maxzoom: tms.zoomForResolution(resolution),
+      };
+    } catch (err) {
+      if (err instanceof Error && err.name === 'TesseraError') throw err;
+      zooms = { minzoom: tms.minzoom, maxzoom: tms.maxzoom };
+    }
+    this.ctx.zoomCache.set(key, zooms);
+    return zooms;
+  }
+
+  /** rio-tiler `Reader.info()`; `nodata` overrides the file's nodata as the query parameter does. */
+  async info(tms: TileMatrixSet, nodata?: number): Promise<RasterInfo> {
+    const [meta, bounds, zooms] = await Promise.all([this.meta(), this.geographicBounds(), this.zooms(tms)]);
+    const fileNodata = meta.bands[0]?.nodata ?? null;
+    const effectiveNodata = nodata !== undefined ? nodata : fileNodata;
+    const hasAlpha = meta.bands.some((b) => (b.maskFlags & GMF_ALPHA) !== 0 || b.colorInterp === 'alpha');
+    const hasMask = meta.bands.some((b) => (b.maskFlags & GMF_PER_DATASET) !== 0 && (b.maskFlags & GMF_ALPHA) === 0);
+    const nodataType: RasterInfo['nodata_type'] =
+      effectiveNodata !== null ? 'Nodata' : hasAlpha ? 'Alpha' : hasMask ? 'Mask' : 'None';
+    const names = meta.bands.map((_, i) => `b${i + 1}`);
+    const info: RasterInfo = {
+      bounds,
+      minzoom: zooms.minzoom,
+      maxzoom: zooms.maxzoom,
+      band_metadata: meta.bands.map((b, i) => [names[i]!, b.metadata]),
+      band_descriptions: meta.bands.map((b, i) => [names[i]!, b.description]),
+      dtype: numpyDtype(meta.bands[0]?.dataType ?? 'Byte'),
+      nodata_type: nodataType,
+      colorinterp: meta.bands.map((b) => b.colorInterp),
+      scales: meta.bands.map((b) => b.scale),
+      offsets: meta.bands.map((b) => b.offset),
+      driver: meta.driver,
+      count: meta.count,
+      width: meta.width,
+      height: meta.height,
+      overviews: meta.overviews,
+    };
+    if (meta.colormap) info.colormap = meta.colormap;
+    if (nodataType === 'Nodata') info.nodata_value = effectiveNodata!;
+    return info;
+  }
+}

@@ -1,0 +1,85 @@
+/**
+ * What the attacker-controlled `url` parameter (and every href inside a fetched document) may name.
+ * http(s) is allowed; local files only inside configured roots; GDAL virtual paths (/vsi…),
+ * other schemes and hosts outside the allow list are refused with a 400.
+ */
+import path from 'node:path';
+import { badRequest } from '../errors.js';
+
+export interface UrlPolicyOptions {
+  allowedLocalRoots: readonly string[];
+  allowedHosts: readonly string[];
+  deniedHosts: readonly string[];
+}
+
+export type Location = { kind: 'http'; url: string } | { kind: 'file'; path: string };
+
+function hostMatches(host: string, pattern: string): boolean {
+  const h = host.toLowerCase().replace(/\.$/, '');
+  const p = pattern.toLowerCase();
+  if (p.startsWith('*.')) return h.endsWith(p.slice(1)) || h === p.slice(2);
+  return h === p;
+}
+
+export class UrlPolicy {
+  private readonly roots: string[];
+
+  constructor(private readonly opts: UrlPolicyOptions) {
+    this.roots = opts.allowedLocalRoots.map((r) => path.resolve(r));
+  }
+
+  get allowsLocalFiles(): boolean {
+    return this.roots.length > 0;
+  }
+
+  /** Checks `input` and says how to reach it; throws a BadRequest TesseraError when refused. */
+  resolve(input: string, what = 'url'): Location {
+    const text = input.trim();
+    if (text === '') throw badRequest(`${what} is empty`);
+    if (/^\/?vsi[a-z0-9_]+([/?]|$)/i.test(text)) {
+      throw badRequest(`${what} '${input}' is not allowed: GDAL virtual file systems are refused`);
+    }
+    const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(text)?.[1]?.toLowerCase();
+    if (scheme === 'http' || scheme === 'https') return { kind: 'http', url: this.checkHttp(text, what) };
+    if (scheme === 'file') return { kind: 'file', path: this.checkFile(decodeURIComponent(new URL(text).pathname), input, what) };
+    if (scheme !== undefined && !/^[a-z]:[\\/]/i.test(text)) {
+      throw badRequest(`${what} '${input}' is not allowed: scheme '${scheme}' is not supported (use http or https)`);
+    }
+    return { kind: 'file', path: this.checkFile(text, input, what) };
+  }
+
+  private checkHttp(text: string, what: string): string {
+    let url: URL;
+    try {
+      url = new URL(text);
+    } catch {
+      throw badRequest(`${what} '${text}' is not a valid URL`);
+    }
+    const host = url.hostname.replace(/^\[|\]$/g, '');
+    if (this.opts.deniedHosts.some((p) => hostMatches(host, p))) {
+      throw badRequest(`${what} '${text}' is not allowed: host '${host}' is denied`);
+    }
+    if (this.opts.allowedHosts.length > 0 && !this.opts.allowedHosts.some((p) => hostMatches(host, p))) {
+      throw badRequest(`${what} '${text}' is not allowed: host '${host}' is not in the allowed hosts`);
+    }
+    if (url.username || url.password) {
+      throw badRequest(`${what} '${text}' is not allowed: credentials in URLs are refused`);
+    }
+    return url.href;
+  }
+
+  private checkFile(p: string, input: string, what: string): string {
+    if (!this.allowsLocalFiles) {
+      throw badRequest(`${what} '${input}' is not allowed: local files are disabled (use an http(s) URL)`);
+    }
+    const resolved = path.resolve(p);
+    const inside = this.roots.some((root) => resolved === root || resolved.startsWith(root + path.sep));
+    if (!inside) throw badRequest(`${what} '${input}' is not allowed: outside the allowed local folders`);
+    return resolved;
+  }
+}
+
+/** GDAL path for a location: remote rasters go through /vsicurl/. */
+export function gdalPath(loc: Location): string {
+  return loc.kind === 'http' ? `/vsicurl/${loc.url}` : loc.path;
+}

@@ -1,0 +1,105 @@
+/**
+ * A STAC item as tessera reads it: its bbox and the assets rio-tiler 6 would use (media types it can
+ * read, or no type), with hrefs made absolute against the item's self link or its own URL.
+ */
+import { badRequest, TesseraError, pyList } from '../errors.js';
+import type { BBox } from '../tms/grid.js';
+
+/** rio-tiler 6's default `include_asset_types`. */
+export const READABLE_MEDIA_TYPES = new Set([
+  'image/tiff; application=geotiff',
+  'image/tiff; application=geotiff; profile=cloud-optimized',
+  'image/tiff; profile=cloud-optimized; application=geotiff',
+  'image/vnd.stac.geotiff; cloud-optimized=true',
+  'image/tiff',
+  'image/x.geotiff',
+  'image/jp2',
+  'application/x-hdf5',
+  'application/x-hdf',
+]);
+
+export interface StacAsset {
+  name: string;
+  href: string;
+  type: string | undefined;
+  /** Per-band (min, max) from `raster:bands[].statistics`, when every band has both. */
+  statistics: Array<[number, number]> | undefined;
+  /** Extra fields of the asset (title, roles …), passed on as image metadata. */
+  fields: Record<string, unknown>;
+}
+
+export interface StacItem {
+  id: string;
+  url: string;
+  bbox: BBox;
+  /** Readable assets, in item order. */
+  assets: StacAsset[];
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function rasterStatistics(asset: Record<string, unknown>): Array<[number, number]> | undefined {
+  const bands = asset['raster:bands'];
+  if (!Array.isArray(bands) || bands.length === 0) return undefined;
+  const out: Array<[number, number]> = [];
+  for (const band of bands) {
+    const stats = isRecord(band) && isRecord(band['statistics']) ? band['statistics'] : undefined;
+    const min = stats?.['minimum'];
+    const max = stats?.['maximum'];
+    if (typeof min !== 'number' || typeof max !== 'number') return undefined;
+    out.push([min, max]);
+  }
+  return out;
+}
+
+function resolveHref(href: string, base: string): string {
+  try {
+    return new URL(href, base).href;
+  } catch {
+    return href;
+  }
+}
+
+/** Validates a fetched document as a STAC item; `url` is where it came from. */
+export function parseItem(doc: unknown, url: string): StacItem {
+  if (!isRecord(doc) || doc['type'] !== 'Feature' || !isRecord(doc['assets'])) {
+    throw badRequest(`'${url}' is not a STAC item (a GeoJSON Feature with assets)`);
+  }
+  const rawBbox = doc['bbox'];
+  if (!Array.isArray(rawBbox) || (rawBbox.length !== 4 && rawBbox.length !== 6) || !rawBbox.every((v) => typeof v === 'number')) {
+    throw badRequest(`STAC item '${url}' has no valid bbox`);
+  }
+  const b = rawBbox as number[];
+  const bbox: BBox = b.length === 6 ? [b[0]!, b[1]!, b[3]!, b[4]!] : [b[0]!, b[1]!, b[2]!, b[3]!];
+  const links = Array.isArray(doc['links']) ? doc['links'] : [];
+  const self = links.find((l) => isRecord(l) && l['rel'] === 'self' && typeof l['href'] === 'string') as
+    | { href: string }
+    | undefined;
+  const base = self ? resolveHref(self.href, url) : url;
+
+  const assets: StacAsset[] = [];
+  for (const [name, value] of Object.entries(doc['assets'])) {
+    if (!isRecord(value) || typeof value['href'] !== 'string') continue;
+    const type = typeof value['type'] === 'string' ? value['type'] : undefined;
+    if (type !== undefined && !READABLE_MEDIA_TYPES.has(type)) continue;
+    const { href, ...fields } = value;
+    assets.push({ name, href: resolveHref(href as string, base), type, statistics: rasterStatistics(value), fields });
+  }
+  if (assets.length === 0) {
+    throw badRequest("No valid asset found. Asset's media types not supported");
+  }
+  return { id: typeof doc['id'] === 'string' ? doc['id'] : '', url, bbox, assets };
+}
+
+/** The assets named by the client, in the order given (TiTiler's InvalidAssetName → 404). */
+export function selectAssets(item: StacItem, names: readonly string[] | undefined): StacAsset[] {
+  if (!names || names.length === 0) return item.assets;
+  const all = item.assets.map((a) => a.name);
+  return names.map((name) => {
+    const asset = item.assets.find((a) => a.name === name);
+    if (!asset) throw new TesseraError('NotFound', `'${name}' is not valid, should be one of ${pyList(all)}`);
+    return asset;
+  });
+}

@@ -1,0 +1,53 @@
+/**
+ * The STAC reader: an item and the raster sources of its assets. Metadata verbs here; the image
+ * verbs (tile, part, preview, point, feature, statistics) build on the same asset sources.
+ */
+import { parseItem, selectAssets, type StacAsset, type StacItem } from './item.js';
+import type { DocumentFetcher } from '../fetch/documents.js';
+import type { SourceContext, RasterSource, RasterInfo } from '../source/dataset.js';
+import { gdalPath } from '../source/url-policy.js';
+import type { BBox, TileMatrixSet } from '../tms/grid.js';
+
+export class StacReader {
+  private constructor(
+    readonly item: StacItem,
+    private readonly sources: SourceContext,
+    private readonly fetcher: DocumentFetcher,
+  ) {}
+
+  static async open(url: string, fetcher: DocumentFetcher, sources: SourceContext): Promise<StacReader> {
+    const doc = await fetcher.json(url, 'STAC item');
+    return new StacReader(parseItem(doc, url), sources, fetcher);
+  }
+
+  get assetNames(): string[] {
+    return this.item.assets.map((a) => a.name);
+  }
+
+  /** Item bounds in WGS84 (rio-tiler 6 uses the item bbox; the proj extension is ignored). */
+  get bounds(): BBox {
+    return this.item.bbox;
+  }
+
+  /** STAC items span every zoom of the TMS (rio-tiler 6). */
+  zooms(tms: TileMatrixSet): { minzoom: number; maxzoom: number } {
+    return { minzoom: tms.minzoom, maxzoom: tms.maxzoom };
+  }
+
+  assets(names?: readonly string[]): StacAsset[] {
+    return selectAssets(this.item, names);
+  }
+
+  /** The raster source of an asset; its href passes the URL policy like the item URL did. */
+  source(asset: StacAsset): RasterSource {
+    const loc = this.fetcher.policy.resolve(asset.href, `asset '${asset.name}' href`);
+    return this.sources.source(gdalPath(loc), `asset '${asset.name}' (${asset.href})`);
+  }
+
+  /** Per-asset info, read in parallel, in the order asked. */
+  async info(tms: TileMatrixSet, names?: readonly string[]): Promise<Array<[string, RasterInfo]>> {
+    const assets = this.assets(names);
+    const infos = await Promise.all(assets.map((a) => this.source(a).info(tms)));
+    return assets.map((a, i) => [a.name, infos[i]!]);
+  }
+}

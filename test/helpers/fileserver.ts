@@ -1,0 +1,136 @@
+/**
+ * A static file server with HTTP Range support on 127.0.0.1, the stand-in for object storage in
+ * tests: GDAL's /vsicurl/ reads the fixtures through it exactly as it would read a remote COG.
+ * It counts requests (to check how many round trips a tile costs), can delay every answer, can
+ * serve generated documents, and can truncate a file to simulate a broken upstream.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createReadStream, promises as fs } from 'node:fs';
+import path from 'node:path';
+import type { AddressInfo } from 'node:net';
+
+export interface FileServer {
+  url: string;
+  /** Requests seen, as "METHOD /path [range]". */
+  log: string[];
+  /** Serve a document at `urlPath` (takes precedence over files). */
+  put(urlPath: string, body: string | Buffer, contentType?: string): void;
+  /** Milliseconds to wait before every answer. */
+  delayMs: number;
+  close(): Promise<void>;
+}
+
+const TYPES: Record<string, string> = {
+  '.tif': 'image/tiff',
+  '.json': 'application/json',
+  '.gz': 'application/gzip',
+};
+
+export async function startFileServer(root: string): Promise<FileServer> {
+  const docs = new Map<string, { body: Buffer; type: string }>();
+  const log: string[] = [];
+  const state = { delayMs: 0 };
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const range = req.headers.range;
+    log.push(`${req.method} ${url.pathname}${range ? ` ${range}` : ''}`);
+    if (state.delayMs > 0) await new Promise((r) => setTimeout(r, state.delayMs));
+
+    let body: Buffer | undefined;
+    let type = 'application/octet-stream';
+    let filePath: string | undefined;
+    let size: number;
+    const doc = docs.get(url.pathname);
+    if (doc) {
+      body = doc.body;
+      type = doc.type;
+      size = body.length;
+    } else {
+      filePath = path.join(root, decodeURIComponent(url.pathname));
+      if (!filePath.startsWith(path.resolve(root))) {
+        res.writeHead(403).end();
+        return;
+      }
+      try {
+        const stat = await fs.stat(filePath);
+        if (!stat.isFile()) throw new Error('not a file');
+        size = stat.size;
+        type = TYPES[path.extname(filePath)] ?? type;
+      } catch {
+        res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found');
+        return;
+      }
+    }
+
+    const headers: Record<string, string | number> = { 'Accept-Ranges': 'bytes', 'Content-Type': type };
+    let start = 0;
+    let end = size - 1;
+    let status = 200;
+    const m = range ? /^bytes=(\d*)-(\d*)$/.exec(range) : null;
+    if (m) {
+      if (m[1] === '' && m[2] !== '') {
+        start = Math.max(0, size - Number(m[2]));
+      } else {
+        start = Number(m[1]);
+        if (m[2] !== '') end = Math.min(end, Number(m[2]));
+      }
+      if (start >= size || start > end) {
+        res.writeHead(416, { 'Content-Range': `bytes */${size}` }).end();
+        return;
+      }
+      status = 206;
+      headers['Content-Range'] = `bytes ${start}-${end}/${size}`;
+    }
+    headers['Content-Length'] = end - start + 1;
+    res.writeHead(status, headers);
+    if (req.method === 'HEAD') {
+      res.end();
+      return;
+    }
+    if (body) {
+      res.end(body.subarray(start, end + 1));
+    } else {
+      createReadStream(filePath!, { start, end }).pipe(res);
+    }
+  }
+
+  const server: Server = createServer((req, res) => {
+    handle(req, res).catch(() => {
+      if (!res.headersSent) res.writeHead(500);
+      res.end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    log,
+    put(urlPath, content, contentType = 'application/json') {
+      docs.set(urlPath, { body: Buffer.isBuffer(content) ? content : Buffer.from(content), type: contentType });
+    },
+    get delayMs() {
+      return state.delayMs;
+    },
+    set delayMs(v: number) {
+      state.delayMs = v;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** The shared fixtures folder, beside the repository. */
+export const FIXTURES = path.resolve(
+  path.dirname(new URL(import.meta.url).pathname),
+  '../../../../shared/fixtures/titiler',
+);
+
+/** The fixture STAC item with its `https://myurl.com/` hrefs pointed at a local server. */
+export async function fixtureItem(serverUrl: string): Promise<string> {
+  const text = await fs.readFile(path.join(FIXTURES, 'item.json'), 'utf8');
+  return text.replaceAll('https://myurl.com/', `${serverUrl}/`);
+}
