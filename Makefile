@@ -22,16 +22,16 @@ node_modules/.tessera-install: package-lock.json
 build: install dist/.built
 
 run: build
-	@bin/tessera demo --out .demo
+	@bin/tessera demo --out .demo --base-url http://$(HOST):$(PORT)/demo/
 	@bin/tessera serve --host $(HOST) --port $(PORT) --demo .demo
 
 test: build
 	@bash tools/parity/setup.sh
-	@node --test --test-concurrency=1 --test-reporter=spec 'dist/test/**/*.test.js'
+	@node --test --test-concurrency=1 --test-reporter=spec dist/test/
 
 parity: build
 	@bash tools/parity/setup.sh
-	@node --test --test-reporter=spec 'dist/test/parity/*.test.js'
+	@node --test --test-reporter=spec dist/test/parity/
 
 clean:
 	rm -rf dist .demo

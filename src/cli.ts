@@ -8,7 +8,7 @@ import { loadSettings } from './config.js';
 
 const USAGE = `usage:
   tessera serve [--host HOST] [--port PORT] [--demo DIR]
-  tessera demo --out DIR`;
+  tessera demo --out DIR [--base-url URL]`;
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -34,10 +34,11 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (command === 'demo') {
-    const { values } = parseArgs({ args: rest, options: { out: { type: 'string' } } });
+    const { values } = parseArgs({ args: rest, options: { out: { type: 'string' }, 'base-url': { type: 'string' } } });
     if (!values.out) throw new Error('demo needs --out DIR');
     const { makeDemoData } = await import('./demo/make.js');
-    const written = await makeDemoData(path.resolve(values.out));
+    const baseUrl = values['base-url'];
+    const written = await makeDemoData(path.resolve(values.out), baseUrl ? { baseUrl: baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/` } : {});
     for (const file of written) console.log(`demo: ${file}`);
     return 0;
   }

@@ -113,6 +113,16 @@ export interface LayerParams {
 
 const NO_LAYER = 'assets must be defined either via expression or assets options.';
 
+/**
+ * TiTiler checks the "assets or expression" rule while parsing dependencies, before FastAPI reports
+ * other invalid parameters (even a missing `url`): routes that carry the rule run this first.
+ */
+export async function requireLayerFirst(request: { query: unknown }): Promise<void> {
+  const q = (request.query ?? {}) as Query;
+  const has = (v: unknown): boolean => (Array.isArray(v) ? v.some((x) => x !== '') : typeof v === 'string' && v !== '');
+  if (!has(q['assets']) && !has(q['expression'])) throw badRequest(NO_LAYER);
+}
+
 /** AssetsBidxExprParams; `required` applies TiTiler's "assets or expression" rule (400). */
 export function parseLayer(q: Query, required: boolean): LayerParams {
   const assets = (q['assets'] as string[] | undefined)?.filter((a) => a !== '');

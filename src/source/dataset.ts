@@ -141,6 +141,8 @@ async function readMeta(ds: Dataset): Promise<SourceMeta> {
 /** Shared state of every source: the handle pool and the metadata caches. */
 export class SourceContext {
   readonly metaCache: LRUCache<string, SourceMeta>;
+  /** Metadata reads in flight, shared by concurrent requests for one source. */
+  readonly metaPending = new Map<string, Promise<SourceMeta>>();
   readonly zoomCache: LRUCache<string, { minzoom: number; maxzoom: number }>;
 
   constructor(readonly pool: DatasetPool, opts: { ttlMs: number; size: number }) {
@@ -175,9 +177,21 @@ export class RasterSource {
   async meta(): Promise<SourceMeta> {
     const cached = this.ctx.metaCache.get(this.path);
     if (cached) return cached;
-    const meta = await this.use((ds) => readMeta(ds));
-    this.ctx.metaCache.set(this.path, meta);
-    return meta;
+    let pending = this.ctx.metaPending.get(this.path);
+    if (!pending) {
+      pending = this.use((ds) => readMeta(ds)).then(
+        (meta) => {
+          this.ctx.metaCache.set(this.path, meta);
+          return meta;
+        },
+      );
+      const settle = (): void => {
+        this.ctx.metaPending.delete(this.path);
+      };
+      pending.then(settle, settle);
+      this.ctx.metaPending.set(this.path, pending);
+    }
+    return pending;
   }
 
   async geographicBounds(): Promise<BBox> {

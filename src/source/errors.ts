@@ -11,7 +11,7 @@ export function gdalOpenError(err: unknown, what: string): TesseraError {
     return new TesseraError('UpstreamError', `${what}: upstream answered ${code}`, { cause: err });
   }
   if (/timed? ?out|Timeout was reached/i.test(text)) {
-    return new TesseraError('Timeout', `${what}: upstream did not answer in time`, { cause: err });
+    return new TesseraError('Timeout', `${what}: upstream did not answer in time (${text})`, { cause: err });
   }
   if (/No such file or directory|does not exist in the file system/i.test(text)) {
     return new TesseraError('UpstreamNotFound', `${what} not found`, { cause: err });

@@ -19,10 +19,10 @@ const DEFAULTS: Record<string, string> = {
   GDAL_CACHEMAX: '200',
   GDAL_BAND_BLOCK_CACHE: 'HASHSET',
   GDAL_HTTP_MULTIPLEX: 'YES',
-  GDAL_HTTP_VERSION: '2',
+  // HTTP/2 only over TLS: on plain http curl would try an h2c upgrade some servers never answer.
+  GDAL_HTTP_VERSION: '2TLS',
   GDAL_HTTP_MAX_RETRY: '0',
   PROJ_NETWORK: 'OFF',
-  CPL_VSIL_CURL_USE_HEAD: 'NO',
   // Coordinates are always x/y (lon/lat) inside tessera, whatever the CRS's axis order.
   OSR_DEFAULT_AXIS_MAPPING_STRATEGY: 'TRADITIONAL_GIS_ORDER',
 };

@@ -15,7 +15,9 @@ interface Entry {
   idle: Dataset[];
   /** Handles open or being opened for this source. */
   size: number;
-  waiters: Array<(ds: Dataset | null) => void>;
+  waiters: Array<(result: Dataset | null | Error) => void>;
+  /** True once a handle opened: only then are more handles opened in parallel. */
+  known: boolean;
 }
 
 export interface PoolOptions {
@@ -68,7 +70,7 @@ export class DatasetPool {
     if (entry) {
       this.entries.delete(path);
     } else {
-      entry = { path, idle: [], size: 0, waiters: [] };
+      entry = { path, idle: [], size: 0, waiters: [], known: false };
     }
     this.entries.set(path, entry);
     return entry;
@@ -78,23 +80,29 @@ export class DatasetPool {
     for (;;) {
       const idle = entry.idle.pop();
       if (idle) return idle;
-      if (entry.size < this.opts.handlesPerSource) {
+      // A cold source is opened once at a time: concurrent opens of one URL cost extra header reads,
+      // and GDAL 3.6's curl cache can stall one open on another's failed download.
+      const mayOpen = entry.size < this.opts.handlesPerSource && (entry.known || entry.size === 0);
+      if (mayOpen) {
         this.makeRoom();
         entry.size++;
         this.total++;
         try {
-          return await this.open(entry.path);
+          const ds = await this.open(entry.path);
+          entry.known = true;
+          return ds;
         } catch (err) {
           entry.size--;
           this.total--;
-          // Let one waiter try opening in our place (it will report its own error).
-          entry.waiters.shift()?.(null);
+          // Everyone waiting asked for the same source: they share its failure.
+          for (const waiter of entry.waiters.splice(0)) waiter(err instanceof Error ? err : new Error(String(err)));
           this.forgetIfEmpty(entry);
           throw err;
         }
       }
-      const ds = await new Promise<Dataset | null>((resolve) => entry.waiters.push(resolve));
-      if (ds) return ds;
+      const result = await new Promise<Dataset | null | Error>((resolve) => entry.waiters.push(resolve));
+      if (result instanceof Error) throw result;
+      if (result) return result;
     }
   }
 

@@ -58,7 +58,9 @@ export async function startFileServer(root: string): Promise<FileServer> {
         size = stat.size;
         type = TYPES[path.extname(filePath)] ?? type;
       } catch {
-        res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found');
+        const text = 'not found';
+        res.writeHead(404, { 'Content-Type': 'text/plain', 'Content-Length': text.length });
+        res.end(req.method === 'HEAD' ? undefined : text);
         return;
       }
     }

@@ -13,6 +13,7 @@ import {
   datasetSchema,
   layerSchema,
   parseImageParams,
+  requireLayerFirst,
   querySchema,
   renderSchema,
   tileSchema,
@@ -96,7 +97,7 @@ export function stacRoutes(services: Services) {
       querystring: querySchema(['url'], urlSchema, layerSchema, datasetSchema, tileSchema, algorithmSchema, renderSchema, tilejsonSchema),
     };
 
-    app.get('/:tileMatrixSetId/tilejson.json', { schema: tileDocSchema }, async (req, reply) => {
+    app.get('/:tileMatrixSetId/tilejson.json', { schema: tileDocSchema, preValidation: requireLayerFirst }, async (req, reply) => {
       const request = req as TmsRequest;
       const q = request.query;
       parseImageParams(q, true);
@@ -120,7 +121,7 @@ export function stacRoutes(services: Services) {
       }),
     };
 
-    app.get('/:tileMatrixSetId/WMTSCapabilities.xml', { schema: wmtsSchema }, async (req, reply) => {
+    app.get('/:tileMatrixSetId/WMTSCapabilities.xml', { schema: wmtsSchema, preValidation: requireLayerFirst }, async (req, reply) => {
       const request = req as TmsRequest;
       const q = request.query;
       parseImageParams(q, true);

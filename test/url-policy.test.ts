@@ -1,0 +1,44 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { UrlPolicy, gdalPath } from '../src/source/url-policy.js';
+import { TesseraError } from '../src/errors.js';
+
+const refused = (fn: () => unknown, pattern: RegExp): void => {
+  assert.throws(fn, (err: unknown) => err instanceof TesseraError && err.kind === 'BadRequest' && pattern.test(err.message));
+};
+
+describe('URL policy', () => {
+  const open = new UrlPolicy({ allowedLocalRoots: [], allowedHosts: [], deniedHosts: [] });
+
+  it('allows http(s) and reads them through /vsicurl/', () => {
+    assert.equal(gdalPath(open.resolve('https://example.com/a.tif')), '/vsicurl/https://example.com/a.tif');
+  });
+
+  it('refuses local files, file://, GDAL virtual paths and other schemes by default', () => {
+    refused(() => open.resolve('/etc/passwd'), /local files are disabled/);
+    refused(() => open.resolve('file:///etc/passwd'), /local files are disabled/);
+    refused(() => open.resolve('/vsicurl/http://x/a.tif'), /virtual file systems/);
+    refused(() => open.resolve('vsimem/x'), /virtual file systems/);
+    refused(() => open.resolve('/vsizip//tmp/a.zip'), /virtual file systems/);
+    refused(() => open.resolve('ftp://example.com/a.tif'), /scheme 'ftp'/);
+    refused(() => open.resolve('s3://bucket/a.tif'), /scheme 's3'/);
+    refused(() => open.resolve('http://user:pw@example.com/a.tif'), /credentials/);
+    refused(() => open.resolve(''), /empty/);
+  });
+
+  it('allows local files only inside configured roots', () => {
+    const local = new UrlPolicy({ allowedLocalRoots: ['/data'], allowedHosts: [], deniedHosts: [] });
+    assert.deepEqual(local.resolve('/data/a.tif'), { kind: 'file', path: '/data/a.tif' });
+    assert.deepEqual(local.resolve('file:///data/sub/b.tif'), { kind: 'file', path: '/data/sub/b.tif' });
+    refused(() => local.resolve('/data/../etc/passwd'), /outside the allowed/);
+    refused(() => local.resolve('/database/a.tif'), /outside the allowed/);
+  });
+
+  it('restricts hosts with allow and deny lists', () => {
+    const p = new UrlPolicy({ allowedLocalRoots: [], allowedHosts: ['*.example.com', '127.0.0.1'], deniedHosts: ['bad.example.com'] });
+    assert.ok(p.resolve('https://data.example.com/a.tif'));
+    assert.ok(p.resolve('http://127.0.0.1:9000/a.tif'));
+    refused(() => p.resolve('https://bad.example.com/a.tif'), /denied/);
+    refused(() => p.resolve('https://example.org/a.tif'), /not in the allowed hosts/);
+  });
+});
