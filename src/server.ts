@@ -36,7 +36,6 @@ tessera is serving its demo data. Open:
   API docs        ${address}/api.html
   demo item info  ${address}/stac/info?${q}
   demo TileJSON   ${address}/stac/WebMercatorQuad/tilejson.json?${q}&assets=rgb
-  a demo tile     ${address}/stac/tiles/WebMercatorQuad/10/534/363.png?${q}&assets=rgb
   WMTS for QGIS   ${address}/stac/WebMercatorQuad/WMTSCapabilities.xml?${q}&assets=rgb
 `);
   }
