@@ -14,11 +14,7 @@ import { installErrorHandling } from './errors.js';
 import { normaliseBooleans, type Query } from './params.js';
 import { tmsRoutes } from './routes/tms.js';
 import { stacRoutes } from './routes/stac.js';
-import { TesseraError } from '../errors.js';
 import { pyDumps } from './pyjson.js';
-
-/** Media types TiTiler never compresses (already compressed images). */
-const INCOMPRESSIBLE = /^image\/(jpeg|jpg|png|jp2|webp)/;
 
 export async function buildApp(services: Services, opts: { logger?: boolean | object } = {}): Promise<FastifyInstance> {
   const settings = services.settings;
@@ -45,6 +41,7 @@ export async function buildApp(services: Services, opts: { logger?: boolean | ob
     encodings: ['br', 'gzip', 'deflate'],
     brotliOptions: { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 4 } },
     zlibOptions: { level: 6 },
+    // TiTiler compresses everything but already-compressed images (JPEG, PNG, JP2, WebP).
     customTypes: /^(application\/(json|geo\+json|xml|x-binary)|text\/|image\/tiff)/,
   });
   await app.register(swagger, {
@@ -77,8 +74,6 @@ export async function buildApp(services: Services, opts: { logger?: boolean | ob
     if ((method === 'GET' || method === 'HEAD') && reply.statusCode < 500 && !request.url.startsWith('/healthz') && !reply.hasHeader('cache-control') && settings.cacheControl) {
       reply.header('cache-control', settings.cacheControl);
     }
-    const type = String(reply.getHeader('content-type') ?? '');
-    if (INCOMPRESSIBLE.test(type)) reply.header('x-no-compression', '1');
     return payload;
   });
 
@@ -94,8 +89,4 @@ export async function buildApp(services: Services, opts: { logger?: boolean | ob
 
   app.addHook('onClose', async () => services.close());
   return app;
-}
-
-export function isClientError(err: unknown): boolean {
-  return err instanceof TesseraError && err.kind !== 'Internal';
 }

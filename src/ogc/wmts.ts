@@ -2,8 +2,7 @@
  * OGC WMTS 1.0.0 capabilities (RESTful), laid out as TiTiler 0.18.10's template so GDAL's WMTS
  * driver, QGIS and ArcMap read it alike.
  */
-import type { TileMatrixSet } from '../tms/grid.js';
-import type { BBox } from '../tms/grid.js';
+import type { BBox, TileMatrixSet } from '../tms/grid.js';
 
 export interface WmtsOptions {
   title: string;

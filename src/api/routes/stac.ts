@@ -6,7 +6,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Services } from '../../services.js';
 import { getTms } from '../../tms/registry.js';
-import type { TileMatrixSet } from '../../tms/grid.js';
+import type { BBox, TileMatrixSet } from '../../tms/grid.js';
 import {
   algorithmSchema,
   assetsSchema,
@@ -75,12 +75,11 @@ export function stacRoutes(services: Services) {
     const infoSchema = { querystring: querySchema(['url'], urlSchema, assetsSchema) };
     const webMercator = getTms('WebMercatorQuad')!;
 
-    async function assetInfos(url: string, assets: string[] | undefined): Promise<[Record<string, unknown>, StacBounds]> {
+    async function assetInfos(url: string, assets: string[] | undefined): Promise<[Record<string, unknown>, BBox]> {
       const reader = await services.stac(url);
       const infos = await reader.info(webMercator, assets?.filter((a) => a !== ''));
       return [Object.fromEntries(infos.map(([name, info]) => [name, infoModel(info)])), reader.bounds];
     }
-    type StacBounds = [number, number, number, number];
 
     app.get<{ Querystring: { url: string; assets?: string[] } }>('/info', { schema: infoSchema }, async (request, reply) => {
       const [infos] = await assetInfos(request.query.url, request.query.assets);
