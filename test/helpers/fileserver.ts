@@ -126,10 +126,8 @@ export async function startFileServer(root: string): Promise<FileServer> {
 }
 
 /** The shared fixtures folder, beside the repository. */
-export const FIXTURES = path.resolve(
-  path.dirname(new URL(import.meta.url).pathname),
-  '../../../../shared/fixtures/titiler',
-);
+import { FIXTURES } from './paths.js';
+export { FIXTURES };
 
 /** The fixture STAC item with its `https://myurl.com/` hrefs pointed at a local server. */
 export async function fixtureItem(serverUrl: string): Promise<string> {

@@ -9,12 +9,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, promises as fs } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { FIXTURES, fixtureItem, startFileServer, type FileServer } from '../helpers/fileserver.js';
 import { baseUrlNormaliser } from './compare.js';
+import { REPO_ROOT } from '../helpers/paths.js';
 
-/** The repository root; this file runs from dist/test/parity/. */
-export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+/** The repository root. */
+export const ROOT = REPO_ROOT;
 export const UVICORN = path.join(ROOT, '.parity/venv/bin/uvicorn');
 export const TESSERA_BIN = path.join(ROOT, 'bin/tessera');
 export const REPORT_PATH = path.join(ROOT, '.parity/report.md');

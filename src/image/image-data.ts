@@ -1,0 +1,97 @@
+/**
+ * ImageData: what every reader verb returns and every post-processing step and encoder consumes.
+ * Bands are whole typed arrays (row-major, width × height) of one numpy-style dtype; each band has
+ * its own validity mask, as rio-tiler's masked arrays have (255 = valid, 0 = masked, the GDAL
+ * convention, so a mask can be handed to an encoder as an alpha band without conversion).
+ */
+import type { BBox } from '../tms/grid.js';
+
+/** numpy dtype names, as TiTiler reports and numexpr produces them. */
+export type DType = 'bool' | 'uint8' | 'int8' | 'uint16' | 'int16' | 'uint32' | 'int32' | 'int64' | 'float32' | 'float64';
+
+export type BandArray = Uint8Array | Int8Array | Uint16Array | Int16Array | Uint32Array | Int32Array | Float32Array | Float64Array;
+
+/** The typed array that holds each dtype ('int64' is held exactly up to 2^53 in a Float64Array; 'bool' as 0/1 bytes). */
+export const ARRAY_OF: Record<DType, { new (n: number): BandArray }> = {
+  bool: Uint8Array,
+  uint8: Uint8Array,
+  int8: Int8Array,
+  uint16: Uint16Array,
+  int16: Int16Array,
+  uint32: Uint32Array,
+  int32: Int32Array,
+  int64: Float64Array,
+  float32: Float32Array,
+  float64: Float64Array,
+};
+
+/** rasterio's `dtype_ranges`: what automatic rescaling maps to 0–255 when no statistics are known. */
+export const DTYPE_RANGE: Record<DType, [number, number]> = {
+  bool: [0, 1],
+  uint8: [0, 255],
+  int8: [-128, 127],
+  uint16: [0, 65535],
+  int16: [-32768, 32767],
+  uint32: [0, 4294967295],
+  int32: [-2147483648, 2147483647],
+  int64: [-9223372036854775808, 9223372036854775807],
+  float32: [-3.4028234663852886e38, 3.4028234663852886e38],
+  float64: [-Number.MAX_VALUE, Number.MAX_VALUE],
+};
+
+export function isFloat(dtype: DType): boolean {
+  return dtype === 'float32' || dtype === 'float64';
+}
+
+export function allocate(dtype: DType, length: number): BandArray {
+  return new ARRAY_OF[dtype](length);
+}
+
+export interface ImageData {
+  width: number;
+  height: number;
+  dtype: DType;
+  /** One array per band, each `width * height` long. */
+  bands: BandArray[];
+  /** One mask per band (255 valid, 0 masked); bands may share one mask array. */
+  masks: Uint8Array[];
+  bandNames: string[];
+  /** Bounds of the pixel grid in `crs`. */
+  bounds: BBox;
+  /** CRS of `bounds` (WKT or a user string GDAL understands). */
+  crs: string;
+  /** Per-band (min, max) known from the file or STAC metadata, used to auto-rescale at render time. */
+  datasetStatistics?: Array<[number, number]>;
+  /** Pixels outside a feature's geometry (1 = outside), kept for mosaics that stop early. */
+  cutline?: Uint8Array;
+  /** Names of the assets (or URLs) the pixels came from. */
+  assets?: string[];
+}
+
+/**
+ * The 2-D dataset mask TiTiler renders with: 255 where *any* band is valid, else 0.
+ * Returns one of the band masks itself when every band shares it (no copy).
+ */
+export function datasetMask(img: ImageData): Uint8Array {
+  const first = img.masks[0];
+  if (!first) return new Uint8Array(img.width * img.height).fill(255);
+  if (img.masks.every((m) => m === first)) return first;
+  const out = new Uint8Array(first.length);
+  for (const m of img.masks) {
+    for (let i = 0; i < out.length; i++) out[i] = out[i]! | m[i]!;
+  }
+  return out;
+}
+
+/** The mask an expression's outputs get: masked wherever *any* input band is masked. */
+export function intersectMasks(masks: readonly Uint8Array[], length: number): Uint8Array {
+  const first = masks[0];
+  if (!first) return new Uint8Array(length).fill(255);
+  if (masks.every((m) => m === first)) return first;
+  const out = Uint8Array.from(first);
+  for (let b = 1; b < masks.length; b++) {
+    const m = masks[b]!;
+    for (let i = 0; i < length; i++) out[i] = out[i]! & m[i]!;
+  }
+  return out;
+}
