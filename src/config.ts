@@ -25,6 +25,10 @@ export interface Settings {
   /** Open GDAL dataset handles: per source (a handle serves one call at a time) and in total. */
   handlesPerSource: number;
   maxHandles: number;
+  /** Largest output image a request may ask for, in values (width × height × bands). */
+  maxOutputPixels: number;
+  /** Largest number of source pixels one request may read (after the overview choice). */
+  maxSourcePixels: number;
   /** Folder of the demo data served under /demo/, if any. */
   demoDir: string | undefined;
   logLevel: string;
@@ -63,6 +67,8 @@ export function loadSettings(overrides: Partial<Settings> = {}): Settings {
     documentCacheSize: int('TESSERA_DOCUMENT_CACHE_SIZE', 512),
     handlesPerSource: Math.max(1, int('TESSERA_HANDLES_PER_SOURCE', Math.max(2, os.availableParallelism()))),
     maxHandles: Math.max(1, int('TESSERA_MAX_HANDLES', 256)),
+    maxOutputPixels: int('TESSERA_MAX_OUTPUT_PIXELS', 64 * 1024 * 1024),
+    maxSourcePixels: int('TESSERA_MAX_SOURCE_PIXELS', 256 * 1024 * 1024),
     demoDir: env['TESSERA_DEMO_DIR'] || undefined,
     logLevel: env['TESSERA_LOG_LEVEL'] ?? 'info',
   };

@@ -14,6 +14,9 @@ import { installErrorHandling } from './errors.js';
 import { normaliseBooleans, type Query } from './params.js';
 import { tmsRoutes } from './routes/tms.js';
 import { stacRoutes } from './routes/stac.js';
+import { stacImageRoutes } from './routes/stac-images.js';
+import { algorithmRoutes } from './routes/algorithms.js';
+import { colormapRoutes } from './routes/colormaps.js';
 import { pyDumps } from './pyjson.js';
 
 export async function buildApp(services: Services, opts: { logger?: boolean | object } = {}): Promise<FastifyInstance> {
@@ -81,7 +84,10 @@ export async function buildApp(services: Services, opts: { logger?: boolean | ob
   app.get('/api', { schema: { hide: true } }, async () => app.swagger());
 
   await app.register(tmsRoutes);
+  await app.register(colormapRoutes());
   await app.register(stacRoutes(services), { prefix: '/stac' });
+  await app.register(stacImageRoutes(services), { prefix: '/stac' });
+  await app.register(algorithmRoutes());
 
   if (settings.demoDir) {
     await app.register(fastifyStatic, { root: settings.demoDir, prefix: '/demo/', acceptRanges: true, decorateReply: false, cacheControl: false });

@@ -7,6 +7,9 @@
 import { readFileSync } from 'node:fs';
 import { badRequest } from '../errors.js';
 import { tmsIds } from '../tms/registry.js';
+import { parseUserCrs } from '../source/crs.js';
+import { IMAGE_FORMATS } from '../image/formats.js';
+import { parseColormapJson } from '../image/colormap.js';
 
 type Schema = Record<string, unknown>;
 export type Query = Record<string, unknown>;
@@ -16,8 +19,7 @@ const strList = { type: 'array', items: { type: 'string' } } as const;
 const bool = { type: 'boolean' } as const;
 const int = { type: 'integer' } as const;
 
-export const IMAGE_FORMATS = ['png', 'npy', 'tif', 'jpeg', 'jpg', 'jp2', 'webp', 'pngraw'] as const;
-export type ImageFormat = (typeof IMAGE_FORMATS)[number];
+export { IMAGE_FORMATS, type ImageFormat } from '../image/formats.js';
 export const READ_RESAMPLING = ['nearest', 'bilinear', 'cubic', 'cubic_spline', 'lanczos', 'average', 'mode', 'gauss', 'rms'] as const;
 export const WARP_RESAMPLING = ['nearest', 'bilinear', 'cubic', 'cubic_spline', 'lanczos', 'average', 'mode', 'sum', 'rms'] as const;
 export const ALGORITHMS = ['hillshade', 'contours', 'normalizedIndex', 'terrarium', 'terrainrgb'] as const;
@@ -198,55 +200,6 @@ export function parseRescale(q: Query): Array<[number, number]> | undefined {
   });
 }
 
-export type Rgba = [number, number, number, number];
-export type ColorMap =
-  | { kind: 'discrete'; entries: Map<number, Rgba> }
-  | { kind: 'intervals'; entries: Array<[[number, number], Rgba]> };
-
-/** rio-tiler's parse_color: `#RGB[A]`, `#RRGGBB[AA]` or a list of 3–4 ints (alpha 255). */
-export function parseColor(value: unknown): Rgba {
-  if (typeof value === 'string') {
-    const hex = /^#([0-9a-f]{3,4}|[0-9a-f]{6}|[0-9a-f]{8})$/i.exec(value)?.[1];
-    if (hex) {
-      const full = hex.length <= 4 ? [...hex].map((c) => c + c).join('') : hex;
-      const n = full.match(/../g)!.map((h) => parseInt(h, 16));
-      return [n[0]!, n[1]!, n[2]!, n[3] ?? 255];
-    }
-  } else if (Array.isArray(value) && (value.length === 3 || value.length === 4) && value.every((v) => Number.isInteger(v) && v >= 0 && v <= 255)) {
-    const v = value as number[];
-    return [v[0]!, v[1]!, v[2]!, v[3] ?? 255];
-  }
-  throw badRequest(`Invalid color format: ${JSON.stringify(value)}`);
-}
-
-/** ColorMapParams `colormap`: a JSON object {value: color} or a list of [[min, max], color]. */
-export function parseColormapJson(text: string): ColorMap {
-  let doc: unknown;
-  try {
-    doc = JSON.parse(text);
-  } catch {
-    throw badRequest('Could not parse the colormap value.');
-  }
-  if (Array.isArray(doc)) {
-    const entries = doc.map((e): [[number, number], Rgba] => {
-      if (!Array.isArray(e) || e.length !== 2 || !Array.isArray(e[0]) || e[0].length !== 2 || !e[0].every((n: unknown) => typeof n === 'number')) {
-        throw badRequest('Could not parse the colormap value.');
-      }
-      return [[e[0][0] as number, e[0][1] as number], parseColor(e[1])];
-    });
-    return { kind: 'intervals', entries };
-  }
-  if (doc !== null && typeof doc === 'object') {
-    const entries = new Map<number, Rgba>();
-    for (const [k, v] of Object.entries(doc as Record<string, unknown>)) {
-      if (!/^\s*[+-]?\d+\s*$/.test(k)) throw badRequest('Could not parse the colormap value.');
-      entries.set(Number(k), parseColor(v));
-    }
-    return { kind: 'discrete', entries };
-  }
-  throw badRequest('Could not parse the colormap value.');
-}
-
 /** PostProcessParams `algorithm_params`: a JSON object (per-algorithm checks live with the algorithms). */
 export function parseAlgorithmParams(q: Query): Record<string, unknown> | undefined {
   const raw = q['algorithm_params'];
@@ -272,4 +225,45 @@ export function parseImageParams(q: Query, layerRequired: boolean) {
   const colormap = typeof q['colormap'] === 'string' && q['colormap_name'] === undefined ? parseColormapJson(q['colormap']) : undefined;
   const algorithmParams = parseAlgorithmParams(q);
   return { layer, dataset, tile, rescale, colormap, algorithmParams };
+}
+
+// ---- image sizing and CRS (PreviewParams, PartFeatureParams, CoordCRSParams, DstCRSParams) ------
+
+/** PreviewParams (preview, GET statistics): max_size 1024 by default. */
+export const previewSizeSchema: Schema = { max_size: { type: 'integer', default: 1024 }, height: int, width: int };
+
+/** PartFeatureParams (bbox, feature, POST statistics): full resolution by default. */
+export const partSizeSchema: Schema = { max_size: int, height: int, width: int };
+
+export const dstCrsSchema: Schema = { dst_crs: str };
+export const coordCrsSchema: Schema = { coord_crs: str };
+
+export interface SizeOptions {
+  maxSize?: number;
+  height?: number;
+  width?: number;
+}
+
+/** Output size options; with both width and height, max_size is dropped (TiTiler's __post_init__). */
+export function parseSize(q: Query, fixed?: { width: number; height: number }): SizeOptions {
+  const height = fixed?.height ?? (q['height'] as number | undefined);
+  const width = fixed?.width ?? (q['width'] as number | undefined);
+  const maxSize = q['max_size'] as number | undefined;
+  for (const [name, v] of [['height', height], ['width', width]] as const) {
+    if (v !== undefined && v <= 0) throw badRequest(`Invalid ${name} ${v}: must be a positive number of pixels`);
+  }
+  if (maxSize !== undefined && maxSize < 0) throw badRequest(`Invalid max_size ${maxSize}: must be 0 (full resolution) or more`);
+  const out: SizeOptions = {};
+  if (height) out.height = height;
+  if (width) out.width = width;
+  if (maxSize && !(width && height)) out.maxSize = maxSize;
+  return out;
+}
+
+/** `coord_crs` / `dst_crs`: validated CRS text (400 when it is not one), or undefined. */
+export function parseCrsParam(q: Query, name: 'coord_crs' | 'dst_crs'): string | undefined {
+  const raw = q[name];
+  if (typeof raw !== 'string' || raw.trim() === '') return undefined;
+  parseUserCrs(raw, name);
+  return raw.trim();
 }

@@ -35,6 +35,10 @@ export interface SourceMeta {
   bands: BandMeta[];
   /** Overview decimation factors of band 1, as rasterio reports them. */
   overviews: number[];
+  /** Overview sizes of band 1 [width, height], finest first (GDAL's order). */
+  overviewSizes: Array<[number, number]>;
+  /** Block size of band 1 [x, y]. */
+  blockSize: [number, number];
   colormap: Record<string, [number, number, number, number]> | undefined;
 }
 
@@ -96,6 +100,8 @@ async function readMeta(ds: Dataset): Promise<SourceMeta> {
   const srs = ds.srs;
   const bands: BandMeta[] = [];
   let overviews: number[] = [];
+  let overviewSizes: Array<[number, number]> = [];
+  let blockSize: [number, number] = [size.x, 1];
   let colormap: SourceMeta['colormap'];
   for (let i = 1; i <= ds.bands.count(); i++) {
     const band = ds.bands.get(i);
@@ -111,6 +117,8 @@ async function readMeta(ds: Dataset): Promise<SourceMeta> {
     });
     if (i === 1) {
       overviews = band.overviews.map((ov) => Math.round(size.x / ov.size.x));
+      overviewSizes = band.overviews.map((ov) => [ov.size.x, ov.size.y] as [number, number]);
+      blockSize = [band.blockSize.x, band.blockSize.y];
       const table = band.colorTable;
       if (table && table.count() > 0) {
         colormap = {};
@@ -134,6 +142,8 @@ async function readMeta(ds: Dataset): Promise<SourceMeta> {
     bounds: [Math.min(...xs), Math.min(...ys), Math.max(...xs), Math.max(...ys)],
     bands,
     overviews,
+    overviewSizes,
+    blockSize,
     colormap,
   };
 }
@@ -144,10 +154,13 @@ export class SourceContext {
   /** Metadata reads in flight, shared by concurrent requests for one source. */
   readonly metaPending = new Map<string, Promise<SourceMeta>>();
   readonly zoomCache: LRUCache<string, { minzoom: number; maxzoom: number }>;
+  /** GDAL's suggested warp output per source and target CRS (rasterio's default transform). */
+  readonly nativeCache: LRUCache<string, Promise<number[]>>;
 
   constructor(readonly pool: DatasetPool, opts: { ttlMs: number; size: number }) {
     this.metaCache = new LRUCache({ max: Math.max(16, opts.size * 4), ttl: opts.ttlMs || undefined });
     this.zoomCache = new LRUCache({ max: Math.max(16, opts.size * 4), ttl: opts.ttlMs || undefined });
+    this.nativeCache = new LRUCache({ max: Math.max(16, opts.size * 4), ttl: opts.ttlMs || undefined });
   }
 
   source(path: string, label: string): RasterSource {
@@ -190,6 +203,18 @@ export class RasterSource {
       };
       pending.then(settle, settle);
       this.ctx.metaPending.set(this.path, pending);
+    }
+    return pending;
+  }
+
+  /** The default transform of this source in a target CRS, computed once (failures are not kept). */
+  nativeTransform<T extends number[]>(crs: string, compute: () => Promise<T>): Promise<T> {
+    const key = `${this.path}\u0000${crs}`;
+    let pending = this.ctx.nativeCache.get(key) as Promise<T> | undefined;
+    if (!pending) {
+      pending = compute();
+      this.ctx.nativeCache.set(key, pending);
+      pending.catch(() => this.ctx.nativeCache.delete(key));
     }
     return pending;
   }

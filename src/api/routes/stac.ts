@@ -27,7 +27,7 @@ import { baseUrl, forwardedQuery, requestUrl } from '../urls.js';
 import { sendJson } from '../reply.js';
 import { bboxFeature, boundsModel, infoModel, tileJsonModel } from '../models.js';
 import { wmtsCapabilities } from '../../ogc/wmts.js';
-import { MEDIA_TYPES } from '../../ogc/media.js';
+import { MEDIA_TYPES } from '../../image/formats.js';
 import { pyFloatRepr } from '../pyjson.js';
 import { badRequest } from '../../errors.js';
 

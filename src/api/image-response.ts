@@ -1,0 +1,57 @@
+/**
+ * The rendering half of every image route, in TiTiler's order: algorithm → rescale →
+ * color_formula → colormap + automatic format/dtype → encoder. Parameters are parsed (and
+ * refused) before anything is read; `sendImage` runs the steps on the image the reader made.
+ */
+import type { FastifyReply } from 'fastify';
+import type { ImageData } from '../image/image-data.js';
+import { applyRescale } from '../image/rescale.js';
+import { applyColorFormula, parseColorFormula, type ColorOperation } from '../image/color-formula.js';
+import { applyColormap, isEmptyColormap, namedColormap, parseColormapJson, type ColorMap } from '../image/colormap.js';
+import type { AlgorithmStep } from '../image/algorithms/index.js';
+import { parseAlgorithm } from './routes/algorithms.js';
+import { renderImage } from '../image/render.js';
+import type { ImageFormat } from '../image/formats.js';
+import { parseRescale, type Query } from './params.js';
+
+export interface RenderOptions {
+  algorithm: AlgorithmStep | undefined;
+  rescale: Array<[number, number]> | undefined;
+  colorFormula: ColorOperation[] | undefined;
+  colormap: ColorMap | undefined;
+  returnMask: boolean;
+}
+
+/** PostProcessParams, RescalingParams, ColorFormulaParams, ColorMapParams, ImageRenderingParams. */
+export function parseRenderOptions(q: Query): RenderOptions {
+  const name = typeof q['algorithm'] === 'string' ? q['algorithm'] : undefined;
+  const algorithm = parseAlgorithm(name, typeof q['algorithm_params'] === 'string' ? q['algorithm_params'] : undefined);
+  const formula = typeof q['color_formula'] === 'string' && q['color_formula'] !== '' ? parseColorFormula(q['color_formula']) : undefined;
+  // colormap_name wins over colormap; an empty JSON colormap ({} or []) means none, as in TiTiler.
+  let colormap: ColorMap | undefined;
+  if (typeof q['colormap_name'] === 'string' && q['colormap_name'] !== '') colormap = namedColormap(q['colormap_name']);
+  else if (typeof q['colormap'] === 'string' && q['colormap'] !== '') colormap = parseColormapJson(q['colormap']);
+  if (colormap && isEmptyColormap(colormap)) colormap = undefined;
+  return {
+    algorithm,
+    rescale: parseRescale(q),
+    colorFormula: formula,
+    colormap,
+    returnMask: q['return_mask'] !== false,
+  };
+}
+
+/** Post-processes and encodes `img`, then sends it with TiTiler's media type. */
+export async function sendImage(reply: FastifyReply, img: ImageData, format: ImageFormat | undefined, opts: RenderOptions): Promise<FastifyReply> {
+  let out = img;
+  if (opts.algorithm) out = opts.algorithm.apply(out);
+  if (opts.rescale) out = applyRescale(out, opts.rescale);
+  if (opts.colorFormula) out = applyColorFormula(out, opts.colorFormula);
+  const cmap = opts.colormap;
+  const rendered = await renderImage(out, {
+    ...(format ? { format } : {}),
+    returnMask: opts.returnMask,
+    ...(cmap ? { colormap: (i: ImageData) => applyColormap(i, cmap) } : {}),
+  });
+  return reply.type(rendered.mediaType).send(rendered.body);
+}

@@ -1,0 +1,139 @@
+/**
+ * `hillshade` (TiTiler 0.18.10, after the 0.18.7 fix): shaded relief of the first band seen from
+ * `azimuth` degrees (clockwise from north) and `angle_altitude` degrees above the horizon, 0–255.
+ *
+ * Byte-exact with numpy as TiTiler runs it:
+ * - the slopes are `numpy.gradient` in pixel units: central differences inside, one-sided at the
+ *   edges; integer bands are promoted to float64; float32 bands stay float32 through the gradient,
+ *   its norm, arctan and the aspect's arctan2, but numpy.ma turns Python-float operands into float64
+ *   arrays, so from `pi/2 - arctan(…)` and `azimuth - aspect` on everything is float64;
+ * - numpy.ma propagation through the gradient: a pixel is masked when a neighbour its differences
+ *   use is masked (not when only itself is) or a difference is not finite; masked pixels hold 255;
+ * - the `buffer` crop removes `buffer` pixels on each side and shrinks the bounds to match, so a
+ *   tile read with the same `buffer` comes back at its nominal size.
+ * One known gap: numpy's SIMD float32 arctan is not always correctly rounded (ours is), so on
+ * float32 DEMs about one pixel per 256x256 tile can come out 1 off from TiTiler's.
+ */
+import { badRequest } from '../../errors.js';
+import type { BBox } from '../../tms/grid.js';
+import type { ImageData } from '../image-data.js';
+import { describeParameters, modelFields, resultImage, type Algorithm } from './algorithm.js';
+import { castToUint8 } from './numeric.js';
+import { validateModel, type NumberField } from './pydantic.js';
+
+export interface HillshadeParams {
+  /** Degrees, 0–360. */
+  azimuth: number;
+  /** Degrees, −90–90. */
+  angleAltitude: number;
+  /** Pixels cropped from each side. */
+  buffer: number;
+}
+
+const PARAMS: NumberField[] = [
+  { name: 'azimuth', kind: 'int', default: 90, minimum: 0, maximum: 360 },
+  { name: 'angle_altitude', kind: 'float', default: 90, minimum: -90, maximum: 90 },
+  { name: 'buffer', kind: 'int', default: 3, minimum: 0, maximum: 99 },
+];
+const FIELDS = modelFields('optionalSequence', PARAMS);
+
+export const hillshade: Algorithm<HillshadeParams> = {
+  id: 'hillshade',
+  modelName: 'HillShade',
+  info: {
+    title: 'Hillshade',
+    description: 'Create hillshade from DEM dataset.',
+    inputs: { nbands: 1 },
+    outputs: { nbands: 1, dtype: 'uint8', min: null, max: null },
+    parameters: describeParameters(PARAMS),
+  },
+  fields: FIELDS,
+  parseParams(raw) {
+    const v = validateModel('HillShade', FIELDS, raw);
+    return { azimuth: v.get('azimuth')!, angleAltitude: v.get('angle_altitude')!, buffer: v.get('buffer')! };
+  },
+  apply: applyHillshade,
+};
+
+function applyHillshade(img: ImageData, params: HillshadeParams): ImageData {
+  const { width: w, height: h } = img;
+  const b = params.buffer;
+  // numpy.gradient needs two samples along each axis; TiTiler fails with a 500 otherwise.
+  if (w < 2 || h < 2) throw badRequest(`hillshade needs an image of at least 2x2 pixels, got ${w}x${h}`);
+  const outW = w - 2 * b;
+  const outH = h - 2 * b;
+  if (outW <= 0 || outH <= 0) {
+    throw badRequest(`hillshade buffer ${b} crops away the whole ${w}x${h} image; read it with a matching buffer`);
+  }
+  const src = img.bands[0]!;
+  const valid = img.masks[0]!;
+  const single = img.dtype === 'float32';
+  const f32 = Math.fround;
+
+  const azimuthRad = ((360 - params.azimuth) * Math.PI) / 180;
+  const altitudeRad = (params.angleAltitude * Math.PI) / 180;
+  const sinAlt = Math.sin(altitudeRad);
+  const cosAlt = Math.cos(altitudeRad);
+
+  const out = new Uint8Array(outW * outH);
+  const mask = new Uint8Array(outW * outH);
+  for (let r = b; r < h - b; r++) {
+    // Rows the axis-0 difference uses: one-sided at the first and last rows.
+    const up = r === 0 ? 0 : r - 1;
+    const down = r === h - 1 ? h - 1 : r + 1;
+    const rowHalves = r === 0 || r === h - 1 ? 1 : 2;
+    for (let c = b; c < w - b; c++) {
+      const o = (r - b) * outW + (c - b);
+      const left = c === 0 ? 0 : c - 1;
+      const right = c === w - 1 ? w - 1 : c + 1;
+      const colHalves = c === 0 || c === w - 1 ? 1 : 2;
+      let x = src[down * w + c]! - src[up * w + c]!;
+      let y = src[r * w + right]! - src[r * w + left]!;
+      if (single) {
+        x = f32(f32(x) / rowHalves);
+        y = f32(f32(y) / colHalves);
+      } else {
+        x /= rowHalves;
+        y /= colHalves;
+      }
+      // numpy.ma's division (inside numpy.gradient) also masks non-finite quotients.
+      const neighbourMasked = valid[up * w + c] === 0 || valid[down * w + c] === 0 || valid[r * w + left] === 0 || valid[r * w + right] === 0;
+      if (neighbourMasked || !Number.isFinite(x) || !Number.isFinite(y)) {
+        out[o] = 255;
+        continue;
+      }
+      // float32 up to the arctangents for float32 bands (one rounding per numpy operation).
+      const atanNorm = single ? f32(Math.atan(f32(Math.sqrt(f32(f32(x * x) + f32(y * y)))))) : Math.atan(Math.sqrt(x * x + y * y));
+      const aspect = single ? f32(Math.atan2(-x, y)) : Math.atan2(-x, y);
+      const slope = Math.PI / 2 - atanNorm;
+      const sinSlope = Math.sin(slope);
+      const cosSlope = Math.cos(slope);
+      const cosAzimuth = Math.cos(azimuthRad - aspect);
+      const shaded = sinAlt * sinSlope + cosAlt * cosSlope * cosAzimuth;
+      const value = (255 * (shaded + 1)) / 2;
+      out[o] = value < 0 ? 0 : castToUint8(value);
+      mask[o] = 255;
+    }
+  }
+
+  return resultImage(img, {
+    width: outW,
+    height: outH,
+    dtype: 'uint8',
+    bands: [out],
+    masks: [mask],
+    bandNames: ['hillshade'],
+    bounds: b > 0 ? croppedBounds(img.bounds, w, h, b) : undefined,
+  });
+}
+
+/**
+ * The bounds of the window `buffer` pixels inside the image, computed as rasterio's
+ * `windows.bounds(window, from_bounds(...))` does (same operations, same rounding).
+ */
+export function croppedBounds(bounds: BBox, width: number, height: number, buffer: number): BBox {
+  const [west, south, east, north] = bounds;
+  const xSize = (east - west) / width;
+  const ySize = (south - north) / height;
+  return [buffer * xSize + west, (height - buffer) * ySize + north, (width - buffer) * xSize + west, buffer * ySize + north];
+}

@@ -1,0 +1,21 @@
+/**
+ * What the encoders take: whole bands of one dtype (no per-band masks; the renderer has already
+ * reduced those to the one 2-D mask it hands over, or none) and, for GeoTIFF, where the pixels are.
+ */
+import type { BandArray, DType } from '../image-data.js';
+import type { BBox } from '../../tms/grid.js';
+
+export interface RasterData {
+  /** One array per band, each `width * height` long, row-major. */
+  bands: readonly BandArray[];
+  dtype: DType;
+  width: number;
+  height: number;
+}
+
+export interface GeoReference {
+  /** West, south, east, north of the pixel grid, in `crs`. */
+  bounds: BBox;
+  /** WKT or a user string GDAL understands; empty when unknown. */
+  crs: string;
+}

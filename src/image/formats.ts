@@ -1,0 +1,19 @@
+/**
+ * The output formats of image routes (TiTiler's `ImageType`) and the media type each is sent with.
+ * Lives beside the renderer and encoders so that nothing below `api/` depends on the API layer.
+ */
+
+export const IMAGE_FORMATS = ['png', 'npy', 'tif', 'jpeg', 'jpg', 'jp2', 'webp', 'pngraw'] as const;
+export type ImageFormat = (typeof IMAGE_FORMATS)[number];
+
+/** As TiTiler 0.18 sends them: `jpg` is `image/jpg` (sic) and `pngraw` is a plain PNG. */
+export const MEDIA_TYPES: Readonly<Record<ImageFormat, string>> = {
+  png: 'image/png',
+  npy: 'application/x-binary',
+  tif: 'image/tiff; application=geotiff',
+  jpeg: 'image/jpeg',
+  jpg: 'image/jpg',
+  jp2: 'image/jp2',
+  webp: 'image/webp',
+  pngraw: 'image/png',
+};

@@ -1,0 +1,84 @@
+/**
+ * The `rescale` post-processing step (TiTiler's `rescale=min,max`, rio-tiler's `rescale_image`):
+ * each band is stretched linearly from its range to 0–255 and the image becomes uint8.
+ *
+ * Byte-exact with numpy 2 as rio-tiler 6.8 runs it. What that takes:
+ * - the stretch is `(clip(v, min, max) - min) / (max - min) * 255` in float64, except that for
+ *   float32 bands numpy clips and subtracts in float32 (the Python-float bounds are "weak"
+ *   scalars), and only the division is float64;
+ * - the stretched value is first written back into the band's own dtype (float32 rounds, integers
+ *   truncate, bool becomes 0/1), then cast to uint8, both with numpy's C casts (`castToUint8`);
+ * - masked pixels become 0 and the masks are kept as they are;
+ * - min == max divides 0 by 0: NaN, which both casts turn into 0, so such a band is all zeros;
+ *   min > max clips everything to max, (max - min) / (max - min) = 1, so the band is all 255;
+ *   a NaN bound makes every value NaN, so all zeros.
+ */
+import { allocate, type BandArray, type ImageData } from './image-data.js';
+
+/**
+ * numpy's float → uint8 `astype` on x86-64: truncation toward zero through a 32-bit integer, of which
+ * the low byte is kept; NaN, ±Infinity and anything beyond the int32 range give 0.
+ */
+export function castToUint8(x: number): number {
+  const t = Math.trunc(x);
+  // NaN fails both comparisons and lands in the 0 branch too.
+  return t >= -2147483648 && t <= 2147483647 ? t & 255 : 0;
+}
+
+/**
+ * Rescales every band to uint8. `ranges` holds one [min, max] per band, or else its first range is
+ * used for every band (as TiTiler does whenever the counts differ). An empty list changes nothing:
+ * TiTiler skips the step then.
+ */
+export function applyRescale(img: ImageData, ranges: ReadonlyArray<readonly [number, number]>): ImageData {
+  const first = ranges[0];
+  if (first === undefined) return img;
+  const perBand = ranges.length === img.bands.length;
+  const bands = img.bands.map((band, b) => {
+    const [min, max] = perBand ? ranges[b]! : first;
+    const out = allocate('uint8', band.length) as Uint8Array;
+    const mask = img.masks[b]!;
+    if (img.dtype === 'float32') rescaleFloat32(band, mask, min, max, out);
+    else rescaleFloat64(band, mask, min, max, out, img.dtype === 'bool');
+    return out;
+  });
+  return { ...img, dtype: 'uint8', bands, masks: img.masks };
+}
+
+/** Integer, bool and float64 bands: the whole stretch in float64, then the dtype's write-back. */
+function rescaleFloat64(band: BandArray, mask: Uint8Array, min: number, max: number, out: Uint8Array, isBool: boolean): void {
+  const span = max - min;
+  const nanBounds = Number.isNaN(min) || Number.isNaN(max);
+  for (let i = 0; i < band.length; i++) {
+    if (mask[i] === 0 || nanBounds) {
+      out[i] = 0;
+      continue;
+    }
+    let v = band[i]!;
+    // numpy.clip = minimum(maximum(v, min), max): NaN stays NaN, min > max gives max.
+    if (v < min) v = min;
+    if (v > max) v = max;
+    const scaled = ((v - min) / span) * 255;
+    // Written back into a bool band, any non-zero value (NaN included) is True.
+    out[i] = isBool ? (scaled === 0 ? 0 : 1) : castToUint8(scaled);
+  }
+}
+
+/** float32 bands: numpy clips and subtracts in float32 and stores the result as float32. */
+function rescaleFloat32(band: BandArray, mask: Uint8Array, min: number, max: number, out: Uint8Array): void {
+  const span = max - min;
+  const min32 = Math.fround(min);
+  const max32 = Math.fround(max);
+  const nanBounds = Number.isNaN(min) || Number.isNaN(max);
+  for (let i = 0; i < band.length; i++) {
+    if (mask[i] === 0 || nanBounds) {
+      out[i] = 0;
+      continue;
+    }
+    let v = band[i]!;
+    if (v < min32) v = min32;
+    if (v > max32) v = max32;
+    const shifted = Math.fround(v - min32);
+    out[i] = castToUint8(Math.fround((shifted / span) * 255));
+  }
+}
