@@ -15,7 +15,7 @@
  * Temporary VRT/MEM datasets live only for the duration of one call and are always closed.
  */
 import { gdal, type Dataset, type RasterBand } from './gdal.js';
-import type { BandMeta, SourceMeta } from './dataset.js';
+import { numpyDtype, type BandMeta, type SourceMeta } from './dataset.js';
 import { ARRAY_OF, type BandArray, type DType } from '../image/image-data.js';
 import { arrayBounds, type Grid, type Window } from './geometry.js';
 import { TesseraError } from '../errors.js';
@@ -58,20 +58,12 @@ const GMF_ALL_VALID = 0x01;
 const GMF_PER_DATASET = 0x02;
 const GMF_ALPHA = 0x04;
 
-/** GDAL data type names → ours. */
-const DTYPE_OF_GDAL: Record<string, DType> = {
-  Byte: 'uint8',
-  Int8: 'int8',
-  UInt16: 'uint16',
-  Int16: 'int16',
-  UInt32: 'uint32',
-  Int32: 'int32',
-  Float32: 'float32',
-  Float64: 'float64',
-};
+/** The source types tessera reads (GDAL's 64-bit integers and complex types are refused). */
+const READABLE: ReadonlySet<string> = new Set(['uint8', 'int8', 'uint16', 'int16', 'uint32', 'int32', 'float32', 'float64']);
 
 export function dtypeOf(band: BandMeta | undefined): DType {
-  const dtype = band ? DTYPE_OF_GDAL[band.dataType] : undefined;
+  const name = band ? numpyDtype(band.dataType) : '';
+  const dtype = READABLE.has(name) ? (name as DType) : undefined;
   if (!dtype) throw new TesseraError('BadRequest', `Unsupported raster data type '${band?.dataType ?? '?'}'`);
   return dtype;
 }

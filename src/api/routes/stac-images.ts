@@ -41,12 +41,12 @@ const WGS84 = 'EPSG:4326';
 
 type Req = FastifyRequest<{ Params: Record<string, string>; Querystring: Query & { url: string } }>;
 
-function valueOptions(q: Query): ValueOptions {
+export function valueOptions(q: Query): ValueOptions {
   const d = parseDataset(q);
   return { unscale: d.unscale, resampling: d.resampling, reproject: d.reproject, ...(d.nodata !== undefined ? { nodata: d.nodata } : {}) };
 }
 
-function layerOptions(q: Query) {
+export function layerOptions(q: Query) {
   const l = parseLayer(q, true);
   return {
     ...(l.assets ? { assets: l.assets } : {}),
@@ -55,6 +55,14 @@ function layerOptions(q: Query) {
     assetBidx: l.assetBidx,
     ...(l.bidx ? { bidx: l.bidx } : {}),
   };
+}
+
+/** PartFeatureParams + CoordCRSParams + DstCRSParams: `dst_crs` defaults to the coordinates' CRS. */
+export function partOptions(q: Query, fixed?: { width: number; height: number }) {
+  const size = parseSize(q, fixed);
+  const coordCrs = parseCrsParam(q, 'coord_crs') ?? WGS84;
+  const dstCrs = parseCrsParam(q, 'dst_crs') ?? coordCrs;
+  return { size, coordCrs, dstCrs };
 }
 
 function notFound(reply: FastifyReply): FastifyReply {
@@ -127,9 +135,7 @@ export function stacImageRoutes(services: Services) {
       const layer = layerOptions(q);
       const values = valueOptions(q);
       const fixed = parsed.width !== undefined && parsed.height !== undefined ? { width: parsed.width, height: parsed.height } : undefined;
-      const size = parseSize(q, fixed);
-      const coordCrs = parseCrsParam(q, 'coord_crs') ?? WGS84;
-      const dstCrs = parseCrsParam(q, 'dst_crs') ?? coordCrs;
+      const { size, coordCrs, dstCrs } = partOptions(q, fixed);
       const render = parseRenderOptions(q);
       const [minx, miny, maxx, maxy] = parsed.bbox;
       if (!parsed.bbox.every(Number.isFinite) || minx >= maxx || miny >= maxy) {
@@ -147,9 +153,7 @@ export function stacImageRoutes(services: Services) {
       const shape = parseFeatureBody(req.body);
       const layer = layerOptions(q);
       const values = valueOptions(q);
-      const size = parseSize(q, fixed);
-      const coordCrs = parseCrsParam(q, 'coord_crs') ?? WGS84;
-      const dstCrs = parseCrsParam(q, 'dst_crs') ?? coordCrs;
+      const { size, coordCrs, dstCrs } = partOptions(q, fixed);
       const render = parseRenderOptions(q);
       const stac = await services.stac(q.url);
       const plan = await LayerPlan.resolve(stac, layer);
