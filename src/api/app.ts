@@ -15,6 +15,7 @@ import { normaliseBooleans, type Query } from './params.js';
 import { tmsRoutes } from './routes/tms.js';
 import { stacRoutes } from './routes/stac.js';
 import { stacImageRoutes } from './routes/stac-images.js';
+import { stacStatisticsRoutes } from './routes/stac-statistics.js';
 import { algorithmRoutes } from './routes/algorithms.js';
 import { colormapRoutes } from './routes/colormaps.js';
 import { pyDumps } from './pyjson.js';
@@ -87,6 +88,7 @@ export async function buildApp(services: Services, opts: { logger?: boolean | ob
   await app.register(colormapRoutes());
   await app.register(stacRoutes(services), { prefix: '/stac' });
   await app.register(stacImageRoutes(services), { prefix: '/stac' });
+  await app.register(stacStatisticsRoutes(services), { prefix: '/stac' });
   await app.register(algorithmRoutes());
 
   if (settings.demoDir) {

@@ -119,6 +119,9 @@ export class RasterReader {
 
     if (!sameCrs(dstSrs, dsSrs)) {
       const native = await this.nativeTransform(dstText!, dstSrs);
+      // rio-tiler `get_vrt_transform`: the bounds snap outward to the reprojected grid's pixels.
+      const align = (b: BBox): BBox => (opts.alignBoundsWithDataset ? windowBounds(roundWindowOut(windowFromBounds(b, native)), native) : b);
+      bounds = align(bounds);
       let grid = vrtGrid(native, bounds, height, width);
       bounds = arrayBounds(grid.height, grid.width, grid.gt);
       if (opts.maxSize && !(width && height)) [height, width] = sizeForMaxSize(opts.maxSize, grid.height, grid.width);
@@ -126,6 +129,7 @@ export class RasterReader {
       width ||= grid.width;
       if (opts.buffer) {
         [bounds, height, width] = applyBuffer(opts.buffer, bounds, height, width);
+        bounds = align(bounds);
         grid = vrtGrid(native, bounds, height, width);
         bounds = arrayBounds(grid.height, grid.width, grid.gt);
       }
