@@ -220,16 +220,13 @@ describe('applyColormap (rio-tiler apply_cmap, alpha AND mask)', () => {
     ]);
   });
 
-  it('makes values a table cannot index transparent black (rio-tiler fails on them)', () => {
-    const out = applyColormap(line('float32', [1, 1.5, NaN, 300, -257, 255]), namedColormap('viridis'));
-    assert.deepEqual(colours(out), {
-      rgb: [
-        [68, 0, 0, 0, 0, 253],
-        [2, 0, 0, 0, 0, 231],
-        [85, 0, 0, 0, 0, 36],
-      ],
-      mask: [255, 0, 0, 0, 0, 255],
-    });
+  it('refuses with a 400 what a table cannot index (TiTiler fails with a 500: IndexError)', () => {
+    const viridis = namedColormap('viridis');
+    badRequest(() => applyColormap(line('float32', [1, 2, 255]), viridis), /needs integer data from 0 to 255, got floating-point data: use rescale first/);
+    badRequest(() => applyColormap(line('uint16', [1, 1099, 2]), viridis), 'A 256-entry colormap needs values from 0 to 255, got 1099: use rescale first');
+    badRequest(() => applyColormap(line('int16', [0, -257]), viridis), /got -257/);
+    // Masked pixels are indexed too (rio-tiler colours the whole array before applying the mask).
+    badRequest(() => applyColormap(line('int16', [5, -9999], [255, 0]), viridis), /got -9999/);
   });
 
   it('combines a user table\'s alpha with the mask', () => {

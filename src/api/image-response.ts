@@ -4,6 +4,7 @@
  * refused) before anything is read; `sendImage` runs the steps on the image the reader made.
  */
 import type { FastifyReply } from 'fastify';
+import { badRequest } from '../errors.js';
 import type { ImageData } from '../image/image-data.js';
 import { applyRescale } from '../image/rescale.js';
 import { applyColorFormula, parseColorFormula, type ColorOperation } from '../image/color-formula.js';
@@ -25,7 +26,11 @@ export interface RenderOptions {
 /** PostProcessParams, RescalingParams, ColorFormulaParams, ColorMapParams, ImageRenderingParams. */
 export function parseRenderOptions(q: Query): RenderOptions {
   const name = typeof q['algorithm'] === 'string' ? q['algorithm'] : undefined;
-  const algorithm = parseAlgorithm(name, typeof q['algorithm_params'] === 'string' ? q['algorithm_params'] : undefined);
+  const rawParams = typeof q['algorithm_params'] === 'string' ? q['algorithm_params'] : undefined;
+  // TiTiler decodes algorithm_params even without an algorithm (and fails with a 500 on bad JSON):
+  // bad JSON is refused whether or not it would be used; its shape only matters to an algorithm.
+  if (!name && rawParams) assertJson(rawParams, 'algorithm_params');
+  const algorithm = parseAlgorithm(name, rawParams);
   const formula = typeof q['color_formula'] === 'string' && q['color_formula'] !== '' ? parseColorFormula(q['color_formula']) : undefined;
   // colormap_name wins over colormap; an empty JSON colormap ({} or []) means none, as in TiTiler.
   let colormap: ColorMap | undefined;
@@ -39,6 +44,14 @@ export function parseRenderOptions(q: Query): RenderOptions {
     colormap,
     returnMask: q['return_mask'] !== false,
   };
+}
+
+function assertJson(text: string, param: string): void {
+  try {
+    JSON.parse(text);
+  } catch {
+    throw badRequest(`Could not parse the ${param} value: not valid JSON.`);
+  }
 }
 
 /** Post-processes and encodes `img`, then sends it with TiTiler's media type. */

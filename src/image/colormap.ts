@@ -13,7 +13,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { badRequest } from '../errors.js';
-import { datasetMask, type BandArray, type ImageData } from './image-data.js';
+import { datasetMask, isFloat, type BandArray, type ImageData } from './image-data.js';
 
 export type Rgba = [number, number, number, number];
 
@@ -187,9 +187,9 @@ function parsePythonJson(text: string): unknown {
  * encoder writes as the alpha band. Colours are looked up from the raw values, masked pixels included.
  *
  * Values a lookup table cannot index: rio-tiler fails (TiTiler answers 500) for float data and for
- * integers above 255 or below -256, and wraps -256..-1 to the end of the table as numpy indexing
- * does. We wrap the same way, accept integral floats like integers, and make every other value
- * (fractions, NaN, out of range) transparent black instead of failing.
+ * integers above 255 or below -256 (masked pixels included), and wraps -256..-1 to the end of the
+ * table as numpy indexing does. We wrap the same way and refuse the others with a 400 that tells the
+ * client to rescale: it is their request, not the server, that cannot work.
  */
 export function applyColormap(img: ImageData, cmap: ColorMap): ImageData {
   if (img.bands.length !== 1) {
@@ -198,7 +198,7 @@ export function applyColormap(img: ImageData, cmap: ColorMap): ImageData {
   const data = img.bands[0]!;
   const n = data.length;
   const rgba = new Uint8Array(n * 4);
-  if (cmap.kind === 'lut') applyTable(data, cmap.table, rgba);
+  if (cmap.kind === 'lut') applyTable(data, isFloat(img.dtype), cmap.table, rgba);
   else if (cmap.kind === 'discrete') applyDiscrete(data, cmap.entries, rgba);
   else applyIntervals(data, cmap.entries, rgba);
 
@@ -233,15 +233,21 @@ function put(rgba: Uint8Array, i: number, colors: Uint8Array, from: number): voi
   rgba[j + 3] = colors[from + 3]!;
 }
 
-function applyTable(data: BandArray, table: Uint8Array, rgba: Uint8Array): void {
+function applyTable(data: BandArray, floatData: boolean, table: Uint8Array, rgba: Uint8Array): void {
   if (data instanceof Uint8Array) {
     for (let i = 0; i < data.length; i++) put(rgba, i, table, data[i]! * 4);
     return;
   }
+  if (floatData) {
+    throw badRequest('A 256-entry colormap needs integer data from 0 to 255, got floating-point data: use rescale first');
+  }
   for (let i = 0; i < data.length; i++) {
     const v = data[i]!;
-    // Negative indexes count from the end, as numpy's do; anything else stays transparent black.
-    if (Number.isInteger(v) && v >= -256 && v <= 255) put(rgba, i, table, (v < 0 ? v + 256 : v) * 4);
+    // Negative indexes count from the end, as numpy's do.
+    if (v < -256 || v > 255) {
+      throw badRequest(`A 256-entry colormap needs values from 0 to 255, got ${v}: use rescale first`);
+    }
+    put(rgba, i, table, (v < 0 ? v + 256 : v) * 4);
   }
 }
 

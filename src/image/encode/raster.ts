@@ -1,17 +1,19 @@
 /**
- * PNG, JPEG and WebP through sharp (libvips), with the band layouts and settings TiTiler gets from
- * GDAL's drivers: PNG zlevel 6 (pngraw 1) with libpng's adaptive filters, JPEG quality 85 with 4:2:0
- * chroma subsampling (libjpeg's default, as GDAL writes it), WebP quality 75 lossy. libvips encodes
- * from one interleaved buffer without a dataset round trip (PNG measured 1.1–1.6× faster than GDAL's
- * driver); decoded pixels are the same as GDAL's for PNG and WebP, and for JPEG wherever GDAL is built
- * on libjpeg-turbo (TiTiler's rasterio wheels bundle IJG libjpeg 9, whose chroma differs by a few
- * levels). The mask, when given, is the alpha channel.
+ * PNG and WebP through sharp (libvips), JPEG through our own encoder (jpeg.ts), with the band layouts
+ * and settings TiTiler gets from GDAL's drivers: PNG zlevel 6 (pngraw 1) with libpng's adaptive
+ * filters, JPEG quality 85 with 4:2:0 chroma subsampling, WebP quality 75 lossy. libvips encodes from
+ * one interleaved buffer without a dataset round trip (PNG measured 1.1–1.6× faster than GDAL's
+ * driver); decoded pixels are the same as GDAL's for PNG and WebP. For JPEG, TiTiler's rasterio
+ * wheels bundle IJG libjpeg 9, which subsamples chroma differently from the libjpeg-turbo in libvips
+ * (up to ~150 levels apart at hard colour edges), hence jpeg.ts. The mask, when given, is the alpha
+ * channel.
  */
 import sharp, { type Sharp } from 'sharp';
 import { TesseraError, badRequest } from '../../errors.js';
 import type { BandArray } from '../image-data.js';
 import type { RasterData } from './types.js';
 import { encodeCmykJpeg } from './gdal.js';
+import { encodeJpegLikeLibjpeg9 } from './jpeg.js';
 
 const PNG_LAYOUTS = '1 (gray), 2 (gray + alpha), 3 (RGB) or 4 (RGBA) bands';
 const JPEG_LAYOUTS = '1 (gray), 3 (RGB) or 4 (CMYK) bands';
@@ -101,13 +103,14 @@ export async function encodePng(data: RasterData, mask: Uint8Array | undefined, 
   return pipeline(planes, data.width, data.height, false).png(options).toBuffer();
 }
 
-/** JPEG (quality 85) of uint8 bands; JPEG has no alpha, so TiTiler never writes the mask. */
+/** JPEG (quality 85, libjpeg 9's coefficients) of uint8 bands; JPEG has no alpha, so TiTiler never writes the mask. */
 export async function encodeJpeg(data: RasterData): Promise<Buffer> {
   const count = data.bands.length;
   if (data.dtype !== 'uint8') throw dtypeError('JPEG', data.dtype, 'uint8');
   if (count === 4) return encodeCmykJpeg(data); // GDAL writes 4 bands as CMYK; libvips would convert
   if (count !== 1 && count !== 3) throw bandCountError('JPEG', count, false, JPEG_LAYOUTS);
-  return pipeline(data.bands.map(asUint8), data.width, data.height, false).jpeg({ quality: 85, chromaSubsampling: '4:2:0' }).toBuffer();
+  // Our own encoder, not libvips': its coefficients are libjpeg 9's, as in TiTiler's wheels (see jpeg.ts).
+  return encodeJpegLikeLibjpeg9(data.bands.map(asUint8), data.width, data.height, 85);
 }
 
 /** Lossy WebP (quality 75) of uint8 bands plus the mask as alpha; one band is repeated to RGB first. */
