@@ -178,6 +178,8 @@ export function implicitOverviewLevel(
   vrt: { width: number; height: number },
   out: { width: number; height: number },
   resampling: ReadResampling,
+  /** The whole VRT when `vrt` is only the window read from it (padding). */
+  whole: { width: number; height: number } = vrt,
 ): number | undefined {
   const desired = Math.min(vrt.width / out.width, vrt.height / out.height);
   if (desired <= 1) return undefined;
@@ -186,10 +188,10 @@ export function implicitOverviewLevel(
   let bestFactor = 0;
   meta.overviewSizes.forEach(([ow], level) => {
     const ratio = meta.width / ow;
-    const w = Math.floor(vrt.width / ratio + 0.5);
-    const h = Math.floor(vrt.height / ratio + 0.5);
+    const w = Math.floor(whole.width / ratio + 0.5);
+    const h = Math.floor(whole.height / ratio + 0.5);
     if (w < 1 || h < 1) return;
-    const factor = Math.min(vrt.width / w, vrt.height / h);
+    const factor = Math.min(whole.width / w, whole.height / h);
     if (factor >= desired * threshold + 0.1 || factor <= bestFactor) return;
     best = level;
     bestFactor = factor;
@@ -363,20 +365,40 @@ async function readWarped(ds: Dataset, meta: SourceMeta, target: Extract<ReadTar
       closeQuietly(out);
     }
   }
-  const path = tempPath('vrt');
-  let vrt: Dataset | undefined;
+  // A band subset or a padded window: GDAL 3.10 reads the VRT band by band, from the implicit
+  // overview its band-level rule picks, then resamples that grid to the output with RasterIO. The
+  // overview grid is materialised here (MEM has no overviews, so GDAL 3.6 cannot pick another).
+  const w = target.window ?? { x: 0, y: 0, width: grid.width, height: grid.height };
+  const level = implicitOverviewLevel(meta, { width: w.width, height: w.height }, { width, height }, opts.resampling, grid);
+  let warpGrid = grid;
+  let win = { x: w.x, y: w.y, w: w.width, h: w.height };
+  if (level !== undefined) {
+    const ratio = meta.width / meta.overviewSizes[level]![0];
+    const ow = Math.floor(grid.width / ratio + 0.5);
+    const oh = Math.floor(grid.height / ratio + 0.5);
+    const xf = grid.width / ow;
+    const yf = grid.height / oh;
+    warpGrid = { gt: [grid.gt[0], grid.gt[1] * xf, 0, grid.gt[3], 0, grid.gt[5] * yf], width: ow, height: oh };
+    const x = Math.min(ow - 1, Math.trunc(w.x / xf + 0.5));
+    const y = Math.min(oh - 1, Math.trunc(w.y / yf + 0.5));
+    win = { x, y, w: Math.min(ow - x, Math.max(1, Math.trunc(w.width / xf + 0.5))), h: Math.min(oh - y, Math.max(1, Math.trunc(w.height / yf + 0.5))) };
+  }
+  let mem: Dataset | undefined;
   try {
-    vrt = await gdal.warpAsync(path, null, [ds], [...common, '-of', 'VRT', '-ts', String(grid.width), String(grid.height), '-ovr', 'NONE']);
-    const w = target.window ?? { x: 0, y: 0, width: grid.width, height: grid.height };
-    const win = { x: w.x, y: w.y, w: w.width, h: w.height };
+    mem = await gdal.warpAsync(tempPath('mem'), null, [ds], [
+      ...common,
+      '-of', 'MEM',
+      '-ts', String(warpGrid.width), String(warpGrid.height),
+      '-ovr', level === undefined ? 'NONE' : String(level),
+    ]);
     if (RASTERIO_NAMES[opts.resampling]) {
-      const { bands, masks } = await readAndMask(vrt, dtype, win, width, height, opts.resampling, indexes, readsAlpha ? alpha : undefined, nodata, flags);
+      const { bands, masks } = await readAndMask(mem, dtype, win, width, height, opts.resampling, indexes, readsAlpha ? alpha : undefined, nodata, flags);
       return { dtype, indexes, bands, masks, width, height };
     }
     const tpath = tempPath('vrt');
     let resampled: Dataset | undefined;
     try {
-      resampled = await gdal.translateAsync(tpath, vrt, ['-of', 'VRT', '-srcwin', String(w.x), String(w.y), String(w.width), String(w.height), '-outsize', String(width), String(height), '-r', TRANSLATE_NAMES[opts.resampling]]);
+      resampled = await gdal.translateAsync(tpath, mem, ['-of', 'VRT', '-srcwin', String(win.x), String(win.y), String(win.w), String(win.h), '-outsize', String(width), String(height), '-r', TRANSLATE_NAMES[opts.resampling]]);
       const full = { x: 0, y: 0, w: width, h: height };
       const { bands, masks } = await readAndMask(resampled, dtype, full, width, height, 'nearest', indexes, readsAlpha ? alpha : undefined, nodata, flags);
       return { dtype, indexes, bands, masks, width, height };
@@ -384,7 +406,7 @@ async function readWarped(ds: Dataset, meta: SourceMeta, target: Extract<ReadTar
       closeQuietly(resampled, tpath);
     }
   } finally {
-    closeQuietly(vrt, path);
+    closeQuietly(mem);
   }
 }
 
