@@ -29,8 +29,21 @@ export interface Settings {
   maxOutputPixels: number;
   /** Largest number of source pixels one request may read (after the overview choice). */
   maxSourcePixels: number;
+  /** Send the `X-Assets` header (the assets a mosaic tile used) on mosaic tiles. */
+  mosaicAssetsHeader: boolean;
+  /** Asset reads in flight per mosaic request. */
+  mosaicConcurrency: number;
+  /** Refuse mosaic tiles outside the mosaic's zoom range (TiTiler's MOSAIC_STRICT_ZOOM). */
+  mosaicStrictZoom: boolean;
   /** Folder of the demo data served under /demo/, if any. */
   demoDir: string | undefined;
+  /**
+   * XYZ tile URL template of a Web Mercator basemap under the map pages (`{z}/{x}/{y}`); empty means
+   * none, so the pages never reach outside tessera (air-gapped deployments).
+   */
+  basemapUrl: string;
+  /** Attribution shown with the basemap (HTML allowed, as the basemap's licence usually requires). */
+  basemapAttribution: string;
   logLevel: string;
 }
 
@@ -41,12 +54,30 @@ function list(value: string | undefined): string[] {
     .filter((s) => s.length > 0);
 }
 
+function bool(name: string, fallback: boolean): boolean {
+  const raw = process.env[name]?.trim().toLowerCase();
+  if (raw === undefined || raw === '') return fallback;
+  if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
+  if (['0', 'false', 'no', 'off'].includes(raw)) return false;
+  throw new Error(`${name} must be true or false, got '${process.env[name]}'`);
+}
+
 function int(name: string, fallback: number): number {
   const raw = process.env[name];
   if (raw === undefined || raw === '') return fallback;
   const n = Number(raw);
   if (!Number.isFinite(n) || n < 0) throw new Error(`${name} must be a non-negative number, got '${raw}'`);
   return Math.floor(n);
+}
+
+/** A basemap tile template: absolute http(s) or a path on this server, with {z}, {x} and {y}. */
+function basemapTemplate(value: string | undefined): string {
+  const raw = (value ?? '').trim();
+  if (raw === '') return '';
+  if (!/^(https?:\/\/|\/)/.test(raw) || !['{z}', '{x}', '{y}'].every((p) => raw.includes(p))) {
+    throw new Error(`TESSERA_BASEMAP_URL must be an http(s) URL or a path with {z}, {x} and {y}, got '${raw}'`);
+  }
+  return raw;
 }
 
 export function loadSettings(overrides: Partial<Settings> = {}): Settings {
@@ -69,7 +100,12 @@ export function loadSettings(overrides: Partial<Settings> = {}): Settings {
     maxHandles: Math.max(1, int('TESSERA_MAX_HANDLES', 256)),
     maxOutputPixels: int('TESSERA_MAX_OUTPUT_PIXELS', 64 * 1024 * 1024),
     maxSourcePixels: int('TESSERA_MAX_SOURCE_PIXELS', 256 * 1024 * 1024),
+    mosaicAssetsHeader: bool('TESSERA_MOSAIC_ASSETS_HEADER', true),
+    mosaicConcurrency: Math.max(1, int('TESSERA_MOSAIC_CONCURRENCY', 8)),
+    mosaicStrictZoom: bool('TESSERA_MOSAIC_STRICT_ZOOM', false),
     demoDir: env['TESSERA_DEMO_DIR'] || undefined,
+    basemapUrl: basemapTemplate(env['TESSERA_BASEMAP_URL']),
+    basemapAttribution: env['TESSERA_BASEMAP_ATTRIBUTION'] ?? '',
     logLevel: env['TESSERA_LOG_LEVEL'] ?? 'info',
   };
   return { ...settings, ...overrides };

@@ -32,7 +32,10 @@ export async function serve(settings: Settings): Promise<void> {
     const item = `${address}/demo/item.json`;
     const q = `url=${encodeURIComponent(item)}`;
     console.log(`
-tessera is serving its demo data. Open:
+tessera is serving its demo data. Start here: ${address}/
+
+  STAC viewer     ${address}/stac/viewer?${q}
+  demo map        ${address}/stac/WebMercatorQuad/map?${q}&assets=rgb
   API docs        ${address}/api.html
   demo item info  ${address}/stac/info?${q}
   demo TileJSON   ${address}/stac/WebMercatorQuad/tilejson.json?${q}&assets=rgb

@@ -16,8 +16,10 @@ import { tmsRoutes } from './routes/tms.js';
 import { stacRoutes } from './routes/stac.js';
 import { stacImageRoutes } from './routes/stac-images.js';
 import { stacStatisticsRoutes } from './routes/stac-statistics.js';
+import { mosaicRoutes } from './routes/mosaic.js';
 import { algorithmRoutes } from './routes/algorithms.js';
 import { colormapRoutes } from './routes/colormaps.js';
+import { pageRoutes } from './routes/pages.js';
 import { pyDumps } from './pyjson.js';
 
 export async function buildApp(services: Services, opts: { logger?: boolean | object } = {}): Promise<FastifyInstance> {
@@ -89,7 +91,9 @@ export async function buildApp(services: Services, opts: { logger?: boolean | ob
   await app.register(stacRoutes(services), { prefix: '/stac' });
   await app.register(stacImageRoutes(services), { prefix: '/stac' });
   await app.register(stacStatisticsRoutes(services), { prefix: '/stac' });
+  await app.register(mosaicRoutes(services), { prefix: '/mosaicjson' });
   await app.register(algorithmRoutes());
+  await app.register(pageRoutes(services));
 
   if (settings.demoDir) {
     await app.register(fastifyStatic, { root: settings.demoDir, prefix: '/demo/', acceptRanges: true, decorateReply: false, cacheControl: false });

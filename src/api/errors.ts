@@ -55,8 +55,8 @@ interface AjvError {
   message?: string;
 }
 
-/** Parameters TiTiler declares as Enum classes (422 `enum`); its other choices are Literals. */
-const ENUM_PARAMS = new Set(['format', 'tile_format', 'pixel_selection']);
+/** Parameters TiTiler declares as Enum classes (422 `enum`); its other choices (pixel_selection too) are Literals. */
+const ENUM_PARAMS = new Set(['format', 'tile_format']);
 
 function lookup(data: unknown, path: Array<string | number>): unknown {
   let cur = data;

@@ -1,0 +1,400 @@
+/**
+ * Reading a mosaic (rio-tiler 6.8 `mosaic_reader`, cogeo-mosaic's `tile`/`point`): every asset of
+ * the tile is read as rio-tiler's `Reader(asset).tile(...)` would read it — or, for assets that are
+ * STAC items, as the STAC image verbs read the named assets — and the images are fed, in asset
+ * order, to the pixel selection method.
+ *
+ * Reads run in parallel, at most `concurrency` ahead of the one being fed; results are fed strictly
+ * in asset order (so the mosaic is the same whatever finishes first). With `first`, the mosaic
+ * stops as soon as no pixel is masked: reads not yet started never start and reads in flight are
+ * left unfed, as rio-tiler leaves the rest of its chunk. Assets the tile does not touch (rio-tiler's
+ * TileOutsideBounds) are skipped; nothing read at all is a 204.
+ */
+import { RasterReader, type ValueOptions, type PointValues, type ReadPlan } from '../source/reader.js';
+import type { SourceContext, SourceMeta } from '../source/dataset.js';
+import { gdalPath, type UrlPolicy } from '../source/url-policy.js';
+import { sameCrs, srsFrom, transformBounds, transformPoint } from '../source/crs.js';
+import type { SpatialReference } from '../source/gdal.js';
+import type { StacReader } from '../stac/reader.js';
+import { LayerPlan, stacPoint, stacTile, type LayerOptions, type ReadLimits } from '../stac/images.js';
+import { allocate, intersectMasks, type ImageData } from '../image/image-data.js';
+import { resizeNearest } from '../image/stack.js';
+import { evaluateExpression, parseExpression, type Expression } from '../image/expression.js';
+import type { BBox, TileMatrixSet } from '../tms/grid.js';
+import { TesseraError, badRequest } from '../errors.js';
+import type { Mosaic } from './mosaic.js';
+import { pixelSelector, type PixelLayer, type PixelSelection } from './methods.js';
+
+/** What a mosaic read needs from the running server. */
+export interface MosaicContext {
+  sources: SourceContext;
+  policy: UrlPolicy;
+  openStac(url: string): Promise<StacReader>;
+  /** Asset reads in flight per request. */
+  concurrency: number;
+  limits: ReadLimits;
+}
+
+/** The layer parameters: `bidx`/`expression` over COG bands (b1, b2 …); `assets`… for STAC items. */
+export interface MosaicLayer {
+  bidx?: readonly number[];
+  expression?: string;
+  /** For mosaics of STAC items: which of each item's assets to read (`expression` names them). */
+  stac: Omit<LayerOptions, 'expression' | 'bidx'>;
+}
+
+export interface MosaicTileOptions extends ValueOptions {
+  tilesize: number;
+  buffer?: number;
+  padding?: number;
+  pixelSelection: PixelSelection;
+}
+
+export interface MosaicTile {
+  image: ImageData;
+  /** The assets whose pixels were fed to the pixel selection, in order. */
+  assetsUsed: string[];
+}
+
+/** The read options alone, without the tile and selection parameters. */
+function valuesOf(opts: ValueOptions): ValueOptions {
+  return { unscale: opts.unscale, resampling: opts.resampling, reproject: opts.reproject, ...(opts.nodata !== undefined ? { nodata: opts.nodata } : {}) };
+}
+
+/** STAC items are named by their document type, or by a JSON href. */
+function isStacItem(mosaic: Mosaic, asset: string): boolean {
+  if (mosaic.doc.asset_type?.toUpperCase() === 'STAC') return true;
+  const path = asset.split(/[?#]/, 1)[0]!.toLowerCase();
+  return path.endsWith('.json') || path.endsWith('.geojson');
+}
+
+/** Reads one COG asset's bands (or expression) the way rio-tiler's `Reader` does. */
+class CogLayer {
+  readonly expression: Expression | undefined;
+  private readonly indexes: number[] | undefined;
+
+  constructor(layer: MosaicLayer) {
+    if (layer.expression) {
+      this.expression = parseExpression(layer.expression);
+      // rio-tiler reads exactly the bands the expression names.
+      const indexes = new Set<number>();
+      for (const v of this.expression.variables) {
+        const m = /^b([0-9]+)$/.exec(v);
+        if (!m || Number(m[1]) < 1) throw badRequest(`Invalid expression: '${v}' is not a band name (use b1, b2 …)`);
+        indexes.add(Number(m[1]));
+      }
+      this.indexes = [...indexes].sort((a, b) => a - b);
+    } else if (layer.bidx && layer.bidx.length > 0) {
+      this.indexes = [...layer.bidx];
+    }
+  }
+
+  checkIndexes(count: number, label: string): void {
+    for (const i of this.indexes ?? []) {
+      if (i > count) throw badRequest(`Invalid band index ${i} for ${label}: it has ${count} band(s)`);
+    }
+  }
+
+  /** How many bands an asset of `count` bands gives. */
+  outputBands(count: number): number {
+    if (this.expression) return this.expression.blocks.length;
+    return this.indexes ? this.indexes.length : Math.max(1, count);
+  }
+
+  valueOptions(opts: ValueOptions): ValueOptions {
+    return this.indexes ? { ...opts, indexes: this.indexes } : opts;
+  }
+
+  /** rio-tiler `apply_expression`: one mask for every output, masked where any band read is. */
+  apply(img: ImageData): ImageData {
+    const expr = this.expression;
+    if (!expr) return img;
+    const n = img.width * img.height;
+    const inputs = new Map(img.bandNames.map((name, i) => [name, { dtype: img.dtype, array: img.bands[i]! }]));
+    const result = evaluateExpression(expr, inputs, n);
+    const mask = intersectMasks(img.masks, n);
+    return { ...img, dtype: result.dtype, bands: result.bands, masks: result.bands.map(() => mask), bandNames: expr.blocks.map((b) => b.name), datasetStatistics: undefined };
+  }
+
+  applyToPoint(p: PointValues): PointValues {
+    const expr = this.expression;
+    if (!expr) return p;
+    const inputs = new Map(
+      p.bandNames.map((name, i) => {
+        const array = allocate(p.dtype, 1);
+        array[0] = p.values[i]!;
+        return [name, { dtype: p.dtype, array }];
+      }),
+    );
+    const result = evaluateExpression(expr, inputs, 1);
+    return { dtype: result.dtype, values: result.bands.map((b) => b[0]!), masks: result.bands.map(() => false), bandNames: expr.blocks.map((b) => b.name) };
+  }
+}
+
+/** Reads the assets of one mosaic request; built once per request from its parameters. */
+export class MosaicReader {
+  private readonly cog: CogLayer;
+
+  constructor(
+    private readonly mosaic: Mosaic,
+    private readonly layer: MosaicLayer,
+    private readonly ctx: MosaicContext,
+  ) {
+    this.cog = new CogLayer(layer);
+  }
+
+  async tile(tms: TileMatrixSet, x: number, y: number, z: number, opts: MosaicTileOptions): Promise<MosaicTile> {
+    const assets = this.mosaic.assetsForTile(tms, x, y, z);
+    if (assets.length === 0) throw new TesseraError('NoContent', `No assets found for tile ${z}-${x}-${y}`);
+    const budget = { sourcePixels: 0 };
+    const footprint = new TileFootprint(tms, x, y, z);
+    const read = (asset: string): Promise<ImageData | undefined> =>
+      isStacItem(this.mosaic, asset) ? this.stacTile(asset, tms, x, y, z, opts) : this.cogTile(asset, tms, x, y, z, opts, budget, footprint);
+    return composite(assets, read, opts.pixelSelection, this.ctx.concurrency);
+  }
+
+  /** Values at a point for every asset that covers it, in asset order (no pixel selection). */
+  async point(lon: number, lat: number, coordCrs: string, opts: ValueOptions): Promise<Array<{ asset: string; values: number[]; bandNames: string[] }>> {
+    const assets = this.mosaic.assetsForPoint(lon, lat, coordCrs);
+    if (assets.length === 0) throw new TesseraError('NoContent', `No assets found for point (${lon},${lat})`);
+    const results = await mapLimited(assets, this.ctx.concurrency, (asset) =>
+      isStacItem(this.mosaic, asset) ? this.stacPoint(asset, lon, lat, coordCrs, opts) : this.cogPoint(asset, lon, lat, coordCrs, opts),
+    );
+    const out: Array<{ asset: string; values: number[]; bandNames: string[] }> = [];
+    results.forEach((r, i) => {
+      if (r) out.push({ asset: assets[i]!, values: r.values, bandNames: r.bandNames });
+    });
+    return out;
+  }
+
+  private reader(asset: string): RasterReader {
+    const loc = this.ctx.policy.resolve(asset, 'mosaic asset');
+    return new RasterReader(this.ctx.sources.source(gdalPath(loc), `mosaic asset '${asset}'`));
+  }
+
+  private async cogTile(
+    asset: string,
+    tms: TileMatrixSet,
+    x: number,
+    y: number,
+    z: number,
+    opts: MosaicTileOptions,
+    budget: { sourcePixels: number },
+    footprint: TileFootprint,
+  ): Promise<ImageData | undefined> {
+    const reader = this.reader(asset);
+    const meta = await reader.meta();
+    this.cog.checkIndexes(meta.count, `mosaic asset '${asset}'`);
+    if (!footprint.touches(meta)) return undefined;
+    const plan = await reader.planTile(tms, x, y, z, opts.tilesize, {
+      ...(opts.buffer !== undefined ? { buffer: opts.buffer } : {}),
+      ...(opts.padding !== undefined ? { padding: opts.padding } : {}),
+    });
+    const limits = this.ctx.limits;
+    const bands = this.cog.outputBands(meta.count);
+    if (plan.width * plan.height * bands > limits.maxOutputPixels) {
+      throw badRequest(`Requested image is too large: ${plan.width}x${plan.height} pixels × ${bands} band(s) exceeds the limit of ${limits.maxOutputPixels} values`);
+    }
+    budget.sourcePixels += readCost(meta, plan);
+    if (budget.sourcePixels > limits.maxSourcePixels) {
+      throw badRequest(`Requested tile is too expensive: its assets need more than ${limits.maxSourcePixels} source pixels; zoom in`);
+    }
+    const img = await reader.read(plan, this.cog.valueOptions(valuesOf(opts)));
+    return this.cog.apply(img);
+  }
+
+  private async stacTile(asset: string, tms: TileMatrixSet, x: number, y: number, z: number, opts: MosaicTileOptions): Promise<ImageData | undefined> {
+    const stac = await this.ctx.openStac(asset);
+    const plan = await LayerPlan.resolve(stac, this.stacLayer());
+    try {
+      return await stacTile(
+        stac,
+        plan,
+        tms,
+        { x, y, z },
+        {
+          ...valuesOf(opts),
+          tilesize: opts.tilesize,
+          ...(opts.buffer !== undefined ? { buffer: opts.buffer } : {}),
+          ...(opts.padding !== undefined ? { padding: opts.padding } : {}),
+        },
+        this.ctx.limits,
+      );
+    } catch (err) {
+      if (err instanceof TesseraError && err.kind === 'TileOutsideBounds') return undefined;
+      throw err;
+    }
+  }
+
+  private async cogPoint(asset: string, lon: number, lat: number, coordCrs: string, opts: ValueOptions): Promise<PointValues | undefined> {
+    const reader = this.reader(asset);
+    const meta = await reader.meta();
+    this.cog.checkIndexes(meta.count, `mosaic asset '${asset}'`);
+    if (!(await pointInside(reader, lon, lat, coordCrs))) return undefined;
+    const p = await reader.point(lon, lat, coordCrs, this.cog.valueOptions(opts));
+    return this.cog.applyToPoint(p);
+  }
+
+  private async stacPoint(asset: string, lon: number, lat: number, coordCrs: string, opts: ValueOptions): Promise<{ values: number[]; bandNames: string[] } | undefined> {
+    const stac = await this.ctx.openStac(asset);
+    const plan = await LayerPlan.resolve(stac, this.stacLayer());
+    const inside = await Promise.all(plan.readers().map((r) => pointInside(r, lon, lat, coordCrs)));
+    if (inside.some((i) => !i)) return undefined;
+    return stacPoint(plan, lon, lat, coordCrs, opts);
+  }
+
+  private stacLayer(): LayerOptions {
+    const { stac, expression, bidx } = this.layer;
+    return { ...stac, ...(expression ? { expression } : {}), ...(bidx && bidx.length > 0 ? { bidx } : {}) };
+  }
+}
+
+/**
+ * rio-tiler's `tile_exists` for every asset of one tile: the tile's bounds are transformed into
+ * each dataset CRS once (assets of a mosaic mostly share one), then tested for strict intersection.
+ */
+class TileFootprint {
+  private readonly byCrs = new Map<string, BBox>();
+  private readonly tmsSrs: SpatialReference;
+
+  constructor(
+    private readonly tms: TileMatrixSet,
+    private readonly x: number,
+    private readonly y: number,
+    private readonly z: number,
+  ) {
+    this.tmsSrs = srsFrom(tms.srs);
+  }
+
+  touches(meta: SourceMeta): boolean {
+    let tb = this.byCrs.get(meta.crs);
+    if (!tb) {
+      tb = this.tms.xyBounds({ x: this.x, y: this.y, z: this.z });
+      const dsSrs = srsFrom(meta.crs);
+      if (!sameCrs(this.tmsSrs, dsSrs)) tb = transformBounds(this.tmsSrs, dsSrs, tb, 21);
+      this.byCrs.set(meta.crs, tb);
+    }
+    // A tile that cannot be expressed in the dataset's CRS is read and left to the warper.
+    if (!tb.every(Number.isFinite)) return true;
+    const [l, b, r, t] = meta.bounds;
+    const [tl, tbm, tr, tt] = [Math.min(tb[0], tb[2]), Math.min(tb[1], tb[3]), Math.max(tb[0], tb[2]), Math.max(tb[1], tb[3])];
+    return tl < r && tr > l && tt > b && tbm < t;
+  }
+}
+
+/**
+ * Source pixels one asset's tile read costs: the plan's estimate, but never more than the whole
+ * dataset at the overview GDAL picks — a low-zoom tile's grid spans far more than a small asset,
+ * and only the asset's own pixels are read.
+ */
+function readCost(meta: SourceMeta, plan: ReadPlan): number {
+  const t = plan.target;
+  const decimation = t.kind === 'warp' ? Math.min(t.grid.width / t.width, t.grid.height / t.height) : Math.min(Math.abs(t.window.width) / t.width, Math.abs(t.window.height) / t.height);
+  let factor = 1;
+  for (const f of meta.overviews) if (f <= decimation * 1.2 && f > factor) factor = f;
+  return Math.min(plan.sourcePixels, Math.ceil((meta.width * meta.height) / (factor * factor)));
+}
+
+/** rio-tiler's PointOutsideBounds test, done before reading so the mosaic can skip the asset. */
+async function pointInside(reader: RasterReader, x: number, y: number, coordCrs: string): Promise<boolean> {
+  const meta = await reader.meta();
+  let px: number;
+  let py: number;
+  try {
+    [px, py] = transformPoint(srsFrom(coordCrs), srsFrom(meta.crs), x, y);
+  } catch {
+    return false;
+  }
+  const [l, b, r, t] = meta.bounds;
+  return l < px && px < r && b < py && py < t;
+}
+
+type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };
+
+/**
+ * Feeds each asset's image to the pixel selection in asset order, reading ahead in a window of
+ * `concurrency` assets: asset i + concurrency starts once asset i has been fed. So once the
+ * selection is done (or a read failed) no further read starts, and at most `concurrency` images
+ * wait in memory; a slow asset holds the window, as a chunk holds rio-tiler's.
+ */
+export async function composite(
+  assets: readonly string[],
+  read: (asset: string) => Promise<ImageData | undefined>,
+  method: PixelSelection,
+  concurrency: number,
+): Promise<MosaicTile> {
+  const selector = pixelSelector(method);
+  const slots: Array<Promise<Settled<ImageData | undefined>> | undefined> = new Array(assets.length);
+  const window = Math.max(1, concurrency);
+  let started = 0;
+  let first: ImageData | undefined;
+  const used: string[] = [];
+  for (let i = 0; i < assets.length; i++) {
+    while (started < assets.length && started < i + window) {
+      const k = started++;
+      // Settled, never rejected: reads left behind by an early stop must not raise unhandled rejections.
+      slots[k] = read(assets[k]!).then(
+        (value): Settled<ImageData | undefined> => ({ ok: true, value }),
+        (error: unknown): Settled<ImageData | undefined> => ({ ok: false, error }),
+      );
+    }
+    const settled = await slots[i]!;
+    slots[i] = undefined;
+    if (!settled.ok) throw settled.error;
+    const img = settled.value;
+    if (!img) continue;
+    if (!first) first = img;
+    selector.feed(fitTo(first, img, assets[i]!));
+    used.push(assets[i]!);
+    if (selector.exitWhenFilled && selector.done()) break;
+  }
+  const result = selector.result();
+  if (!first || !result) throw new TesseraError('NoContent', 'Method returned an empty array');
+  const bandNames = first.bandNames.slice(0, result.bands.length);
+  return {
+    image: {
+      width: first.width,
+      height: first.height,
+      dtype: result.dtype,
+      bands: result.bands,
+      masks: result.masks,
+      bandNames,
+      bounds: first.bounds,
+      crs: first.crs,
+      assets: used,
+    },
+    assetsUsed: used,
+  };
+}
+
+/** The first image fixes the band count and size; later ones of another size are resized (nearest). */
+function fitTo(first: ImageData, img: ImageData, asset: string): PixelLayer {
+  if (img.bands.length !== first.bands.length) {
+    throw badRequest(`Mosaic assets must have the same number of bands: '${asset}' gives ${img.bands.length}, the first asset ${first.bands.length}`);
+  }
+  if (img.width === first.width && img.height === first.height) return img;
+  const masks = new Map<Uint8Array, Uint8Array>();
+  return {
+    dtype: img.dtype,
+    bands: img.bands.map((b) => resizeNearest(b, img.width, img.height, first.width, first.height)),
+    masks: img.masks.map((m) => {
+      let r = masks.get(m);
+      if (!r) masks.set(m, (r = resizeNearest(m, img.width, img.height, first.width, first.height)));
+      return r;
+    }),
+  };
+}
+
+/** `fn` over every item with at most `limit` calls in flight; results in input order. */
+async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(Math.max(1, limit), items.length) }, worker));
+  return out;
+}
