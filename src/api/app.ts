@@ -8,7 +8,6 @@ import cors from '@fastify/cors';
 import compress from '@fastify/compress';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import fastifyStatic from '@fastify/static';
 import type { Services } from '../services.js';
 import { installErrorHandling } from './errors.js';
 import { normaliseBooleans, type Query } from './params.js';
@@ -20,6 +19,7 @@ import { mosaicRoutes } from './routes/mosaic.js';
 import { algorithmRoutes } from './routes/algorithms.js';
 import { colormapRoutes } from './routes/colormaps.js';
 import { pageRoutes } from './routes/pages.js';
+import { demoRoutes } from './routes/demo.js';
 import { pyDumps } from './pyjson.js';
 
 export async function buildApp(services: Services, opts: { logger?: boolean | object } = {}): Promise<FastifyInstance> {
@@ -96,7 +96,7 @@ export async function buildApp(services: Services, opts: { logger?: boolean | ob
   await app.register(pageRoutes(services));
 
   if (settings.demoDir) {
-    await app.register(fastifyStatic, { root: settings.demoDir, prefix: '/demo/', acceptRanges: true, decorateReply: false, cacheControl: false });
+    await app.register(demoRoutes(settings.demoDir));
   }
 
   app.addHook('onClose', async () => services.close());
