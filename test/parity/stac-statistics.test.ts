@@ -11,32 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startParity, writeReport, type Parity, type ReportRow } from './harness.js';
 import { compareJson, formatDifferences, parseJson, toPlain, type JsonValue, type PlainJson } from './compare.js';
-
-const COG_TYPE = 'image/tiff; application=geotiff; profile=cloud-optimized';
-
-/** Extra items beside the fixture item (`{item}`: B01 and B09), one per fixture raster. */
-const ITEMS: Record<string, { bbox: [number, number, number, number]; assets: Record<string, string> }> = {
-  s2: { bbox: [23.106076, 31.505174, 24.296465, 32.519335], assets: { B01: 'B01.tif', B09: 'B09.tif', tci: 'TCI.tif' } },
-  cog: { bbox: [-61.287624, 72.229798, -52.301599, 74.66298], assets: { cog: 'cog.tif' } },
-  scale: { bbox: [126.724472, 36.936642, 127.986875, 37.943111], assets: { scale: 'cog_scale.tif' } },
-  nan: { bbox: [79.666442, 21.589091, 80.924107, 22.589067], assets: { nan: 'cog_with_nan.tif' } },
-};
-
-function itemDocument(base: string, name: string): string {
-  const { bbox, assets } = ITEMS[name]!;
-  const [w, s, e, n] = bbox;
-  return JSON.stringify({
-    type: 'Feature',
-    stac_version: '1.0.0',
-    id: `parity-${name}`,
-    properties: { datetime: '2020-01-01T00:00:00Z' },
-    geometry: { type: 'Polygon', coordinates: [[[w, s], [e, s], [e, n], [w, n], [w, s]]] },
-    bbox,
-    links: [],
-    assets: Object.fromEntries(Object.entries(assets).map(([k, f]) => [k, { href: `${base}/${f}`, type: COG_TYPE }])),
-    stac_extensions: [],
-  });
-}
+import { serveItems } from './pixels.js';
 
 type Json = Record<string, unknown>;
 
@@ -206,7 +181,7 @@ describe('parity: /stac statistics routes', { timeout: 600_000 }, () => {
 
   before(async () => {
     p = await startParity();
-    for (const name of Object.keys(ITEMS)) p.fileserver.put(`/items/${name}.json`, itemDocument(p.fileserver.url, name));
+    serveItems(p);
   });
 
   after(async () => {
