@@ -168,6 +168,8 @@ describe('/stac image routes on the demo data', { timeout: 120_000 }, () => {
       ['huge preview', `/stac/preview.png?url=ITEM&assets=B01&width=100000&height=100000`, 400, /too large/],
       ['point outside the data', `/stac/point/0,0?url=ITEM&assets=B01`, 404, /outside/],
       ['point with bad numbers', `/stac/point/abc,1?url=ITEM&assets=B01`, 422, /valid number/],
+      ['point outside the CRS domain', `/stac/point/1e300,1e300?url=ITEM&assets=B01`, 404, /outside/],
+      ['point that is not a number', `/stac/point/nan,nan?url=ITEM&assets=B01`, 400, /finite/],
       ['local file as url', `${tile}.png?url=${q('/etc/passwd')}&assets=B01`, 400, /./],
     ];
     for (const [name, path, status, re] of cases) {

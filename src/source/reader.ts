@@ -228,7 +228,14 @@ export class RasterReader {
   async point(x: number, y: number, coordCrs: string, opts: ValueOptions): Promise<PointValues> {
     const meta = await this.meta();
     const dsSrs = srsFrom(meta.crs);
-    const [px, py] = transformPoint(srsFrom(coordCrs), dsSrs, x, y);
+    if (!Number.isFinite(x) || !Number.isFinite(y)) throw new TesseraError('BadRequest', `Invalid point ${x},${y}: coordinates must be finite numbers`);
+    let px = NaN;
+    let py = NaN;
+    try {
+      [px, py] = transformPoint(srsFrom(coordCrs), dsSrs, x, y);
+    } catch {
+      // outside the CRS's domain: the comparison below reports it as outside the data
+    }
     const [l, b, r, t] = meta.bounds;
     if (!(l < px && px < r && b < py && py < t)) {
       throw new TesseraError('NotFound', 'Point is outside dataset bounds');

@@ -153,8 +153,6 @@ interface Case {
   status?: number;
   /** A status case where tessera answers 200 on purpose: why. */
   deliberate?: string;
-  /** A known difference whose cause lies outside the mosaic code: recorded, not failed (todo). */
-  known?: string;
 }
 
 const FIXTURE_CASES: Case[] = [
@@ -270,7 +268,7 @@ describe('parity: /mosaicjson (fixture mosaic and a sixteen-COG mosaic)', { time
   const fill = (template: string): string => template.replace(/\{(\w+)\}/g, (_, k: string) => urls[k] ?? `{${k}}`);
 
   for (const c of [...FIXTURE_CASES, ...BIG_CASES]) {
-    it(c.id, c.known ? { todo: c.known } : {}, async () => {
+    it(c.id, async () => {
       const request = fill(c.path);
       const record = (verdict: ReportRow['verdict'], note: string): void => {
         rows.push({ id: c.id, request: `GET ${c.path}`, verdict, note });
@@ -337,7 +335,7 @@ describe('parity: /mosaicjson (fixture mosaic and a sixteen-COG mosaic)', { time
         figures.push(`| ${c.id} | ${shape} | ${dtype} | ${(r.within * 100).toFixed(3)}% | ${(r.maskEqual * 100).toFixed(3)}% |`);
         const ok = r.within >= PASS && r.maskEqual === 1;
         const figuresNote = `values within ±1: ${(r.within * 100).toFixed(3)}%, mask equal: ${(r.maskEqual * 100).toFixed(3)}%`;
-        record(ok ? 'equal' : 'differs', c.known && !ok ? `${figuresNote} (known: ${c.known})` : figuresNote);
+        record(ok ? 'equal' : 'differs', figuresNote);
         assert.ok(r.within >= PASS, `values within ±1: ${(r.within * 100).toFixed(3)}% < 99.5%`);
         assert.equal(r.maskEqual, 1, `masks differ: ${(r.maskEqual * 100).toFixed(3)}% equal`);
       } catch (err) {
