@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { parseMosaicDocument, mosaicDocumentJson } from '../src/mosaic/document.js';
 import { Mosaic } from '../src/mosaic/mosaic.js';
 import { quadkey, quadkeyToTile } from '../src/mosaic/quadkey.js';
-import { pyDumps } from '../src/api/pyjson.js';
+import { pyDumps } from '../src/pyjson.js';
 import { getTms } from '../src/tms/registry.js';
 import { TesseraError } from '../src/errors.js';
 

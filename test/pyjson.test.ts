@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { float, pyDumps, pyFloatRepr } from '../src/api/pyjson.js';
+import { float, pyDumps, pyFloatRepr } from '../src/pyjson.js';
 import { quotePlus, urlencode } from '../src/api/urls.js';
 
 describe('Python float repr', () => {

@@ -10,7 +10,7 @@
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { pyDumps } from '../src/api/pyjson.js';
+import { pyDumps } from '../src/pyjson.js';
 import { TesseraError } from '../src/errors.js';
 import { ARRAY_OF, type DType, type ImageData } from '../src/image/image-data.js';
 import { sumOf } from '../src/image/pairwise-sum.js';

@@ -20,7 +20,7 @@ import { algorithmRoutes } from './routes/algorithms.js';
 import { colormapRoutes } from './routes/colormaps.js';
 import { pageRoutes } from './routes/pages.js';
 import { demoRoutes } from './routes/demo.js';
-import { pyDumps } from './pyjson.js';
+import { pyDumps } from '../pyjson.js';
 
 export async function buildApp(services: Services, opts: { logger?: boolean | object } = {}): Promise<FastifyInstance> {
   const settings = services.settings;

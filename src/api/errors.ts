@@ -5,7 +5,7 @@
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { TesseraError, type ErrorKind } from '../errors.js';
-import { pyDumps } from './pyjson.js';
+import { pyDumps } from '../pyjson.js';
 
 const STATUS: Record<ErrorKind, number> = {
   BadRequest: 400,

@@ -8,7 +8,7 @@
 import { gdal } from '../source/gdal.js';
 import { ValidationError } from './errors.js';
 import { badRequest } from '../errors.js';
-import { float, type PyFloat } from './pyjson.js';
+import { float, type PyFloat } from '../pyjson.js';
 
 type Json = Record<string, unknown>;
 type Loc = Array<string | number>;

@@ -4,7 +4,7 @@
  */
 import type { RasterInfo } from '../source/dataset.js';
 import type { BBox } from '../tms/grid.js';
-import { float, floats } from './pyjson.js';
+import { float, floats } from '../pyjson.js';
 
 /** rio-tiler `Info` (exclude-none): declared fields first, then the extras. */
 export function infoModel(i: RasterInfo): Record<string, unknown> {

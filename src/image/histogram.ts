@@ -10,7 +10,7 @@
  * which includes its right edge; values outside the outer edges are not counted.
  */
 import { TesseraError } from '../errors.js';
-import { pyFloatRepr } from '../api/pyjson.js';
+import { pyFloatRepr } from '../pyjson.js';
 import type { DType } from './image-data.js';
 
 export interface Histogram {

@@ -5,7 +5,7 @@
  * histogram's second list is floats (bin edges, or the categories of a float band) or ints (the
  * categories of an integer band). NaN and ±Inf become null when written by `pyDumps`.
  */
-import { float, floats } from '../api/pyjson.js';
+import { float, floats } from '../pyjson.js';
 import type { BandStatistics } from './statistics.js';
 
 export function statisticsToJson(s: BandStatistics): Record<string, unknown> {

@@ -9,7 +9,7 @@
  * document's quadkey zoom, so that lookups can rely on it.
  */
 import { badRequest } from '../errors.js';
-import { float, floats, type PyFloat } from '../api/pyjson.js';
+import { float, floats, type PyFloat } from '../pyjson.js';
 import { parseTileMatrixSetJson, type TileMatrixSetJson } from './tms.js';
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };

@@ -12,7 +12,7 @@ import { getTms, tmsIds } from '../tms/registry.js';
 import type { SpatialReference } from '../source/gdal.js';
 import { srsFrom, transformBounds, WGS84 } from '../source/crs.js';
 // Float fields of the model are written as Python floats (`1.0`), whatever the JSON had.
-import { float, floats } from '../api/pyjson.js';
+import { float, floats } from '../pyjson.js';
 
 export interface TileMatrixSetJson {
   /** The model's JSON dump, as `GET /mosaicjson/` writes it. */

@@ -5,7 +5,7 @@
 import type { FastifyInstance } from 'fastify';
 import { badRequest } from '../../errors.js';
 import { ALGORITHM_IDS, ALGORITHMS, isAlgorithmId, prepareAlgorithm, type AlgorithmInfo, type AlgorithmStep } from '../../image/algorithms/index.js';
-import { float, floats } from '../pyjson.js';
+import { float, floats } from '../../pyjson.js';
 import { parseAlgorithmParams } from '../params.js';
 import { sendJson } from '../reply.js';
 

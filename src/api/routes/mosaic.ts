@@ -35,7 +35,7 @@ import { parseRenderOptions, sendImage } from '../image-response.js';
 import { baseUrl, forwardedQuery, requestUrl } from '../urls.js';
 import { sendJson } from '../reply.js';
 import { bboxFeature, boundsModel, tileJsonModel } from '../models.js';
-import { float, floats, pyFloatRepr } from '../pyjson.js';
+import { float, floats, pyFloatRepr } from '../../pyjson.js';
 import { wmtsCapabilities } from '../../ogc/wmts.js';
 import { MEDIA_TYPES } from '../../image/formats.js';
 import type { ValueOptions } from '../../source/reader.js';

@@ -33,7 +33,7 @@ import type { ValueOptions } from '../../source/reader.js';
 import { parseRenderOptions, sendImage } from '../image-response.js';
 import { parseFeatureBody } from '../geojson.js';
 import { sendJson } from '../reply.js';
-import { floats } from '../pyjson.js';
+import { floats } from '../../pyjson.js';
 import { TesseraError } from '../../errors.js';
 import type { ImageFormat } from '../../image/formats.js';
 

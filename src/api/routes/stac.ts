@@ -28,7 +28,7 @@ import { sendJson } from '../reply.js';
 import { bboxFeature, boundsModel, infoModel, tileJsonModel } from '../models.js';
 import { wmtsCapabilities } from '../../ogc/wmts.js';
 import { MEDIA_TYPES } from '../../image/formats.js';
-import { pyFloatRepr } from '../pyjson.js';
+import { pyFloatRepr } from '../../pyjson.js';
 import { badRequest } from '../../errors.js';
 
 const tmsParams = { type: 'object', properties: tmsPathSchema, required: ['tileMatrixSetId'] };

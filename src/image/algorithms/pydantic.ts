@@ -11,7 +11,7 @@
  * ints, except beyond the int64 range, where a float literal (`1e300`) is far likelier.
  */
 import { badRequest } from '../../errors.js';
-import { pyFloatRepr } from '../../api/pyjson.js';
+import { pyFloatRepr } from '../../pyjson.js';
 
 /** The pydantic minor version in TiTiler's reference environment; its docs URL is in every error. */
 const PYDANTIC_DOCS = 'https://errors.pydantic.dev/2.14/v/';

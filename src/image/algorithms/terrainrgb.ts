@@ -10,7 +10,7 @@
  * a non-finite d (NaN heights): such pixels are 0 and left out of the range check.
  */
 import { badRequest } from '../../errors.js';
-import { pyFloatRepr } from '../../api/pyjson.js';
+import { pyFloatRepr } from '../../pyjson.js';
 import type { ImageData } from '../image-data.js';
 import { describeParameters, modelFields, resultImage, type Algorithm } from './algorithm.js';
 import { castToUint8, divisionMasked, roundHalfEven } from './numeric.js';
