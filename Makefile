@@ -1,11 +1,12 @@
 # tessera: two commands set everything up on a fresh Debian 12 machine.
 #   make run    installs what is missing, builds, makes the demo data and serves it on :8000
 #   make test   installs, builds and runs every test (unit, routes over HTTP, parity with TiTiler)
+#   make bench  tessera against TiTiler 0.18.10 on this machine (.bench/report.md), then micro-benchmarks
 HOST ?= 127.0.0.1
 PORT ?= 8000
 SRC := $(shell find src test tools -name '*.ts' 2>/dev/null) tsconfig.json package.json
 
-.PHONY: install build run test parity clean
+.PHONY: install build run test parity bench bench-quick clean
 
 install:
 	@bash scripts/install.sh
@@ -32,6 +33,17 @@ test: build
 parity: build
 	@bash tools/parity/setup.sh
 	@node --test --test-reporter=spec dist/test/parity/
+
+# Not a test: measures (several minutes; generates ~700 MB of data in .bench/data once).
+bench: build
+	@bash tools/parity/setup.sh
+	@node dist/tools/bench/main.js $(BENCH_ARGS)
+	@node dist/tools/bench/micro.js
+
+bench-quick: build
+	@bash tools/parity/setup.sh
+	@node dist/tools/bench/main.js --quick $(BENCH_ARGS)
+	@node dist/tools/bench/micro.js --quick
 
 clean:
 	rm -rf dist .demo

@@ -11,7 +11,7 @@ import { applyColorFormula, parseColorFormula, type ColorOperation } from '../im
 import { applyColormap, isEmptyColormap, namedColormap, parseColormapJson, type ColorMap } from '../image/colormap.js';
 import type { AlgorithmStep } from '../image/algorithms/index.js';
 import { parseAlgorithm } from './routes/algorithms.js';
-import { renderImage } from '../image/render.js';
+import { renderImage, type RenderedImage } from '../image/render.js';
 import type { ImageFormat } from '../image/formats.js';
 import { parseRescale, type Query } from './params.js';
 
@@ -54,17 +54,22 @@ function assertJson(text: string, param: string): void {
   }
 }
 
-/** Post-processes and encodes `img`, then sends it with TiTiler's media type. */
-export async function sendImage(reply: FastifyReply, img: ImageData, format: ImageFormat | undefined, opts: RenderOptions): Promise<FastifyReply> {
+/** Post-processes and encodes `img`: the body and TiTiler's media type, with no HTTP involved. */
+export async function renderResponse(img: ImageData, format: ImageFormat | undefined, opts: RenderOptions): Promise<RenderedImage> {
   let out = img;
   if (opts.algorithm) out = opts.algorithm.apply(out);
   if (opts.rescale) out = applyRescale(out, opts.rescale);
   if (opts.colorFormula) out = applyColorFormula(out, opts.colorFormula);
   const cmap = opts.colormap;
-  const rendered = await renderImage(out, {
+  return renderImage(out, {
     ...(format ? { format } : {}),
     returnMask: opts.returnMask,
     ...(cmap ? { colormap: (i: ImageData) => applyColormap(i, cmap) } : {}),
   });
+}
+
+/** Post-processes and encodes `img`, then sends it with TiTiler's media type. */
+export async function sendImage(reply: FastifyReply, img: ImageData, format: ImageFormat | undefined, opts: RenderOptions): Promise<FastifyReply> {
+  const rendered = await renderResponse(img, format, opts);
   return reply.type(rendered.mediaType).send(rendered.body);
 }

@@ -44,17 +44,30 @@ export function parseUserCrs(text: string, param: string): SpatialReference {
 
 export const WGS84 = 'EPSG:4326';
 
-const transformCache = new Map<string, gdal.CoordinateTransformation>();
+/**
+ * Transformations, keyed by the SpatialReference objects themselves: srsFrom hands out one object
+ * per CRS text, so identity is a cheap key (the WKT of both sides took ~0.3 ms per lookup).
+ */
+const transformCache = new WeakMap<SpatialReference, Map<SpatialReference, gdal.CoordinateTransformation>>();
 
 function transformer(src: SpatialReference, dst: SpatialReference): gdal.CoordinateTransformation {
-  const key = `${src.toWKT()}\u0000${dst.toWKT()}`;
-  let ct = transformCache.get(key);
+  let bySrc = transformCache.get(src);
+  if (!bySrc) transformCache.set(src, (bySrc = new Map()));
+  let ct = bySrc.get(dst);
   if (!ct) {
     ct = new gdal.CoordinateTransformation(src, dst);
-    if (transformCache.size > 256) transformCache.clear();
-    transformCache.set(key, ct);
+    bySrc.set(dst, ct);
   }
   return ct;
+}
+
+/** The transformation from `src` to `dst`; undefined when GDAL cannot build one. */
+export function transformerBetween(src: SpatialReference, dst: SpatialReference): gdal.CoordinateTransformation | undefined {
+  try {
+    return transformer(src, dst);
+  } catch {
+    return undefined;
+  }
 }
 
 export function sameCrs(a: SpatialReference, b: SpatialReference): boolean {

@@ -18,6 +18,7 @@ import { gdal, type Dataset, type RasterBand } from './gdal.js';
 import { numpyDtype, type BandMeta, type SourceMeta } from './dataset.js';
 import { ARRAY_OF, type BandArray, type DType } from '../image/image-data.js';
 import { arrayBounds, type Grid, type Window } from './geometry.js';
+import { srsFrom, transformerBetween } from './crs.js';
 import { TesseraError } from '../errors.js';
 
 export type ReadResampling = 'nearest' | 'bilinear' | 'cubic' | 'cubic_spline' | 'lanczos' | 'average' | 'mode' | 'gauss' | 'rms';
@@ -332,8 +333,164 @@ function maskOutside(masks: Uint8Array[], w: Window, width: number, height: numb
   }
 }
 
-/** Reads through a warp into another CRS (rio-tiler `read` with a WarpedVRT). */
-async function readWarped(ds: Dataset, meta: SourceMeta, target: Extract<ReadTarget, { kind: 'warp' }>, opts: ReadOptions): Promise<RawRead> {
+type WarpTarget = Extract<ReadTarget, { kind: 'warp' }>;
+
+/** Runs `fn` with the source's dataset handle held exclusively (a lease from the handle pool). */
+export type WithHandle = <T>(fn: (ds: Dataset) => Promise<T>) => Promise<T>;
+
+/** How a warped read goes: straight into the output grid, or through the implicit-overview grid. */
+function warpShape(meta: SourceMeta, target: WarpTarget, opts: ReadOptions): { direct: boolean; level: number | undefined } {
+  const indexes = opts.indexes ? opts.indexes.length : nonAlphaIndexes(meta).length;
+  const nodata = effectiveNodata(meta, opts.nodata);
+  const srcAlpha = alphaIndex(meta);
+  const addAlpha = nodata === undefined && srcAlpha === undefined;
+  const readsAlpha = (addAlpha || srcAlpha !== undefined) && nodata === undefined;
+  const direct = !target.window && indexes + (readsAlpha ? 1 : 0) === meta.count + (addAlpha ? 1 : 0);
+  const { grid, width, height } = target;
+  if (direct) return { direct, level: implicitOverviewLevel(meta, grid, { width, height }, opts.resampling) };
+  const w = target.window ?? { x: 0, y: 0, width: grid.width, height: grid.height };
+  return { direct, level: implicitOverviewLevel(meta, { width: w.width, height: w.height }, { width, height }, opts.resampling, grid) };
+}
+
+/** GDAL warp kernel radii, in source pixels at scale 1 (nearest counts 1 for rounding at the edge). */
+const KERNEL_RADIUS: Record<WarpResampling, number> = { nearest: 1, bilinear: 1, cubic: 2, cubic_spline: 2, lanczos: 3, average: 1, mode: 1, sum: 1, rms: 1 };
+
+/** Geotransform of an overview level, as GDAL's overview datasets scale it. */
+function levelGeoTransform(meta: SourceMeta, level: number | undefined): { gt: number[]; width: number; height: number } {
+  const gt = meta.geoTransform;
+  if (level === undefined) return { gt, width: meta.width, height: meta.height };
+  const [ow, oh] = meta.overviewSizes[level]!;
+  const xr = meta.width / ow;
+  const yr = meta.height / oh;
+  return { gt: [gt[0]!, gt[1]! * xr, gt[2]! * yr, gt[3]!, gt[4]! * xr, gt[5]! * yr], width: ow, height: oh };
+}
+
+/**
+ * The source pixels (at `level`'s resolution) that a warp of `target` can touch: the target grid's
+ * edges and an interior lattice taken into source pixel space, widened by the kernel's reach (scaled
+ * when downsampling) and a safety margin larger than GDAL's own, clipped to the raster. The margin
+ * matters beyond speed: GDAL derives its source window, and from it the kernel scale, within the
+ * dataset it is given, so the copy must never be the thing that clips that window. The whole raster
+ * when the corners cannot be transformed.
+ */
+function warpSourceWindow(meta: SourceMeta, level: number | undefined, target: WarpTarget, reproject: WarpResampling): { x: number; y: number; w: number; h: number } {
+  const { gt, width: sw, height: sh } = levelGeoTransform(meta, level);
+  const whole = { x: 0, y: 0, w: sw, h: sh };
+  const ct = transformerBetween(srsFrom(target.crs), srsFrom(meta.crs));
+  const det = gt[1]! * gt[5]! - gt[2]! * gt[4]!;
+  if (!ct || det === 0) return whole;
+  const tg = target.grid.gt;
+  const steps = 20;
+  let minc = Infinity;
+  let minr = Infinity;
+  let maxc = -Infinity;
+  let maxr = -Infinity;
+  let failed = 0;
+  const visit = (fc: number, fr: number): void => {
+    const X = tg[0] + fc * target.grid.width * tg[1] + fr * target.grid.height * tg[2];
+    const Y = tg[3] + fc * target.grid.width * tg[4] + fr * target.grid.height * tg[5];
+    let p: { x: number; y: number };
+    try {
+      p = ct.transformPoint(X, Y);
+    } catch {
+      failed++;
+      return;
+    }
+    if (!Number.isFinite(p.x) || !Number.isFinite(p.y)) {
+      failed++;
+      return;
+    }
+    const dx = p.x - gt[0]!;
+    const dy = p.y - gt[3]!;
+    const c = (gt[5]! * dx - gt[2]! * dy) / det;
+    const r = (gt[1]! * dy - gt[4]! * dx) / det;
+    if (c < minc) minc = c;
+    if (c > maxc) maxc = c;
+    if (r < minr) minr = r;
+    if (r > maxr) maxr = r;
+  };
+  for (let i = 0; i <= steps; i++) {
+    const f = i / steps;
+    visit(f, 0);
+    visit(f, 1);
+    visit(0, f);
+    visit(1, f);
+  }
+  for (let i = 1; i < 5; i++) for (let j = 1; j < 5; j++) visit(i / 5, j / 5);
+  if (failed > 0 || !Number.isFinite(minc)) return whole;
+  const scale = Math.max(1, (maxc - minc) / target.grid.width, (maxr - minr) / target.grid.height);
+  const margin = Math.ceil(KERNEL_RADIUS[reproject] * scale) + 4;
+  const x0 = Math.max(0, Math.floor(minc) - margin);
+  const y0 = Math.max(0, Math.floor(minr) - margin);
+  const x1 = Math.min(sw, Math.ceil(maxc) + margin);
+  const y1 = Math.min(sh, Math.ceil(maxr) + margin);
+  // No overlap: one edge pixel stands in; nothing of it lands in the target, so the warp writes
+  // only fill values, as it would from the whole raster.
+  const x = Math.min(Math.max(0, x0), sw - 1);
+  const y = Math.min(Math.max(0, y0), sh - 1);
+  return { x, y, w: Math.max(1, x1 - x), h: Math.max(1, y1 - y) };
+}
+
+/** What the copy holds besides the data bands: the source's alpha band, its mask, or nothing. */
+type Validity = { kind: 'alpha'; band: number } | { kind: 'mask' } | { kind: 'none' };
+
+/**
+ * Copies the source pixels a warp needs into a MEM dataset (bands `indexes`, then the alpha or
+ * mask band when the warp must honour it) georeferenced like the window. The handle is held for
+ * the band reads only: GDAL's block cache keeps those blocks for the next tile — which warping the
+ * pooled dataset with `-ovr` does not do on GDAL 3.6 over /vsicurl/ (every tile fetched and
+ * decompressed its blocks again) — and the warp itself runs without holding the handle.
+ */
+async function copyWarpSource(withHandle: WithHandle, meta: SourceMeta, target: WarpTarget, opts: ReadOptions, level: number | undefined, indexes: number[], dtype: DType, nodata: number | undefined, validity: Validity): Promise<Dataset> {
+  const win = warpSourceWindow(meta, level, target, opts.reproject);
+  const n = win.w * win.h;
+  const at = (band: RasterBand): RasterBand => (level === undefined ? band : band.overviews.get(level));
+  const { planes, extra } = await withHandle(async (ds) => {
+    const planes: BandArray[] = [];
+    for (const i of indexes) {
+      const out = new ARRAY_OF[dtype](n);
+      await at(ds.bands.get(i)).pixels.readAsync(win.x, win.y, win.w, win.h, out as never, { data_type: GDAL_OF_DTYPE[dtype]! });
+      planes.push(out);
+    }
+    let extra: BandArray | undefined;
+    if (validity.kind === 'alpha') {
+      extra = new ARRAY_OF[dtype](n);
+      await at(ds.bands.get(validity.band)).pixels.readAsync(win.x, win.y, win.w, win.h, extra as never, { data_type: GDAL_OF_DTYPE[dtype]! });
+    } else if (validity.kind === 'mask') {
+      extra = new Uint8Array(n);
+      const mask = at(ds.bands.get(1)).getMaskBand();
+      if (!mask) throw new TesseraError('Internal', 'the raster reports a per-dataset mask but has no mask band');
+      await mask.pixels.readAsync(win.x, win.y, win.w, win.h, extra as never, { data_type: 'Byte' });
+    }
+    return { planes, extra };
+  });
+  const { gt } = levelGeoTransform(meta, level);
+  const mem = gdal.open('', 'w', 'MEM', win.w, win.h, planes.length, GDAL_OF_DTYPE[dtype]!);
+  try {
+    mem.geoTransform = [gt[0]! + win.x * gt[1]! + win.y * gt[2]!, gt[1]!, gt[2]!, gt[3]! + win.x * gt[4]! + win.y * gt[5]!, gt[4]!, gt[5]!];
+    mem.srs = srsFrom(meta.crs);
+    planes.forEach((plane, i) => {
+      const band = mem.bands.get(i + 1);
+      if (nodata !== undefined) band.noDataValue = nodata;
+      band.pixels.write(0, 0, win.w, win.h, plane as never);
+    });
+    if (extra) {
+      const band = mem.bands.create(validity.kind === 'mask' ? 'Byte' : GDAL_OF_DTYPE[dtype]!);
+      band.colorInterpretation = gdal.GCI_AlphaBand;
+      band.pixels.write(0, 0, win.w, win.h, extra as never);
+    }
+    return mem;
+  } catch (err) {
+    closeQuietly(mem);
+    throw err;
+  }
+}
+
+/**
+ * Reads through a warp into another CRS (rio-tiler `read` with a WarpedVRT): the source pixels are
+ * copied (see copyWarpSource), then warped with gdalwarp the way GDAL 3.10 reads a WarpedVRT.
+ */
+async function readWarped(withHandle: WithHandle, meta: SourceMeta, target: WarpTarget, opts: ReadOptions): Promise<RawRead> {
   const dtype = dtypeOf(meta.bands[0]);
   const indexes = opts.indexes ? [...opts.indexes] : nonAlphaIndexes(meta);
   for (const i of indexes) {
@@ -341,77 +498,80 @@ async function readWarped(ds: Dataset, meta: SourceMeta, target: Extract<ReadTar
   }
   const nodata = effectiveNodata(meta, opts.nodata);
   const srcAlpha = alphaIndex(meta);
-  const addAlpha = nodata === undefined && srcAlpha === undefined;
-  const vrtBands = meta.count + (addAlpha ? 1 : 0);
-  const alpha = addAlpha ? meta.count + 1 : srcAlpha;
-  const readsAlpha = alpha !== undefined && nodata === undefined;
+  // GDAL's warper honours a source alpha band, else the nodata value, else a per-dataset mask.
+  const validity: Validity =
+    srcAlpha !== undefined ? { kind: 'alpha', band: srcAlpha } : nodata === undefined && meta.bands[0]?.maskFlags === GMF_PER_DATASET ? { kind: 'mask' } : { kind: 'none' };
+  const dstAlpha = srcAlpha !== undefined || nodata === undefined;
+  const readsAlpha = dstAlpha && nodata === undefined;
   const { grid, width, height } = target;
-  const common = ['-t_srs', target.crs, '-r', WARP_NAMES[opts.reproject], '-ot', GDAL_OF_DTYPE[dtype]!, '-te', ...arrayBounds(grid.height, grid.width, grid.gt).map(String)];
+  const { direct, level } = warpShape(meta, target, opts);
+  // In the copy (and so in the warp's output) the requested bands are 1…k and the alpha band k+1.
+  const bandsOut = indexes.map((_, i) => i + 1);
+  const alphaOut = readsAlpha ? indexes.length + 1 : undefined;
+  const common = ['-t_srs', target.crs, '-r', WARP_NAMES[opts.reproject], '-ot', GDAL_OF_DTYPE[dtype]!, '-te', ...arrayBounds(grid.height, grid.width, grid.gt).map(String), '-ovr', 'NONE'];
   if (nodata !== undefined) common.push('-srcnodata', nodataArg(nodata), '-dstnodata', nodataArg(nodata));
-  if (alpha !== undefined) common.push('-dstalpha');
+  if (validity.kind !== 'none') common.push('-srcalpha');
+  if (dstAlpha) common.push('-dstalpha');
   const flags = (): number => GMF_PER_DATASET;
 
-  const direct = !target.window && indexes.length + (readsAlpha ? 1 : 0) === vrtBands;
-  if (direct) {
-    const level = implicitOverviewLevel(meta, grid, { width, height }, opts.resampling);
-    const path = tempPath('mem');
-    let out: Dataset | undefined;
-    try {
-      out = await gdal.warpAsync(path, null, [ds], [...common, '-of', 'MEM', '-ts', String(width), String(height), '-ovr', level === undefined ? 'NONE' : String(level)]);
-      const win = { x: 0, y: 0, w: width, h: height };
-      const { bands, masks } = await readAndMask(out, dtype, win, width, height, 'nearest', indexes, readsAlpha ? alpha : undefined, nodata, flags);
-      return { dtype, indexes, bands, masks, width, height };
-    } finally {
-      closeQuietly(out);
-    }
-  }
-  // A band subset or a padded window: GDAL 3.10 reads the VRT band by band, from the implicit
-  // overview its band-level rule picks, then resamples that grid to the output with RasterIO. The
-  // overview grid is materialised here (MEM has no overviews, so GDAL 3.6 cannot pick another).
-  const w = target.window ?? { x: 0, y: 0, width: grid.width, height: grid.height };
-  const level = implicitOverviewLevel(meta, { width: w.width, height: w.height }, { width, height }, opts.resampling, grid);
-  let warpGrid = grid;
-  let win = { x: w.x, y: w.y, w: w.width, h: w.height };
-  if (level !== undefined) {
-    const ratio = meta.width / meta.overviewSizes[level]![0];
-    const ow = Math.floor(grid.width / ratio + 0.5);
-    const oh = Math.floor(grid.height / ratio + 0.5);
-    const xf = grid.width / ow;
-    const yf = grid.height / oh;
-    warpGrid = { gt: [grid.gt[0], grid.gt[1] * xf, 0, grid.gt[3], 0, grid.gt[5] * yf], width: ow, height: oh };
-    const x = Math.min(ow - 1, Math.trunc(w.x / xf + 0.5));
-    const y = Math.min(oh - 1, Math.trunc(w.y / yf + 0.5));
-    win = { x, y, w: Math.min(ow - x, Math.max(1, Math.trunc(w.width / xf + 0.5))), h: Math.min(oh - y, Math.max(1, Math.trunc(w.height / yf + 0.5))) };
-  }
-  let mem: Dataset | undefined;
+  const source = await copyWarpSource(withHandle, meta, target, opts, level, indexes, dtype, nodata, validity);
   try {
-    mem = await gdal.warpAsync(tempPath('mem'), null, [ds], [
-      ...common,
-      '-of', 'MEM',
-      '-ts', String(warpGrid.width), String(warpGrid.height),
-      '-ovr', level === undefined ? 'NONE' : String(level),
-    ]);
-    if (RASTERIO_NAMES[opts.resampling]) {
-      const { bands, masks } = await readAndMask(mem, dtype, win, width, height, opts.resampling, indexes, readsAlpha ? alpha : undefined, nodata, flags);
-      return { dtype, indexes, bands, masks, width, height };
+    if (direct) {
+      let out: Dataset | undefined;
+      try {
+        out = await gdal.warpAsync(tempPath('mem'), null, [source], [...common, '-of', 'MEM', '-ts', String(width), String(height)]);
+        const win = { x: 0, y: 0, w: width, h: height };
+        const { bands, masks } = await readAndMask(out, dtype, win, width, height, 'nearest', bandsOut, alphaOut, nodata, flags);
+        return { dtype, indexes, bands, masks, width, height };
+      } finally {
+        closeQuietly(out);
+      }
     }
-    const tpath = tempPath('vrt');
-    let resampled: Dataset | undefined;
+    // A band subset or a padded window: GDAL 3.10 reads the VRT band by band, from the implicit
+    // overview its band-level rule picks, then resamples that grid to the output with RasterIO. The
+    // overview grid is materialised here (MEM has no overviews, so GDAL 3.6 cannot pick another).
+    const w = target.window ?? { x: 0, y: 0, width: grid.width, height: grid.height };
+    let warpGrid = grid;
+    let win = { x: w.x, y: w.y, w: w.width, h: w.height };
+    if (level !== undefined) {
+      const ratio = meta.width / meta.overviewSizes[level]![0];
+      const ow = Math.floor(grid.width / ratio + 0.5);
+      const oh = Math.floor(grid.height / ratio + 0.5);
+      const xf = grid.width / ow;
+      const yf = grid.height / oh;
+      warpGrid = { gt: [grid.gt[0], grid.gt[1] * xf, 0, grid.gt[3], 0, grid.gt[5] * yf], width: ow, height: oh };
+      const x = Math.min(ow - 1, Math.trunc(w.x / xf + 0.5));
+      const y = Math.min(oh - 1, Math.trunc(w.y / yf + 0.5));
+      win = { x, y, w: Math.min(ow - x, Math.max(1, Math.trunc(w.width / xf + 0.5))), h: Math.min(oh - y, Math.max(1, Math.trunc(w.height / yf + 0.5))) };
+    }
+    let mem: Dataset | undefined;
     try {
-      resampled = await gdal.translateAsync(tpath, mem, ['-of', 'VRT', '-srcwin', String(win.x), String(win.y), String(win.w), String(win.h), '-outsize', String(width), String(height), '-r', TRANSLATE_NAMES[opts.resampling]]);
-      const full = { x: 0, y: 0, w: width, h: height };
-      const { bands, masks } = await readAndMask(resampled, dtype, full, width, height, 'nearest', indexes, readsAlpha ? alpha : undefined, nodata, flags);
-      return { dtype, indexes, bands, masks, width, height };
+      mem = await gdal.warpAsync(tempPath('mem'), null, [source], [...common, '-of', 'MEM', '-ts', String(warpGrid.width), String(warpGrid.height)]);
+      if (RASTERIO_NAMES[opts.resampling]) {
+        const { bands, masks } = await readAndMask(mem, dtype, win, width, height, opts.resampling, bandsOut, alphaOut, nodata, flags);
+        return { dtype, indexes, bands, masks, width, height };
+      }
+      const tpath = tempPath('vrt');
+      let resampled: Dataset | undefined;
+      try {
+        resampled = await gdal.translateAsync(tpath, mem, ['-of', 'VRT', '-srcwin', String(win.x), String(win.y), String(win.w), String(win.h), '-outsize', String(width), String(height), '-r', TRANSLATE_NAMES[opts.resampling]]);
+        const full = { x: 0, y: 0, w: width, h: height };
+        const { bands, masks } = await readAndMask(resampled, dtype, full, width, height, 'nearest', bandsOut, alphaOut, nodata, flags);
+        return { dtype, indexes, bands, masks, width, height };
+      } finally {
+        closeQuietly(resampled, tpath);
+      }
     } finally {
-      closeQuietly(resampled, tpath);
+      closeQuietly(mem);
     }
   } finally {
-    closeQuietly(mem);
+    closeQuietly(source);
   }
 }
 
-export function readRaster(ds: Dataset, meta: SourceMeta, target: ReadTarget, opts: ReadOptions): Promise<RawRead> {
-  return target.kind === 'window' ? readWindow(ds, meta, target, opts) : readWarped(ds, meta, target, opts);
+/** Reads `target`, holding the source's handle (through `withHandle`) only while it reads the file. */
+export function readRaster(withHandle: WithHandle, meta: SourceMeta, target: ReadTarget, opts: ReadOptions): Promise<RawRead> {
+  return target.kind === 'window' ? withHandle((ds) => readWindow(ds, meta, target, opts)) : readWarped(withHandle, meta, target, opts);
 }
 
 /** Reads one pixel of the given bands (rio-tiler `point`: a 1×1 window at the pixel's row/col). */

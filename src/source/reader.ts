@@ -19,7 +19,7 @@ import {
   type GeoTransform,
   type Grid,
 } from './geometry.js';
-import { gdal, type SpatialReference } from './gdal.js';
+import { gdal, type Dataset, type SpatialReference } from './gdal.js';
 import { sameCrs, srsFrom, transformBounds, transformPoint } from './crs.js';
 import { outsideMask } from './rasterize.js';
 import type { BBox, TileMatrixSet } from '../tms/grid.js';
@@ -71,6 +71,9 @@ const WGS84 = 'EPSG:4326';
 
 export class RasterReader {
   constructor(readonly source: RasterSource) {}
+
+  /** The source's pooled handle, for as long as `fn` runs. */
+  private readonly withHandle = <T>(fn: (ds: Dataset) => Promise<T>): Promise<T> => this.source.use(fn);
 
   meta(): Promise<SourceMeta> {
     return this.source.meta();
@@ -207,7 +210,7 @@ export class RasterReader {
     let raw: RawRead;
     if (plan.empty) {
       const indexes = opts.indexes ? [...opts.indexes] : undefined;
-      raw = await this.source.use((ds) => readRaster(ds, meta, { kind: 'window', window: { colOff: 0, rowOff: 0, width: 1, height: 1 }, width: 1, height: 1 }, opts));
+      raw = await readRaster(this.withHandle, meta, { kind: 'window', window: { colOff: 0, rowOff: 0, width: 1, height: 1 }, width: 1, height: 1 }, opts);
       const n = plan.width * plan.height;
       raw = {
         ...raw,
@@ -218,7 +221,7 @@ export class RasterReader {
         masks: raw.bands.map(() => new Uint8Array(n)),
       };
     } else {
-      raw = await this.source.use((ds) => readRaster(ds, meta, plan.target, opts));
+      raw = await readRaster(this.withHandle, meta, plan.target, opts);
     }
     if (plan.crop > 0) raw = cropRaw(raw, plan.crop);
     return toImageData(raw, meta, plan.bounds, plan.crs, opts.unscale, plan.target.kind === 'window');

@@ -9,10 +9,29 @@ import { createReadStream, promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 
+/** What the server has answered since the last reset: the upstream cost of what was asked of tessera. */
+export interface FileServerStats {
+  requests: number;
+  /** Body bytes sent. */
+  bytes: number;
+  /**
+   * Sequential round trips: requests that arrived while no other was in flight. Requests a client
+   * makes in parallel count once, so with a delay per answer this is the chain of waits a client saw.
+   */
+  rounds: number;
+}
+
+export interface FileServerOptions {
+  /** Keep the per-request `log` (tests read it; a long benchmark would only grow it). Default true. */
+  keepLog?: boolean;
+}
+
 export interface FileServer {
   url: string;
   /** Requests seen, as "METHOD /path [range]". */
   log: string[];
+  stats(): FileServerStats;
+  resetStats(): void;
   /** Serve a document at `urlPath` (takes precedence over files). */
   put(urlPath: string, body: string | Buffer, contentType?: string): void;
   /** Milliseconds to wait before every answer. */
@@ -26,15 +45,22 @@ const TYPES: Record<string, string> = {
   '.gz': 'application/gzip',
 };
 
-export async function startFileServer(root: string): Promise<FileServer> {
+export async function startFileServer(root: string, options: FileServerOptions = {}): Promise<FileServer> {
+  const keepLog = options.keepLog ?? true;
   const docs = new Map<string, { body: Buffer; type: string }>();
   const log: string[] = [];
   const state = { delayMs: 0 };
+  const counters: FileServerStats = { requests: 0, bytes: 0, rounds: 0 };
+  let inFlight = 0;
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://localhost');
     const range = req.headers.range;
-    log.push(`${req.method} ${url.pathname}${range ? ` ${range}` : ''}`);
+    if (keepLog) log.push(`${req.method} ${url.pathname}${range ? ` ${range}` : ''}`);
+    counters.requests++;
+    if (inFlight === 0) counters.rounds++;
+    inFlight++;
+    res.once('close', () => inFlight--);
     if (state.delayMs > 0) await new Promise((r) => setTimeout(r, state.delayMs));
 
     let body: Buffer | undefined;
@@ -90,6 +116,7 @@ export async function startFileServer(root: string): Promise<FileServer> {
       res.end();
       return;
     }
+    counters.bytes += end - start + 1;
     if (body) {
       res.end(body.subarray(start, end + 1));
     } else {
@@ -108,6 +135,12 @@ export async function startFileServer(root: string): Promise<FileServer> {
   return {
     url: `http://127.0.0.1:${port}`,
     log,
+    stats: () => ({ ...counters }),
+    resetStats() {
+      counters.requests = 0;
+      counters.bytes = 0;
+      counters.rounds = 0;
+    },
     put(urlPath, content, contentType = 'application/json') {
       docs.set(urlPath, { body: Buffer.isBuffer(content) ? content : Buffer.from(content), type: contentType });
     },

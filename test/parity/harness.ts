@@ -32,6 +32,8 @@ const GDAL_ENV: Record<string, string> = {
 
 export interface Service {
   name: string;
+  /** The process group leader (the server's own process, or uvicorn's supervisor). */
+  pid: number;
   /** `http://127.0.0.1:PORT`, no trailing slash. */
   url: string;
   /** The last lines the process wrote (stdout and stderr), for error messages. */
@@ -125,7 +127,7 @@ export async function freePort(): Promise<number> {
 }
 
 /** The parent's environment without proxies (loopback traffic must not leave) plus GDAL's. */
-function childEnv(): NodeJS.ProcessEnv {
+function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) {
     if (/^(https?|ftp|all|no)_proxy$/i.test(k)) continue;
@@ -133,15 +135,19 @@ function childEnv(): NodeJS.ProcessEnv {
     if (/^(TITILER_|TESSERA_)/.test(k)) continue;
     env[k] = v;
   }
-  return { ...env, ...GDAL_ENV, NO_PROXY: '*', no_proxy: '*', PYTHONUNBUFFERED: '1' };
+  return { ...env, ...GDAL_ENV, ...extra, NO_PROXY: '*', no_proxy: '*', PYTHONUNBUFFERED: '1' };
 }
 
-async function startServer(spec: ServerCommand): Promise<Service> {
+/**
+ * Starts one server in its own process group and waits for GET /healthz. `env` adds to (or
+ * overrides) the shared GDAL settings.
+ */
+export async function startServer(spec: ServerCommand, env: Record<string, string> = {}): Promise<Service> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const child = spawn(spec.command, spec.args(port), {
     cwd: ROOT,
-    env: childEnv(),
+    env: childEnv(env),
     // Its own process group, so stop() reaches whatever the server spawns too.
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -156,6 +162,7 @@ async function startServer(spec: ServerCommand): Promise<Service> {
   liveGroups.add(child);
   const service: Service = {
     name: spec.name,
+    pid: child.pid ?? 0,
     url,
     outputTail: () => tail.text(),
     stop: () => stopGroup(child, exited),

@@ -1,0 +1,42 @@
+/**
+ * The benchmark's "object storage": the test suite's range-capable file server, run in a process of
+ * its own so that serving bytes does not share an event loop with the load generator. The parent
+ * (tools/bench/main.ts) talks to it over the IPC channel: read or reset the request/byte/round
+ * counters, set the per-request delay. Documents naming other files (the STAC items, the mosaic)
+ * are served with this server's own address filled in.
+ */
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import { startFileServer, type FileServerStats } from '../../test/helpers/fileserver.js';
+
+export type UpstreamCommand = { cmd: 'stats' } | { cmd: 'reset' } | { cmd: 'delay'; ms: number };
+export type UpstreamMessage = { ready: string } | { stats: FileServerStats } | { ok: true };
+
+async function main(): Promise<void> {
+  const [root] = process.argv.slice(2);
+  if (!root || !process.send) throw new Error('usage: fork upstream.js <data dir> (with an IPC channel)');
+  const server = await startFileServer(root, { keepLog: false });
+  const withBase = async (file: string, from: string): Promise<string> => (await fs.readFile(path.join(root, file), 'utf8')).replaceAll(from, server.url);
+  server.put('/item.json', await withBase('item.json', '{BASE}'));
+  server.put('/mosaic.json', await withBase('mosaic.json', '{BASE}'));
+  // The shared fixture item names https://myurl.com/B01.tif and so on: point it at fixtures/.
+  server.put('/fixtures/item.json', (await fs.readFile(path.join(root, 'fixtures/item.json'), 'utf8')).replaceAll('https://myurl.com/', `${server.url}/fixtures/`));
+  const send = (m: UpstreamMessage): void => void process.send?.(m);
+  process.on('message', (m: UpstreamCommand) => {
+    if (m.cmd === 'stats') send({ stats: server.stats() });
+    else if (m.cmd === 'reset') {
+      server.resetStats();
+      send({ ok: true });
+    } else if (m.cmd === 'delay') {
+      server.delayMs = m.ms;
+      send({ ok: true });
+    }
+  });
+  process.on('disconnect', () => void server.close().then(() => process.exit(0)));
+  send({ ready: server.url });
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});
