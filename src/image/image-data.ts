@@ -77,8 +77,17 @@ export function datasetMask(img: ImageData): Uint8Array {
   if (!first) return new Uint8Array(img.width * img.height).fill(255);
   if (img.masks.every((m) => m === first)) return first;
   const out = new Uint8Array(first.length);
+  // Four mask bytes per step where the arrays allow 32-bit views (the usual case).
+  const words = out.length >>> 2;
   for (const m of img.masks) {
-    for (let i = 0; i < out.length; i++) out[i] = out[i]! | m[i]!;
+    let i = 0;
+    if ((m.byteOffset & 3) === 0) {
+      const o32 = new Uint32Array(out.buffer, 0, words);
+      const m32 = new Uint32Array(m.buffer, m.byteOffset, words);
+      for (let w = 0; w < words; w++) o32[w] = o32[w]! | m32[w]!;
+      i = words << 2;
+    }
+    for (; i < out.length; i++) out[i] = out[i]! | m[i]!;
   }
   return out;
 }

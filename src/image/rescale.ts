@@ -38,11 +38,51 @@ export function applyRescale(img: ImageData, ranges: ReadonlyArray<readonly [num
     const [min, max] = perBand ? ranges[b]! : first;
     const out = allocate('uint8', band.length) as Uint8Array;
     const mask = img.masks[b]!;
-    if (img.dtype === 'float32') rescaleFloat32(band, mask, min, max, out);
+    if (band instanceof Uint8Array || band instanceof Uint16Array) applyLut(band, mask, lookupTable(img.dtype, band, min, max), out);
+    else if (band instanceof Int8Array || band instanceof Int16Array) applyLutSigned(band, mask, lookupTable(img.dtype, band, min, max), out);
+    else if (img.dtype === 'float32') rescaleFloat32(band, mask, min, max, out);
     else rescaleFloat64(band, mask, min, max, out, img.dtype === 'bool');
     return out;
   });
   return { ...img, dtype: 'uint8', bands, masks: img.masks };
+}
+
+/**
+ * 8- and 16-bit bands: every possible value's result, computed once by the float64 path itself and
+ * kept for the next tile with the same range (a map session rescales thousands of tiles alike), so
+ * a pixel costs one table lookup.
+ */
+const LUTS = new Map<string, Uint8Array>();
+const MAX_LUTS = 64;
+
+function lookupTable(dtype: string, band: Uint8Array | Uint16Array | Int8Array | Int16Array, min: number, max: number): Uint8Array {
+  const key = `${dtype}|${band.constructor.name}|${min}|${max}`;
+  let lut = LUTS.get(key);
+  if (lut) {
+    LUTS.delete(key);
+    LUTS.set(key, lut);
+    return lut;
+  }
+  const bits = band.BYTES_PER_ELEMENT * 8;
+  const size = 2 ** bits;
+  // Index i stands for the value i (unsigned) or i - size/2 (signed, offset so indexes stay >= 0).
+  const signed = band instanceof Int8Array || band instanceof Int16Array;
+  const values = new Float64Array(size);
+  for (let i = 0; i < size; i++) values[i] = signed ? i - size / 2 : i;
+  lut = new Uint8Array(size);
+  rescaleFloat64(values, new Uint8Array(size).fill(255), min, max, lut, dtype === 'bool');
+  if (LUTS.size >= MAX_LUTS) LUTS.delete(LUTS.keys().next().value!);
+  LUTS.set(key, lut);
+  return lut;
+}
+
+function applyLut(band: Uint8Array | Uint16Array, mask: Uint8Array, lut: Uint8Array, out: Uint8Array): void {
+  for (let i = 0; i < band.length; i++) out[i] = mask[i] === 0 ? 0 : lut[band[i]!]!;
+}
+
+function applyLutSigned(band: Int8Array | Int16Array, mask: Uint8Array, lut: Uint8Array, out: Uint8Array): void {
+  const offset = lut.length / 2;
+  for (let i = 0; i < band.length; i++) out[i] = mask[i] === 0 ? 0 : lut[band[i]! + offset]!;
 }
 
 /** Integer, bool and float64 bands: the whole stretch in float64, then the dtype's write-back. */

@@ -12,13 +12,14 @@
  *   fixtures/        a link to the shared fixtures (served as they are; their item is rewritten
  *                    by the file server to point at it)
  *
- * Pixel values are smooth fields plus hashed noise: compressible like imagery, not like zeros.
+ * Pixel values are smooth fields, texture and hashed noise: compressible like imagery (the scene
+ * DEFLATEs to about half its size), not like zeros.
  */
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { gdal, type Dataset } from '../../src/source/gdal.js';
 
-const VERSION = '1';
+const VERSION = '2';
 const STAMP = '.version';
 
 export const SCENE = { epsg: 32633, originX: 300_000, originY: 5_200_000, pixel: 10, size: 10_000, bands: 3, nodata: 0 } as const;
@@ -95,8 +96,10 @@ async function writeScene(file: string): Promise<LonLatBounds> {
               buf[k] = nodata;
               continue;
             }
+            // Landscape-scale relief, field-scale texture, and 6 bits of sensor noise.
             const field = 3000 + 1500 * b + 1800 * Math.sin(x / (900 - 70 * b)) * sy + 600 * Math.cos((x + 2 * y) / 2300);
-            buf[k] = Math.max(1, Math.round(field + (hash(x, y, b) & 255) - 128));
+            const texture = 250 * Math.sin(x / (7.3 + b)) * Math.cos(y / 5.1);
+            buf[k] = Math.max(1, Math.round(field + texture + (hash(x, y, b) & 63) - 32));
           }
         }
         await band.pixels.writeAsync(0, r0, size, rows, buf);

@@ -137,9 +137,11 @@ class Upstream {
 }
 
 const COMMANDS: Record<ServerName, ServerCommand> = { tessera: TESSERA_COMMAND, titiler: TITILER };
+/** Neither server writes a line per request (TiTiler runs with --no-access-log). */
+const SERVER_ENV: Record<ServerName, Record<string, string>> = { tessera: { TESSERA_LOG_LEVEL: 'warn' }, titiler: {} };
 
 async function start(name: ServerName): Promise<{ service: Service; rss: RssSampler }> {
-  const service = await startServer(COMMANDS[name], GDAL_ENV);
+  const service = await startServer(COMMANDS[name], { ...GDAL_ENV, ...SERVER_ENV[name] });
   return { service, rss: new RssSampler(service.pid).start() };
 }
 
