@@ -1,5 +1,6 @@
 /** Settings, from TESSERA_* environment variables (command-line flags override a few). */
 import os from 'node:os';
+import { DEFAULT_PNG_LEVEL } from './image/encode/png.js';
 
 export interface Settings {
   host: string;
@@ -44,6 +45,8 @@ export interface Settings {
   basemapUrl: string;
   /** Attribution shown with the basemap (HTML allowed, as the basemap's licence usually requires). */
   basemapAttribution: string;
+  /** zlib level (0–9) of `png` output (TiTiler's is 6); `pngraw` always uses 1. */
+  pngLevel: number;
   logLevel: string;
 }
 
@@ -68,6 +71,14 @@ function int(name: string, fallback: number): number {
   const n = Number(raw);
   if (!Number.isFinite(n) || n < 0) throw new Error(`${name} must be a non-negative number, got '${raw}'`);
   return Math.floor(n);
+}
+
+function zlibLevel(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0 || n > 9) throw new Error(`${name} must be an integer from 0 to 9, got '${raw}'`);
+  return n;
 }
 
 /** A basemap tile template: absolute http(s) or a path on this server, with {z}, {x} and {y}. */
@@ -96,7 +107,7 @@ export function loadSettings(overrides: Partial<Settings> = {}): Settings {
     requestTimeoutMs: int('TESSERA_REQUEST_TIMEOUT_MS', 30_000),
     documentCacheTtlMs: int('TESSERA_DOCUMENT_CACHE_TTL_MS', 300_000),
     documentCacheSize: int('TESSERA_DOCUMENT_CACHE_SIZE', 512),
-    handlesPerSource: Math.max(1, int('TESSERA_HANDLES_PER_SOURCE', Math.max(2, os.availableParallelism()))),
+    handlesPerSource: Math.max(1, int('TESSERA_HANDLES_PER_SOURCE', Math.max(4, os.availableParallelism()))),
     maxHandles: Math.max(1, int('TESSERA_MAX_HANDLES', 256)),
     maxOutputPixels: int('TESSERA_MAX_OUTPUT_PIXELS', 64 * 1024 * 1024),
     maxSourcePixels: int('TESSERA_MAX_SOURCE_PIXELS', 256 * 1024 * 1024),
@@ -106,6 +117,7 @@ export function loadSettings(overrides: Partial<Settings> = {}): Settings {
     demoDir: env['TESSERA_DEMO_DIR'] || undefined,
     basemapUrl: basemapTemplate(env['TESSERA_BASEMAP_URL']),
     basemapAttribution: env['TESSERA_BASEMAP_ATTRIBUTION'] ?? '',
+    pngLevel: zlibLevel('TESSERA_PNG_LEVEL', DEFAULT_PNG_LEVEL),
     logLevel: env['TESSERA_LOG_LEVEL'] ?? 'info',
   };
   return { ...settings, ...overrides };

@@ -1,6 +1,7 @@
 /** The long-lived parts of a running tessera, built from the settings; no HTTP here. */
 import type { Settings } from './config.js';
 import { configureGdal } from './source/gdal.js';
+import { configureEncoders } from './image/encode/index.js';
 import { UrlPolicy } from './source/url-policy.js';
 import { DatasetPool } from './source/pool.js';
 import { SourceContext } from './source/dataset.js';
@@ -15,6 +16,7 @@ export class Services {
 
   constructor(readonly settings: Settings) {
     configureGdal({ connectTimeoutMs: settings.upstreamConnectTimeoutMs, timeoutMs: settings.upstreamTimeoutMs });
+    configureEncoders({ pngLevel: settings.pngLevel });
     this.policy = new UrlPolicy(settings);
     this.pool = new DatasetPool({ handlesPerSource: settings.handlesPerSource, maxHandles: settings.maxHandles });
     this.sources = new SourceContext(this.pool, { ttlMs: settings.documentCacheTtlMs, size: settings.documentCacheSize });

@@ -177,10 +177,13 @@ export class RasterSource {
     private readonly ctx: SourceContext,
   ) {}
 
-  /** Runs `fn` with an exclusive handle; open failures become clear TesseraErrors. */
-  async use<T>(fn: (ds: Dataset) => Promise<T> | T): Promise<T> {
+  /**
+   * Runs `fn` with an exclusive handle; open failures become clear TesseraErrors. `affinity` names
+   * the region read (see DatasetPool) so that reads of one region share a handle's block cache.
+   */
+  async use<T>(fn: (ds: Dataset) => Promise<T> | T, affinity?: number): Promise<T> {
     try {
-      return await this.ctx.pool.use(this.path, fn);
+      return await this.ctx.pool.use(this.path, fn, affinity);
     } catch (err) {
       if (err instanceof Error && err.name === 'TesseraError') throw err;
       throw gdalOpenError(err, this.label);

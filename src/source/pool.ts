@@ -2,20 +2,41 @@
  * Open GDAL datasets, pooled per source path.
  *
  * gdal-async locks a dataset for the duration of each async call, so one handle serves one request
- * at a time. Keeping handles open means a warm request never re-reads a header (and keeps the
- * handle's VSI block cache); several handles per hot source let concurrent tiles of one file run in
- * parallel on the libuv pool. The pool is bounded in total: idle handles of the least recently used
- * sources are closed first.
+ * at a time. Keeping handles open means a warm request never re-reads a header, and GDAL's block
+ * cache (decompressed blocks, kept per dataset handle) answers repeated reads without fetching or
+ * inflating anything. Several handles per hot source let concurrent reads of one file wait on the
+ * network in parallel.
+ *
+ * Handles hold slots 0…n-1 and a read names its slot by `affinity` (derived from the region it
+ * reads): reads of one region always go to one handle and find its blocks cached, instead of every
+ * handle caching (and inflating, and fetching) the same blocks. A read whose handle is busy waits
+ * for it — the wait is short, a warm read holds a handle only to copy cached pixels, and on a cold
+ * region the second read then finds the bytes the first fetched. Reads of other regions run on the
+ * other handles; reads without affinity (metadata, points) take any idle handle.
+ *
+ * The pool is bounded in total: idle handles of the least recently used sources are closed first.
  */
 import { gdal, type Dataset } from './gdal.js';
 import { TesseraError } from '../errors.js';
 
+interface Handle {
+  ds: Dataset;
+  slot: number;
+}
+
+interface Waiter {
+  slot: number | undefined;
+  resolve: (result: Handle | null | Error) => void;
+}
+
 interface Entry {
   path: string;
-  idle: Dataset[];
-  /** Handles open or being opened for this source. */
-  size: number;
-  waiters: Array<(result: Dataset | null | Error) => void>;
+  /** Open handles by slot (undefined: slot free). */
+  slots: Array<Handle | undefined>;
+  /** Slots being opened. */
+  opening: Set<number>;
+  idle: Handle[];
+  waiters: Waiter[];
   /** True once a handle opened: only then are more handles opened in parallel. */
   known: boolean;
 }
@@ -37,20 +58,25 @@ export class DatasetPool {
     this.open = opts.open ?? ((p) => gdal.openAsync(p));
   }
 
-  /** Runs `fn` with a handle of `path` held exclusively, then returns the handle to the pool. */
-  async use<T>(path: string, fn: (ds: Dataset) => Promise<T> | T): Promise<T> {
+  /**
+   * Runs `fn` with a handle of `path` held exclusively, then returns the handle to the pool.
+   * `affinity` (any non-negative integer) names the region read, so that reads of one region
+   * share a handle and its block cache.
+   */
+  async use<T>(path: string, fn: (ds: Dataset) => Promise<T> | T, affinity?: number): Promise<T> {
     const entry = this.entry(path);
-    const ds = await this.acquire(entry);
+    const preferred = affinity === undefined ? undefined : Math.abs(Math.trunc(affinity)) % this.opts.handlesPerSource;
+    const handle = await this.acquire(entry, preferred);
     let healthy = true;
     try {
-      return await fn(ds);
+      return await fn(handle.ds);
     } catch (err) {
       // A failed GDAL call can leave a handle in a bad state (e.g. a truncated upstream): drop it.
       // Our own errors (tile outside bounds, bad band index) say nothing about the handle.
       healthy = err instanceof TesseraError;
       throw err;
     } finally {
-      this.release(entry, ds, healthy);
+      this.release(entry, handle, healthy);
     }
   }
 
@@ -61,7 +87,7 @@ export class DatasetPool {
   /** Closes every idle handle (busy ones close when released). */
   closeAll(): void {
     for (const entry of this.entries.values()) {
-      for (const ds of entry.idle.splice(0)) this.closeHandle(entry, ds);
+      for (const h of entry.idle.splice(0)) this.closeHandle(entry, h);
     }
   }
 
@@ -70,56 +96,96 @@ export class DatasetPool {
     if (entry) {
       this.entries.delete(path);
     } else {
-      entry = { path, idle: [], size: 0, waiters: [], known: false };
+      entry = { path, slots: [], opening: new Set(), idle: [], waiters: [], known: false };
     }
     this.entries.set(path, entry);
     return entry;
   }
 
-  private async acquire(entry: Entry): Promise<Dataset> {
+  /** Handles open or being opened for this source. */
+  private size(entry: Entry): number {
+    let open = 0;
+    for (const h of entry.slots) if (h) open++;
+    return open + entry.opening.size;
+  }
+
+  /** A slot with no handle (open or opening), the preferred one if free. */
+  private freeSlot(entry: Entry, preferred: number | undefined): number | undefined {
+    const free = (s: number): boolean => entry.slots[s] === undefined && !entry.opening.has(s);
+    if (preferred !== undefined && free(preferred)) return preferred;
+    for (let s = 0; s < this.opts.handlesPerSource; s++) if (free(s)) return s;
+    return undefined;
+  }
+
+  private async acquire(entry: Entry, preferred: number | undefined): Promise<Handle> {
     for (;;) {
-      const idle = entry.idle.pop();
-      if (idle) return idle;
+      const idleAt = preferred === undefined ? entry.idle.length - 1 : entry.idle.findIndex((h) => h.slot === preferred);
+      if (idleAt >= 0) return entry.idle.splice(idleAt, 1)[0]!;
       // A cold source is opened once at a time: concurrent opens of one URL cost extra header reads,
       // and GDAL 3.6's curl cache can stall one open on another's failed download.
-      const mayOpen = entry.size < this.opts.handlesPerSource && (entry.known || entry.size === 0);
-      if (mayOpen) {
-        this.makeRoom();
-        entry.size++;
-        this.total++;
-        try {
-          const ds = await this.open(entry.path);
-          entry.known = true;
-          return ds;
-        } catch (err) {
-          entry.size--;
-          this.total--;
-          // Everyone waiting asked for the same source: they share its failure.
-          for (const waiter of entry.waiters.splice(0)) waiter(err instanceof Error ? err : new Error(String(err)));
-          this.forgetIfEmpty(entry);
-          throw err;
-        }
-      }
-      const result = await new Promise<Dataset | null | Error>((resolve) => entry.waiters.push(resolve));
+      const slot = entry.known || this.size(entry) === 0 ? this.freeSlot(entry, preferred) : undefined;
+      if (slot !== undefined && (preferred === undefined || slot === preferred)) return this.openSlot(entry, slot);
+      const result = await new Promise<Handle | null | Error>((resolve) => entry.waiters.push({ slot: preferred, resolve }));
       if (result instanceof Error) throw result;
       if (result) return result;
     }
   }
 
-  private release(entry: Entry, ds: Dataset, healthy: boolean): void {
+  private async openSlot(entry: Entry, slot: number): Promise<Handle> {
+    this.makeRoom();
+    entry.opening.add(slot);
+    this.total++;
+    let ds: Dataset;
+    try {
+      ds = await this.open(entry.path);
+    } catch (err) {
+      entry.opening.delete(slot);
+      this.total--;
+      // Everyone waiting asked for the same source: they share its failure.
+      for (const waiter of entry.waiters.splice(0)) waiter.resolve(err instanceof Error ? err : new Error(String(err)));
+      this.forgetIfEmpty(entry);
+      throw err;
+    }
+    entry.opening.delete(slot);
+    const handle = { ds, slot };
+    entry.slots[slot] = handle;
+    entry.known = true;
+    // Reads that queued while the source was cold may now open their own slots.
+    this.wakeOpeners(entry);
+    return handle;
+  }
+
+  private release(entry: Entry, handle: Handle, healthy: boolean): void {
     if (!healthy) {
-      this.closeHandle(entry, ds);
-      entry.waiters.shift()?.(null);
+      this.closeHandle(entry, handle);
+      // A waiter for the freed slot (or any) may now open a handle there.
+      let at = entry.waiters.findIndex((w) => w.slot === handle.slot);
+      if (at < 0) at = entry.waiters.findIndex((w) => w.slot === undefined);
+      if (at < 0 && entry.waiters.length > 0) at = 0;
+      if (at >= 0) entry.waiters.splice(at, 1)[0]!.resolve(null);
       this.forgetIfEmpty(entry);
       return;
     }
-    const waiter = entry.waiters.shift();
-    if (waiter) {
-      waiter(ds);
+    // A waiter for this handle's region first, else one that takes any handle.
+    let at = entry.waiters.findIndex((w) => w.slot === handle.slot);
+    if (at < 0) at = entry.waiters.findIndex((w) => w.slot === undefined);
+    if (at >= 0) {
+      entry.waiters.splice(at, 1)[0]!.resolve(handle);
       return;
     }
-    entry.idle.push(ds);
+    entry.idle.push(handle);
     if (this.total > this.opts.maxHandles) this.makeRoom();
+  }
+
+  /** Wakes one waiter per free slot it prefers, to open that slot (the rest keep waiting for it). */
+  private wakeOpeners(entry: Entry): void {
+    const woken = new Set<number>();
+    for (let i = 0; i < entry.waiters.length; i++) {
+      const { slot } = entry.waiters[i]!;
+      if (slot === undefined || woken.has(slot) || this.freeSlot(entry, slot) !== slot) continue;
+      woken.add(slot);
+      entry.waiters.splice(i--, 1)[0]!.resolve(null);
+    }
   }
 
   /** Closes idle handles of the least recently used sources until a new handle fits. */
@@ -134,18 +200,20 @@ export class DatasetPool {
     }
   }
 
-  private closeHandle(entry: Entry, ds: Dataset): void {
-    entry.size--;
+  private closeHandle(entry: Entry, handle: Handle): void {
+    const idle = entry.idle.indexOf(handle);
+    if (idle >= 0) entry.idle.splice(idle, 1);
+    if (entry.slots[handle.slot] === handle) entry.slots[handle.slot] = undefined;
     this.total--;
     try {
-      ds.close();
+      handle.ds.close();
     } catch {
       // already closed
     }
   }
 
   private forgetIfEmpty(entry: Entry): void {
-    if (entry.size === 0 && entry.waiters.length === 0 && this.entries.get(entry.path) === entry) {
+    if (this.size(entry) === 0 && entry.waiters.length === 0 && this.entries.get(entry.path) === entry) {
       this.entries.delete(entry.path);
     }
   }

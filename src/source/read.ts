@@ -351,8 +351,25 @@ function maskOutside(masks: Uint8Array[], w: Window, width: number, height: numb
 
 type WarpTarget = Extract<ReadTarget, { kind: 'warp' }>;
 
-/** Runs `fn` with the source's dataset handle held exclusively (a lease from the handle pool). */
-export type WithHandle = <T>(fn: (ds: Dataset) => Promise<T>) => Promise<T>;
+/**
+ * Runs `fn` with the source's dataset handle held exclusively (a lease from the handle pool);
+ * `affinity` names the region read (see regionAffinity).
+ */
+export type WithHandle = <T>(fn: (ds: Dataset) => Promise<T>, affinity?: number) => Promise<T>;
+
+/**
+ * A number naming the block (at an overview level) under the middle of a source window: reads of
+ * one region ask the pool for the same handle, whose block cache then already holds their blocks.
+ */
+/** Blocks per side of an affinity region (4 × 4 blocks: coarse enough that a window rarely straddles two). */
+const REGION_BLOCKS = 4;
+
+export function regionAffinity(meta: SourceMeta, level: number | undefined, x: number, y: number, w: number, h: number): number {
+  const [bw, bh] = meta.blockSize;
+  const bx = Math.floor((x + w / 2) / Math.max(1, REGION_BLOCKS * bw));
+  const by = Math.floor((y + h / 2) / Math.max(1, REGION_BLOCKS * bh));
+  return ((Math.imul(bx, 73856093) ^ Math.imul(by, 19349663) ^ Math.imul((level ?? -1) + 2, 83492791)) >>> 0) % 1_000_003;
+}
 
 /** How a warped read goes: straight into the output grid, or through the implicit-overview grid. */
 function warpShape(meta: SourceMeta, target: WarpTarget, opts: ReadOptions): { direct: boolean; level: number | undefined } {
@@ -479,7 +496,7 @@ async function copyWarpSource(withHandle: WithHandle, meta: SourceMeta, target: 
       await mask.pixels.readAsync(win.x, win.y, win.w, win.h, extra as never, { data_type: 'Byte' });
     }
     return { planes, extra };
-  });
+  }, regionAffinity(meta, level, win.x, win.y, win.w, win.h));
   const { gt } = levelGeoTransform(meta, level);
   const mem = gdal.open('', 'w', 'MEM', win.w, win.h, planes.length, GDAL_OF_DTYPE[dtype]!);
   try {
@@ -587,7 +604,9 @@ async function readWarped(withHandle: WithHandle, meta: SourceMeta, target: Warp
 
 /** Reads `target`, holding the source's handle (through `withHandle`) only while it reads the file. */
 export function readRaster(withHandle: WithHandle, meta: SourceMeta, target: ReadTarget, opts: ReadOptions): Promise<RawRead> {
-  return target.kind === 'window' ? withHandle((ds) => readWindow(ds, meta, target, opts)) : readWarped(withHandle, meta, target, opts);
+  if (target.kind === 'warp') return readWarped(withHandle, meta, target, opts);
+  const w = target.window;
+  return withHandle((ds) => readWindow(ds, meta, target, opts), regionAffinity(meta, undefined, w.colOff, w.rowOff, w.width, w.height));
 }
 
 /** Reads one pixel of the given bands (rio-tiler `point`: a 1×1 window at the pixel's row/col). */

@@ -73,7 +73,7 @@ export class RasterReader {
   constructor(readonly source: RasterSource) {}
 
   /** The source's pooled handle, for as long as `fn` runs. */
-  private readonly withHandle = <T>(fn: (ds: Dataset) => Promise<T>): Promise<T> => this.source.use(fn);
+  private readonly withHandle = <T>(fn: (ds: Dataset) => Promise<T>, affinity?: number): Promise<T> => this.source.use(fn, affinity);
 
   meta(): Promise<SourceMeta> {
     return this.source.meta();

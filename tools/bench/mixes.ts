@@ -113,7 +113,7 @@ export function buildMixes(data: BenchData, upstream: string): MixSet {
     `/stac/preview.png?${stacQ}&assets=visual&rescale=0,10000`,
     `/stac/statistics?${stacQ}&assets=visual`,
     `/stac/preview.png?${stacQ}&assets=visual&rescale=0,10000&max_size=512`,
-    `/stac/statistics?${stacQ}&expression=${q('visual_b3/visual_b1')}&asset_as_band=true`,
+    `/stac/statistics?${stacQ}&expression=${q('visual_b3/visual_b1')}`,
     `/stac/preview.jpg?${stacQ}&expression=${q(ndvi)}&rescale=-0.5,0.5&colormap_name=viridis`,
     `/stac/statistics?${stacQ}&assets=visual&max_size=512&histogram_bins=20`,
     `/stac/preview.png?url=${q(fixtureItem)}&assets=B01&rescale=0,10000`,

@@ -9,9 +9,26 @@ import type { ImageFormat } from '../formats.js';
 import { encodeNpy } from './npy.js';
 import { encodeJpeg, encodePng, encodeWebp } from './raster.js';
 import { encodeGeoTiff, encodeJpeg2000 } from './gdal.js';
+import { DEFAULT_PNG_LEVEL } from './png.js';
 import type { GeoReference, RasterData } from './types.js';
 
 export type { GeoReference, RasterData } from './types.js';
+export { DEFAULT_PNG_LEVEL } from './png.js';
+
+/** What a deployment may tune in the encoders (from the settings, see Services). */
+export interface EncoderSettings {
+  /** zlib level (0–9) of `png` output; `pngraw` always uses 1, as TiTiler does. */
+  pngLevel: number;
+}
+
+let pngLevel = DEFAULT_PNG_LEVEL;
+
+/** Applies the settings to every later `encode` call of this process. */
+export function configureEncoders(settings: EncoderSettings): void {
+  const level = settings.pngLevel;
+  if (!Number.isInteger(level) || level < 0 || level > 9) throw new TesseraError('Internal', `the PNG zlib level must be an integer from 0 to 9, got ${level}`);
+  pngLevel = level;
+}
 
 function checkShape(data: RasterData, mask: Uint8Array | undefined): void {
   const pixels = data.width * data.height;
@@ -30,7 +47,7 @@ export async function encode(data: RasterData, mask: Uint8Array | undefined, for
   checkShape(data, mask);
   switch (format) {
     case 'png':
-      return encodePng(data, mask, 6);
+      return encodePng(data, mask, pngLevel);
     case 'pngraw':
       return encodePng(data, mask, 1);
     case 'jpeg':

@@ -1,0 +1,133 @@
+/** The dataset handle pool: region affinity, waiting for a busy handle, failures, bounds. */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { DatasetPool } from '../src/source/pool.js';
+import type { Dataset } from '../src/source/gdal.js';
+import { TesseraError } from '../src/errors.js';
+
+/** Stand-in handles: the pool only opens, passes around and closes them. */
+function fakePool(handlesPerSource: number, maxHandles = 64) {
+  let opened = 0;
+  const closed: number[] = [];
+  const pool = new DatasetPool({
+    handlesPerSource,
+    maxHandles,
+    open: async () => {
+      const id = ++opened;
+      return { id, close: () => closed.push(id) } as unknown as Dataset;
+    },
+  });
+  const idOf = (ds: Dataset): number => (ds as unknown as { id: number }).id;
+  return { pool, idOf, closed, opened: () => opened };
+}
+
+function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+describe('DatasetPool', () => {
+  it('gives reads of one region the same handle, and other regions other handles', async () => {
+    const { pool, idOf, opened } = fakePool(4);
+    const a1 = await pool.use('s', async (ds) => idOf(ds), 1);
+    const a2 = await pool.use('s', async (ds) => idOf(ds), 1);
+    const b = await pool.use('s', async (ds) => idOf(ds), 2);
+    const a3 = await pool.use('s', async (ds) => idOf(ds), 5); // 5 % 4 = slot 1 again
+    assert.equal(a1, a2);
+    assert.equal(a1, a3);
+    assert.notEqual(a1, b);
+    assert.equal(opened(), 2);
+  });
+
+  it('makes a read wait for its busy handle rather than take (and fill) another', async () => {
+    const { pool, idOf, opened } = fakePool(4);
+    await pool.use('s', async () => undefined, 0); // opens slot 0
+    await pool.use('s', async () => undefined, 3); // opens slot 3, idle now
+    const gate = deferred();
+    const order: string[] = [];
+    const first = pool.use('s', async (ds) => {
+      order.push('first');
+      await gate.promise;
+      return idOf(ds);
+    }, 0);
+    const second = pool.use('s', async (ds) => {
+      order.push('second');
+      return idOf(ds);
+    }, 0);
+    await new Promise((r) => setTimeout(r, 10));
+    assert.deepEqual(order, ['first'], 'the second read waits although slot 3 is idle');
+    gate.resolve();
+    assert.equal(await first, await second);
+    assert.equal(opened(), 2);
+  });
+
+  it('lets reads without affinity take any idle handle', async () => {
+    const { pool, idOf } = fakePool(2);
+    const gate = deferred();
+    const busy = pool.use('s', async (ds) => {
+      await gate.promise;
+      return idOf(ds);
+    }, 0);
+    await new Promise((r) => setTimeout(r, 5));
+    const other = await pool.use('s', async (ds) => idOf(ds));
+    gate.resolve();
+    assert.notEqual(await busy, other);
+  });
+
+  it('closes a handle after a GDAL failure, keeps it after a TesseraError', async () => {
+    const { pool, idOf, closed } = fakePool(2);
+    const id = await pool.use('s', async (ds) => idOf(ds), 0);
+    await assert.rejects(pool.use('s', async () => Promise.reject(new TesseraError('BadRequest', 'x')), 0));
+    assert.deepEqual(closed, []);
+    assert.equal(await pool.use('s', async (ds) => idOf(ds), 0), id);
+    await assert.rejects(pool.use('s', async () => Promise.reject(new Error('gdal failed')), 0));
+    assert.deepEqual(closed, [id]);
+    assert.notEqual(await pool.use('s', async (ds) => idOf(ds), 0), id);
+  });
+
+  it('shares an open failure with everyone waiting for the source', async () => {
+    let calls = 0;
+    const pool = new DatasetPool({
+      handlesPerSource: 4,
+      maxHandles: 8,
+      open: async () => {
+        calls++;
+        await new Promise((r) => setTimeout(r, 5));
+        throw new Error('404');
+      },
+    });
+    const results = await Promise.allSettled([0, 1, 2].map((a) => pool.use('s', async () => 1, a)));
+    assert.ok(results.every((r) => r.status === 'rejected'));
+    assert.equal(calls, 1, 'a cold source is opened once at a time');
+    assert.deepEqual(pool.stats, { sources: 0, handles: 0 });
+  });
+
+  it('closes idle handles of the least recently used source to stay within maxHandles', async () => {
+    const { pool, closed, idOf } = fakePool(2, 2);
+    const a = await pool.use('a', async (ds) => idOf(ds), 0);
+    await pool.use('b', async () => undefined, 0);
+    await pool.use('c', async () => undefined, 0);
+    assert.deepEqual(closed, [a]);
+    assert.equal(pool.stats.handles, 2);
+  });
+});
+
+describe('DatasetPool, cold source', () => {
+  it('opens one handle first, then each waiting region its own', async () => {
+    let calls = 0;
+    const pool = new DatasetPool({
+      handlesPerSource: 4,
+      maxHandles: 8,
+      open: async () => {
+        const id = ++calls;
+        await new Promise((r) => setTimeout(r, 5));
+        return { id, close: () => undefined } as unknown as Dataset;
+      },
+    });
+    const ids = await Promise.all([0, 1, 2, 1].map((a) => pool.use('s', async (ds) => (ds as unknown as { id: number }).id, a)));
+    assert.equal(calls, 3);
+    assert.equal(ids[1], ids[3], 'one region, one handle');
+    assert.equal(new Set(ids).size, 3);
+  });
+});
