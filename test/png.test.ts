@@ -10,22 +10,14 @@ import assert from 'node:assert/strict';
 import zlib from 'node:zlib';
 import sharp from 'sharp';
 import { TesseraError } from '../src/errors.js';
+import { mulberry32 } from '../src/demo/terrain.js';
 import { encodePngPlanes, tableCrc32, type PngPlanes } from '../src/image/encode/png.js';
 import { DEFAULT_PNG_LEVEL, configureEncoders, encode } from '../src/image/encode/index.js';
 
 // ---- independent helpers
 
-/** Seeded PRNG (mulberry32), so failures reproduce. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Seeded PRNG, so failures reproduce. */
+const random = mulberry32;
 
 function makePlanes(channels: number, pixels: number, sixteenBit: boolean, fill: (c: number, i: number) => number): Uint8Array[] | Uint16Array[] {
   const make = (c: number): number[] => Array.from({ length: pixels }, (_, i) => fill(c, i));

@@ -17,6 +17,7 @@ import { getTms, WEB_MERCATOR_QUAD } from '../../../src/tms/registry.js';
 import type { Tile, TileMatrixSet } from '../../../src/tms/grid.js';
 import type { ImageData } from '../../../src/image/image-data.js';
 import { FIXTURES } from '../../../test/helpers/paths.js';
+import { mulberry32 } from '../../../src/demo/terrain.js';
 
 /** What the tile routes read with when the query says nothing (TiTiler's defaults). */
 export const DEFAULT_VALUES: ValueOptions = { unscale: false, resampling: 'nearest', reproject: 'nearest' };
@@ -125,18 +126,6 @@ export function tileName(t: Tile): string {
   return `${t.z}/${t.x}/${t.y}`;
 }
 
-/** mulberry32: a small seeded generator, so every run benchmarks the same numbers. */
-function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /**
  * A `size`² band that looks like imagery: a diagonal gradient, a slow ripple and ±5% noise over
  * `[0, scale]`; `seed` makes bands differ. Values are written into the dtype's array (uint16
@@ -144,7 +133,7 @@ function seededRandom(seed: number): () => number {
  */
 export function syntheticBand(dtype: 'float32' | 'uint16', size: number, seed: number, scale: number): Float32Array | Uint16Array {
   const out = dtype === 'float32' ? new Float32Array(size * size) : new Uint16Array(size * size);
-  const random = seededRandom(seed);
+  const random = mulberry32(seed); // seeded: every run benchmarks the same numbers
   const phase = seed * 0.7;
   for (let y = 0, i = 0; y < size; y++) {
     for (let x = 0; x < size; x++, i++) {
