@@ -1,5 +1,5 @@
 /**
- * `tessera serve [--host H] [--port P] [--demo DIR]` starts the server;
+ * `tessera serve [--host H] [--port P] [--workers N] [--demo DIR]` starts the server;
  * `tessera demo --out DIR` writes the built-in demo data (COGs, a STAC item, a MosaicJSON).
  */
 import { parseArgs } from 'node:util';
@@ -19,6 +19,7 @@ async function main(argv: string[]): Promise<number> {
         host: { type: 'string' },
         port: { type: 'string' },
         demo: { type: 'string' },
+        workers: { type: 'string' },
       },
     });
     const overrides: Parameters<typeof loadSettings>[0] = {};
@@ -29,8 +30,13 @@ async function main(argv: string[]): Promise<number> {
       overrides.port = port;
     }
     if (values.demo !== undefined) overrides.demoDir = path.resolve(values.demo);
-    const { serve } = await import('./server.js');
-    await serve(loadSettings(overrides));
+    if (values.workers !== undefined) {
+      const workers = Number(values.workers);
+      if (!Number.isInteger(workers) || workers < 1 || workers > 64) throw new Error(`invalid number of workers '${values.workers}' (1 to 64)`);
+      overrides.workers = workers;
+    }
+    const { serveAll } = await import('./cluster.js');
+    await serveAll(loadSettings(overrides));
     return 0;
   }
   if (command === 'demo') {

@@ -5,6 +5,8 @@ import { DEFAULT_PNG_LEVEL } from './image/encode/png.js';
 export interface Settings {
   host: string;
   port: number;
+  /** Server processes sharing the port (see cluster.ts); 1 serves from the starting process. */
+  workers: number;
   /** Cache-Control added to GET/HEAD responses below 500 (TiTiler's TITILER_API_CACHECONTROL). */
   cacheControl: string;
   corsOrigins: string[];
@@ -96,6 +98,7 @@ export function loadSettings(overrides: Partial<Settings> = {}): Settings {
   const settings: Settings = {
     host: env['TESSERA_HOST'] ?? '127.0.0.1',
     port: int('TESSERA_PORT', 8000),
+    workers: Math.min(64, Math.max(1, int('TESSERA_WORKERS', os.availableParallelism()))),
     cacheControl: env['TESSERA_CACHE_CONTROL'] ?? 'public, max-age=3600',
     corsOrigins: list(env['TESSERA_CORS_ORIGINS'] ?? '*'),
     allowedLocalRoots: list(env['TESSERA_ALLOWED_LOCAL_ROOTS']),

@@ -2,8 +2,10 @@
 import type { Settings } from './config.js';
 import { Services } from './services.js';
 import { buildApp } from './api/app.js';
+import { demoBanner } from './banner.js';
 
-export async function serve(settings: Settings): Promise<void> {
+/** Serves in this process; `banner`: print where the demo is (a cluster's primary does it once). */
+export async function serve(settings: Settings, opts: { banner: boolean }): Promise<void> {
   const services = new Services(settings);
   const app = await buildApp(services);
 
@@ -28,18 +30,5 @@ export async function serve(settings: Settings): Promise<void> {
 
   const address = await app.listen({ host: settings.host, port: settings.port });
   app.log.info(`tessera listening on ${address}`);
-  if (settings.demoDir) {
-    const item = `${address}/demo/item.json`;
-    const q = `url=${encodeURIComponent(item)}`;
-    console.log(`
-tessera is serving its demo data. Start here: ${address}/
-
-  STAC viewer     ${address}/stac/viewer?${q}
-  demo map        ${address}/stac/WebMercatorQuad/map?${q}&assets=rgb
-  API docs        ${address}/api.html
-  demo item info  ${address}/stac/info?${q}
-  demo TileJSON   ${address}/stac/WebMercatorQuad/tilejson.json?${q}&assets=rgb
-  WMTS for QGIS   ${address}/stac/WebMercatorQuad/WMTSCapabilities.xml?${q}&assets=rgb
-`);
-  }
+  if (settings.demoDir && opts.banner) console.log(demoBanner(address));
 }

@@ -236,13 +236,14 @@ describe('PNG encoder: pixels, structure and filters', () => {
       for (const [width, height] of sizes) {
         for (const content of ['zeros', 'random'] as const) {
           const level = [0, 1, 4, 6, 9][caseNumber % 5]!;
+          const kind = caseNumber % 2 === 0 ? 'imagery' : 'graphic';
           const seed = ++caseNumber * 7919 + width;
-          const name = `${channels} channel(s), ${sixteen ? 16 : 8}-bit, ${width}×${height}, ${content}, level ${level}`;
+          const name = `${channels} channel(s), ${sixteen ? 16 : 8}-bit, ${width}×${height}, ${content}, level ${level}, ${kind}`;
           it(name, async () => {
             const next = random(seed);
             const max = sixteen ? 65536 : 256;
             const planes = makePlanes(channels, width * height, sixteen, () => (content === 'zeros' ? 0 : Math.floor(next() * max)));
-            const file = await encodePngPlanes(planes, width, height, level);
+            const file = await encodePngPlanes(planes, width, height, level, kind);
             checkFile(file, planes, width, height);
             assert.deepEqual(
               await decodeWithSharp(file, channels, sixteen),
@@ -354,12 +355,12 @@ describe('PNG zlib level setting', () => {
   const W = 64;
   const H = 64;
   const zeros = (): Uint8Array => new Uint8Array(W * H);
-  const data = { dtype: 'uint8' as const, width: W, height: H, bands: [zeros(), zeros(), zeros()] };
+  const data = { dtype: 'uint8' as const, width: W, height: H, bands: [zeros(), zeros(), zeros()], content: 'graphic' as const };
 
   it(`is ${DEFAULT_PNG_LEVEL} by default, applies to png and leaves pngraw at level 1`, async () => {
     const rawBytes = H * (1 + W * 3);
     const atDefault = await encode(data, undefined, 'png');
-    assert.deepEqual(atDefault, await encodePngPlanes(data.bands, W, H, DEFAULT_PNG_LEVEL));
+    assert.deepEqual(atDefault, await encodePngPlanes(data.bands, W, H, DEFAULT_PNG_LEVEL, 'graphic'));
     try {
       configureEncoders({ pngLevel: 0 });
       const stored = await encode(data, undefined, 'png');
@@ -380,5 +381,40 @@ describe('PNG zlib level setting', () => {
     for (const pngLevel of [-1, 10, 4.5, Number.NaN]) {
       assert.throws(() => configureEncoders({ pngLevel }), (err: unknown) => err instanceof TesseraError && /from 0 to 9/.test(err.message));
     }
+  });
+});
+
+describe('PNG zlib strategy by content', () => {
+  const W = 96;
+  const H = 80;
+  // Imagery-like: a gradient with 5 bits of noise, plus an alpha plane with a masked corner.
+  const next = random(4242);
+  const noisy = makePlanes(3, W * H, false, (c, i) => ((i % W) + (i / W) * 2 + c * 40 + Math.floor(next() * 32)) & 255) as Uint8Array[];
+  const alpha = Uint8Array.from({ length: W * H }, (_, i) => (i % W < 10 && i < W * 10 ? 0 : 255));
+  const idat = (file: Buffer): Buffer => Buffer.concat(parsePng(file).filter((c) => c.type === 'IDAT').map((c) => c.data));
+
+  it('run-length codes imagery and deflates graphics with the default strategy, on the same filtered rows', async () => {
+    const imagery = await encodePngPlanes([...noisy, alpha], W, H, 4, 'imagery');
+    const graphic = await encodePngPlanes([...noisy, alpha], W, H, 4, 'graphic');
+    checkFile(imagery, [...noisy, alpha], W, H);
+    checkFile(graphic, [...noisy, alpha], W, H);
+    const filtered = zlib.inflateSync(idat(graphic));
+    assert.deepEqual(zlib.inflateSync(idat(imagery)), filtered, 'the filters do not depend on the content');
+    assert.deepEqual(idat(imagery), zlib.deflateSync(filtered, { level: 4, strategy: zlib.constants.Z_RLE }));
+    assert.deepEqual(idat(graphic), zlib.deflateSync(filtered, { level: 4 }));
+    assert.notDeepEqual(idat(imagery), idat(graphic));
+  });
+
+  it('stores imagery too at level 0', async () => {
+    const file = await encodePngPlanes(noisy, W, H, 0, 'imagery');
+    assert.ok(idat(file).length > H * (1 + W * 3), 'stored blocks hold every filtered byte');
+    checkFile(file, noisy, W, H);
+  });
+
+  it('treats png output as imagery unless told it is a graphic; pngraw is data at level 1', async () => {
+    const data = { dtype: 'uint8' as const, width: W, height: H, bands: noisy };
+    assert.deepEqual(await encode(data, alpha, 'png'), await encodePngPlanes([...noisy, alpha], W, H, DEFAULT_PNG_LEVEL, 'imagery'));
+    assert.deepEqual(await encode({ ...data, content: 'graphic' }, alpha, 'png'), await encodePngPlanes([...noisy, alpha], W, H, DEFAULT_PNG_LEVEL, 'graphic'));
+    assert.deepEqual(await encode(data, alpha, 'pngraw'), await encodePngPlanes([...noisy, alpha], W, H, 1, 'graphic'));
   });
 });

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import sharp from 'sharp';
 import { ARRAY_OF, type DType, type ImageData } from '../src/image/image-data.js';
 import { renderImage, rescaleToUint8 } from '../src/image/render.js';
+import { encodePngPlanes, DEFAULT_PNG_LEVEL } from '../src/image/encode/png.js';
 
 const W = 4;
 const H = 5;
@@ -250,5 +251,24 @@ describe('renderImage: format choice, mask and colormap', () => {
     assert.deepEqual(planes[0], Array.from({ length: 20 }, (_, i) => (i / 2) * 20));
     assert.deepEqual(planes[1], Array.from({ length: 20 }, (_, i) => 255 - (i / 2) * 20));
     assert.deepEqual(planes[3], Array.from({ length: 20 }, (_, i) => (i === 6 ? 0 : 255)));
+  });
+});
+
+describe('renderImage: PNG content hint', () => {
+  const rgb = [0, 1, 2].map((b) => Array.from({ length: W * H }, (_, i) => (i * 37 + b * 61) % 256));
+  const masked = [0, 1, 2].map(() => Array.from({ length: W * H }, (_, i) => i === 3));
+  const planes = [...rgb.map((band) => Uint8Array.from(band)), Uint8Array.from({ length: W * H }, (_, i) => (i === 3 ? 0 : 255))];
+
+  it('encodes read pixels as imagery, and algorithm output or colormapped pixels as a graphic', async () => {
+    const read = await renderImage(image('uint8', rgb, masked), { format: 'png', returnMask: true });
+    assert.deepEqual(read.body, await encodePngPlanes(planes, W, H, DEFAULT_PNG_LEVEL, 'imagery'));
+    const made = await renderImage(image('uint8', rgb, masked), { format: 'png', returnMask: true, synthetic: true });
+    assert.deepEqual(made.body, await encodePngPlanes(planes, W, H, DEFAULT_PNG_LEVEL, 'graphic'));
+    const colored = await renderImage(image('uint8', [rgb[0]!], [masked[0]!]), {
+      format: 'png',
+      returnMask: true,
+      colormap: () => image('uint8', rgb, masked),
+    });
+    assert.deepEqual(colored.body, await encodePngPlanes(planes, W, H, DEFAULT_PNG_LEVEL, 'graphic'));
   });
 });

@@ -64,6 +64,7 @@ export async function renderResponse(img: ImageData, format: ImageFormat | undef
   return renderImage(out, {
     ...(format ? { format } : {}),
     returnMask: opts.returnMask,
+    synthetic: opts.algorithm !== undefined,
     ...(cmap ? { colormap: (i: ImageData) => applyColormap(i, cmap) } : {}),
   });
 }

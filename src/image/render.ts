@@ -18,6 +18,11 @@ export interface RenderOptions {
    * gives) with masks that already combine the colormap's alpha with the data mask.
    */
   colormap?: (img: ImageData) => ImageData;
+  /**
+   * The pixels were made by an algorithm (hillshade, contours…) rather than read: encoders treat
+   * them as a graphic, as they do colormapped ones (see PngContent).
+   */
+  synthetic?: boolean;
 }
 
 export interface RenderedImage {
@@ -165,12 +170,13 @@ export async function renderImage(img: ImageData, opts: RenderOptions): Promise<
   const mask = datasetMask(colored);
   const format = opts.format ?? (everyPixelValid(mask) ? 'jpeg' : 'png');
 
-  let data: RasterData = colored;
+  const content = opts.colormap || opts.synthetic ? 'graphic' : 'imagery';
+  let data: RasterData = { bands: colored.bands, dtype: colored.dtype, width: colored.width, height: colored.height, content };
   if (needsRescale(format, colored.dtype)) {
     const ranges = statistics ?? [DTYPE_RANGE[colored.dtype]];
     const source: RangeSource = statistics ? 'statistics' : 'dtype';
     const bands = rescaleToUint8(colored.bands, colored.dtype, mask, colored.width, colored.height, ranges, source);
-    data = { bands, dtype: 'uint8', width: colored.width, height: colored.height };
+    data = { bands, dtype: 'uint8', width: colored.width, height: colored.height, content };
   }
   const body = await encode(data, opts.returnMask ? mask : undefined, format, { bounds: colored.bounds, crs: colored.crs });
   return { body, format, mediaType: MEDIA_TYPES[format] };

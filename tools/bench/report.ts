@@ -33,7 +33,7 @@ export interface RoundTripRow {
 export interface BenchReport {
   started: string;
   options: { quick: boolean; durationS: number; reps: number };
-  machine: { cpu: string; cores: number; memoryGiB: number; node: string; tesseraGdal: string; titilerGdal: string; titilerWorkers: number; uvThreadpool: string };
+  machine: { cpu: string; cores: number; memoryGiB: number; node: string; tesseraGdal: string; titilerGdal: string; titilerWorkers: number; tesseraWorkers?: number; uvThreadpool: string };
   gdalEnv: Record<string, string>;
   mixes: Array<{ id: string; title: string; requests: number }>;
   cold: ColdRow[];
@@ -125,7 +125,7 @@ export function markdown(r: BenchReport): string {
   lines.push('# tessera vs TiTiler 0.18.10: benchmark');
   lines.push('');
   lines.push(
-    `${r.started} · ${m.cores} × ${m.cpu}, ${m.memoryGiB} GiB · Node ${m.node}, tessera GDAL ${m.tesseraGdal} (libuv pool ${m.uvThreadpool}) · ` +
+    `${r.started} · ${m.cores} × ${m.cpu}, ${m.memoryGiB} GiB · Node ${m.node}, tessera: ${m.tesseraWorkers ?? 1} worker(s), GDAL ${m.tesseraGdal} (libuv pool ${m.uvThreadpool} each) · ` +
       `TiTiler: uvicorn, ${m.titilerWorkers} workers, GDAL ${m.titilerGdal} · ${r.options.reps} repetition(s) × ${r.options.durationS} s per warm measurement${r.options.quick ? ' (quick run)' : ''}.`,
   );
   lines.push('');
@@ -162,6 +162,8 @@ export function markdown(r: BenchReport): string {
   lines.push('');
   if (r.floor.length > 0) {
     lines.push('## Server against the in-process floor (c=16, warm)');
+    lines.push('');
+    lines.push(`The floor is the core called directly in one process (one event loop); the server runs ${r.machine.tesseraWorkers ?? 1} worker process(es), so it can pass the floor.`);
     lines.push('');
     lines.push(
       table(

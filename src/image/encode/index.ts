@@ -47,9 +47,10 @@ export async function encode(data: RasterData, mask: Uint8Array | undefined, for
   checkShape(data, mask);
   switch (format) {
     case 'png':
-      return encodePng(data, mask, pngLevel);
+      return encodePng(data, mask, pngLevel, data.content ?? 'imagery');
     case 'pngraw':
-      return encodePng(data, mask, 1);
+      // TiTiler's zlib settings: level 1, default strategy (the values are data, not a picture).
+      return encodePng(data, mask, 1, 'graphic');
     case 'jpeg':
     case 'jpg':
       return encodeJpeg(data);

@@ -26,16 +26,28 @@ export type PngPlanes = readonly Uint8Array[] | readonly Uint16Array[];
  * tiles (Sentinel-2 TCI, shaded relief, 16-bit DEM, a colormapped DEM): against sharp at level 6,
  * level 4 takes 15–48% less CPU for files 1–15% larger. Level 6 here costs about as much CPU as
  * sharp (Node's zlib is no faster at 6); levels 1–2 save 0.1–1.6 ms of deflate against 4 for files
- * up to 75% larger (low-entropy tiles); level 3 was never better than 4.
+ * up to 75% larger (low-entropy tiles); level 3 was never better than 4. The level applies to
+ * graphics; imagery is run-length coded (STRATEGIES), where zlib ignores any level but 0 (stored).
  */
 export const DEFAULT_PNG_LEVEL = 4;
 
 /**
- * zlib strategy. Against the default at level 4, Z_FILTERED made imagery 1–8% smaller but shaded
- * relief 5–11% larger; Z_RLE made imagery and DEM tiles 6–17% smaller in a third of the time, but
- * shaded relief 14–25% and a colormapped DEM 44% larger. The default is never far off.
+ * What the pixels are, which decides how the zlib stream is made (see STRATEGIES). 'imagery':
+ * sensor values through rescale or a cast (noisy, few long repeats); 'graphic': colormapped,
+ * shaded or otherwise synthetic pixels (flat areas, repeated colour patterns).
  */
-const STRATEGY = zlib.constants.Z_DEFAULT_STRATEGY;
+export type PngContent = 'imagery' | 'graphic';
+
+/**
+ * zlib strategy by content. Measured on 256² tiles against the default strategy at level 4: Z_RLE
+ * made imagery (Sentinel-2 TCI, 16-bit DEM, the benchmark's textured scene and mosaic) 5–17%
+ * smaller in 40% of the time (1.5 against 3.6 ms for an RGBA tile), but shaded relief 14–25% and
+ * colormapped tiles 30–50% larger, so graphics keep the default. Z_FILTERED was never much better.
+ */
+const STRATEGIES: Record<PngContent, number> = {
+  imagery: zlib.constants.Z_RLE,
+  graphic: zlib.constants.Z_DEFAULT_STRATEGY,
+};
 
 /** IDAT chunks hold at most this many bytes of the zlib stream; tiles fit in one. */
 const MAX_IDAT_BYTES = 1 << 20;
@@ -326,17 +338,18 @@ function checkPlanes(planes: PngPlanes, width: number, height: number): void {
 
 /**
  * The PNG file of `planes` (1 grey, 2 grey + alpha, 3 RGB, 4 RGBA; Uint8Array planes give 8-bit
- * samples, Uint16Array planes 16-bit ones), its zlib stream deflated at `level` (0–9) on the libuv
- * pool. Filtering (1.2–1.5 ms for a 256² RGBA tile) runs on the calling thread.
+ * samples, Uint16Array planes 16-bit ones), its zlib stream deflated on the libuv pool at `level`
+ * (0–9; 0 stores) with the strategy for `content`. Filtering (1.2–1.5 ms for a 256² RGBA tile) runs
+ * on the calling thread.
  */
-export async function encodePngPlanes(planes: PngPlanes, width: number, height: number, level: number): Promise<Buffer> {
+export async function encodePngPlanes(planes: PngPlanes, width: number, height: number, level: number, content: PngContent = 'graphic'): Promise<Buffer> {
   if (!Number.isInteger(level) || level < 0 || level > 9) fail(`zlib level ${level} (0 to 9 are possible)`);
   const filtered = filterScanlines(planes, width, height);
   // One output chunk as large as the worst case: Node's zlib otherwise returns to the event loop
   // every 16 KiB of output and goes back to the pool for the next (measured: ~2 ms of main-thread
   // time per 256² RGBA tile in those round trips).
   const chunkSize = Math.max(64 * 1024, filtered.length + (filtered.length >>> 3) + 1024);
-  const stream = await deflate(filtered, { level, strategy: STRATEGY, chunkSize });
+  const stream = await deflate(filtered, { level, strategy: STRATEGIES[content], chunkSize });
   const bitDepth = planes[0] instanceof Uint16Array ? 16 : 8;
   return pngFile(width, height, bitDepth, COLOUR_TYPES[planes.length - 1]!, stream);
 }

@@ -4,6 +4,7 @@
  */
 import type { BandArray, DType } from '../image-data.js';
 import type { BBox } from '../../tms/grid.js';
+import type { PngContent } from './png.js';
 
 export interface RasterData {
   /** One array per band, each `width * height` long, row-major. */
@@ -11,6 +12,11 @@ export interface RasterData {
   dtype: DType;
   width: number;
   height: number;
+  /**
+   * What the pixels are, for encoders whose compression suits one kind better (PNG): 'graphic' for
+   * colormapped, shaded or other synthetic pixels, 'imagery' (the default) for sensor values.
+   */
+  content?: PngContent;
 }
 
 export interface GeoReference {
