@@ -20,6 +20,7 @@ import { ARRAY_OF, type BandArray, type DType } from '../image/image-data.js';
 import { arrayBounds, type Grid, type Window } from './geometry.js';
 import { srsFrom, transformerBetween } from './crs.js';
 import { TesseraError } from '../errors.js';
+import { composeIndex, gather, indexMask, invGeoTransform, nearestIndex, rasterIoNearestIndex, type GeoTransform6 } from './warp-nearest.js';
 
 export type ReadResampling = 'nearest' | 'bilinear' | 'cubic' | 'cubic_spline' | 'lanczos' | 'average' | 'mode' | 'gauss' | 'rms';
 export type WarpResampling = 'nearest' | 'bilinear' | 'cubic' | 'cubic_spline' | 'lanczos' | 'average' | 'mode' | 'sum' | 'rms';
@@ -31,6 +32,11 @@ export interface ReadOptions {
   nodata?: number;
   resampling: ReadResampling;
   reproject: WarpResampling;
+  /**
+   * 'gdal' forces gdalwarp for nearest-neighbour warps too (which otherwise run in JavaScript, see
+   * warp-nearest.ts): for tests that hold the two side by side.
+   */
+  engine?: 'auto' | 'gdal';
 }
 
 export type ReadTarget =
@@ -53,6 +59,8 @@ export interface RawRead {
   masks: Uint8Array[];
   width: number;
   height: number;
+  /** Who warped it, for a read into another CRS: the JS nearest-neighbour warp or gdalwarp. */
+  warpedBy?: 'js' | 'gdal';
 }
 
 const GMF_ALL_VALID = 0x01;
@@ -406,9 +414,22 @@ function levelGeoTransform(meta: SourceMeta, level: number | undefined): { gt: n
  * dataset it is given, so the copy must never be the thing that clips that window. The whole raster
  * when the corners cannot be transformed.
  */
-function warpSourceWindow(meta: SourceMeta, level: number | undefined, target: WarpTarget, reproject: WarpResampling): { x: number; y: number; w: number; h: number } {
+interface SourceWindow {
+  x: number;
+  y: number;
+  w: number;
+  h: number;
+  /**
+   * The share of the grid's footprint that lies on the raster (0 when unknown). GDAL splits a warp
+   * into chunks — and so approximates its transformation over other spans — when much of the
+   * footprint is off the raster; see warpNearestInJs.
+   */
+  inside: number;
+}
+
+function warpSourceWindow(meta: SourceMeta, level: number | undefined, target: WarpTarget, reproject: WarpResampling): SourceWindow {
   const { gt, width: sw, height: sh } = levelGeoTransform(meta, level);
-  const whole = { x: 0, y: 0, w: sw, h: sh };
+  const whole = { x: 0, y: 0, w: sw, h: sh, inside: 0 };
   const ct = transformerBetween(srsFrom(target.crs), srsFrom(meta.crs));
   const det = gt[1]! * gt[5]! - gt[2]! * gt[4]!;
   if (!ct || det === 0) return whole;
@@ -461,20 +482,29 @@ function warpSourceWindow(meta: SourceMeta, level: number | undefined, target: W
   // only fill values, as it would from the whole raster.
   const x = Math.min(Math.max(0, x0), sw - 1);
   const y = Math.min(Math.max(0, y0), sh - 1);
-  return { x, y, w: Math.max(1, x1 - x), h: Math.max(1, y1 - y) };
+  const inside = (Math.max(0, Math.min(sw, maxc) - Math.max(0, minc)) * Math.max(0, Math.min(sh, maxr) - Math.max(0, minr))) / Math.max(1e-9, (maxc - minc) * (maxr - minr));
+  return { x, y, w: Math.max(1, x1 - x), h: Math.max(1, y1 - y), inside };
 }
 
 /** What the copy holds besides the data bands: the source's alpha band, its mask, or nothing. */
 type Validity = { kind: 'alpha'; band: number } | { kind: 'mask' } | { kind: 'none' };
 
+/** The source pixels a warp needs: the window (at `level`), its bands `indexes`, and the validity plane. */
+interface WarpSource {
+  win: SourceWindow;
+  planes: BandArray[];
+  /** The source's alpha band or its mask (see Validity), when the warp must honour it. */
+  extra: BandArray | undefined;
+}
+
 /**
- * Copies the source pixels a warp needs into a MEM dataset (bands `indexes`, then the alpha or
- * mask band when the warp must honour it) georeferenced like the window. The handle is held for
- * the band reads only: GDAL's block cache keeps those blocks for the next tile — which warping the
- * pooled dataset with `-ovr` does not do on GDAL 3.6 over /vsicurl/ (every tile fetched and
- * decompressed its blocks again) — and the warp itself runs without holding the handle.
+ * Reads the source pixels a warp needs (bands `indexes`, then the alpha or mask band when the warp
+ * must honour it). The handle is held for the band reads only: GDAL's block cache keeps those blocks
+ * for the next tile — which warping the pooled dataset with `-ovr` does not do on GDAL 3.6 over
+ * /vsicurl/ (every tile fetched and decompressed its blocks again) — and the warp itself runs
+ * without holding the handle.
  */
-async function copyWarpSource(withHandle: WithHandle, meta: SourceMeta, target: WarpTarget, opts: ReadOptions, level: number | undefined, indexes: number[], dtype: DType, nodata: number | undefined, validity: Validity): Promise<Dataset> {
+async function readWarpSource(withHandle: WithHandle, meta: SourceMeta, target: WarpTarget, opts: ReadOptions, level: number | undefined, indexes: number[], dtype: DType, validity: Validity): Promise<WarpSource> {
   const win = warpSourceWindow(meta, level, target, opts.reproject);
   const n = win.w * win.h;
   const at = (band: RasterBand): RasterBand => (level === undefined ? band : band.overviews.get(level));
@@ -497,10 +527,21 @@ async function copyWarpSource(withHandle: WithHandle, meta: SourceMeta, target: 
     }
     return { planes, extra };
   }, regionAffinity(meta, level, win.x, win.y, win.w, win.h));
+  return { win, planes, extra };
+}
+
+/** Geotransform of the source window at `level`. */
+function windowGeoTransform(meta: SourceMeta, level: number | undefined, win: WarpSource['win']): GeoTransform6 {
   const { gt } = levelGeoTransform(meta, level);
+  return [gt[0]! + win.x * gt[1]! + win.y * gt[2]!, gt[1]!, gt[2]!, gt[3]! + win.x * gt[4]! + win.y * gt[5]!, gt[4]!, gt[5]!];
+}
+
+/** The source window as a MEM dataset georeferenced like it, for gdalwarp. */
+function memFromWarpSource(meta: SourceMeta, level: number | undefined, src: WarpSource, dtype: DType, nodata: number | undefined, validity: Validity): Dataset {
+  const { win, planes, extra } = src;
   const mem = gdal.open('', 'w', 'MEM', win.w, win.h, planes.length, GDAL_OF_DTYPE[dtype]!);
   try {
-    mem.geoTransform = [gt[0]! + win.x * gt[1]! + win.y * gt[2]!, gt[1]!, gt[2]!, gt[3]! + win.x * gt[4]! + win.y * gt[5]!, gt[4]!, gt[5]!];
+    mem.geoTransform = [...windowGeoTransform(meta, level, win)];
     mem.srs = srsFrom(meta.crs);
     planes.forEach((plane, i) => {
       const band = mem.bands.get(i + 1);
@@ -519,9 +560,89 @@ async function copyWarpSource(withHandle: WithHandle, meta: SourceMeta, target: 
   }
 }
 
+/** gdalwarp's output geotransform for `-te` bounds and `-ts` size. */
+function gdalwarpGeoTransform(grid: Grid, width: number, height: number): GeoTransform6 {
+  const [minx, miny, maxx, maxy] = arrayBounds(grid.height, grid.width, grid.gt);
+  return [minx, (maxx - minx) / width, 0, maxy, 0, -((maxy - miny) / height)];
+}
+
+/** Whether `value` survives a store into an array of `dtype` (else GDAL would clamp what JS wraps). */
+function representable(dtype: DType, value: number): boolean {
+  const held = new ARRAY_OF[dtype](1);
+  held[0] = value;
+  return Object.is(held[0], value) || (Number.isNaN(value) && Number.isNaN(held[0]!)) || held[0] === value;
+}
+
+/** A validity plane the JS warp can honour: none, a mask (0/255), or a Byte alpha that is 0 or 255. */
+function opaqueOrTransparent(dtype: DType, validity: Validity, extra: BandArray | undefined): boolean {
+  if (validity.kind !== 'alpha') return true;
+  if (dtype !== 'uint8' || !extra) return false;
+  for (let i = 0; i < extra.length; i++) if (extra[i] !== 0 && extra[i] !== 255) return false;
+  return true;
+}
+
+/**
+ * The nearest-neighbour warp (and, for a band subset or padding, the RasterIO nearest resampling
+ * after it) done in JavaScript — the same pixels gdalwarp gives (see warp-nearest.ts); undefined
+ * when this read needs something only GDAL does (another kernel, partial alpha, an untransformable
+ * grid), and gdalwarp runs instead.
+ */
+function warpNearestInJs(meta: SourceMeta, target: WarpTarget, opts: ReadOptions, level: number | undefined, direct: boolean, src: WarpSource, dtype: DType, nodata: number | undefined, validity: Validity, indexes: number[]): RawRead | undefined {
+  if (opts.engine === 'gdal' || opts.reproject !== 'nearest' || (!direct && opts.resampling !== 'nearest')) return undefined;
+  if (nodata !== undefined && !representable(dtype, nodata)) return undefined;
+  if (!opaqueOrTransparent(dtype, validity, src.extra)) return undefined;
+  // gdalwarp warps in one chunk only when the footprint lies (mostly) on the raster and the warp
+  // fits its memory budget; a chunked warp approximates over shorter rows and may pick other
+  // pixels near their edges, so those reads stay with GDAL.
+  if (src.win.inside < 0.55) return undefined;
+  const bytes = src.planes.length * src.planes[0]!.BYTES_PER_ELEMENT + 9;
+  const gridPixels = direct ? target.width * target.height : target.grid.width * target.grid.height;
+  if ((src.win.w * src.win.h + gridPixels) * bytes > 32 * 1024 * 1024) return undefined;
+  const srcInv = invGeoTransform(windowGeoTransform(meta, level, src.win));
+  const ct = transformerBetween(srsFrom(target.crs), srsFrom(meta.crs));
+  if (!srcInv || !ct) return undefined;
+  const { grid, width, height } = target;
+  const warp = (w: number, h: number): Int32Array =>
+    nearestIndex({ transform: { dstGt: gdalwarpGeoTransform(grid, w, h), ct, srcInv }, srcWidth: src.win.w, srcHeight: src.win.h, width: w, height: h, validity: src.extra });
+  let index: Int32Array;
+  if (direct) index = warp(width, height);
+  else {
+    const { warpGrid, win } = subsetGrids(meta, target, level);
+    const warped = warp(warpGrid.width, warpGrid.height);
+    const whole = win.x === 0 && win.y === 0 && win.w === warpGrid.width && win.h === warpGrid.height && win.w === width && win.h === height;
+    index = whole ? warped : composeIndex(rasterIoNearestIndex(warpGrid.width, warpGrid.height, win, width, height), warped);
+  }
+  const bands = src.planes.map((plane) => gather(plane, index, nodata ?? 0));
+  if (nodata === undefined) {
+    const mask = indexMask(index);
+    return { dtype, indexes, bands, masks: bands.map(() => mask), width, height, warpedBy: 'js' };
+  }
+  return { dtype, indexes, bands, masks: bands.map((b) => maskFromValues(b, nodata)), width, height, warpedBy: 'js' };
+}
+
+/**
+ * The grid a band-subset or padded read warps into (the implicit-overview grid GDAL 3.10 reads the
+ * VRT's bands from, or the VRT grid itself) and the window of it the output is resampled from.
+ */
+function subsetGrids(meta: SourceMeta, target: WarpTarget, level: number | undefined): { warpGrid: Grid; win: { x: number; y: number; w: number; h: number } } {
+  const { grid } = target;
+  const w = target.window ?? { x: 0, y: 0, width: grid.width, height: grid.height };
+  if (level === undefined) return { warpGrid: grid, win: { x: w.x, y: w.y, w: w.width, h: w.height } };
+  const ratio = meta.width / meta.overviewSizes[level]![0];
+  const ow = Math.floor(grid.width / ratio + 0.5);
+  const oh = Math.floor(grid.height / ratio + 0.5);
+  const xf = grid.width / ow;
+  const yf = grid.height / oh;
+  const warpGrid = { gt: [grid.gt[0], grid.gt[1] * xf, 0, grid.gt[3], 0, grid.gt[5] * yf] as Grid['gt'], width: ow, height: oh };
+  const x = Math.min(ow - 1, Math.trunc(w.x / xf + 0.5));
+  const y = Math.min(oh - 1, Math.trunc(w.y / yf + 0.5));
+  return { warpGrid, win: { x, y, w: Math.min(ow - x, Math.max(1, Math.trunc(w.width / xf + 0.5))), h: Math.min(oh - y, Math.max(1, Math.trunc(w.height / yf + 0.5))) } };
+}
+
 /**
  * Reads through a warp into another CRS (rio-tiler `read` with a WarpedVRT): the source pixels are
- * copied (see copyWarpSource), then warped with gdalwarp the way GDAL 3.10 reads a WarpedVRT.
+ * read (see readWarpSource), then warped the way GDAL 3.10 reads a WarpedVRT — nearest neighbour in
+ * JavaScript, other kernels with gdalwarp.
  */
 async function readWarped(withHandle: WithHandle, meta: SourceMeta, target: WarpTarget, opts: ReadOptions): Promise<RawRead> {
   const dtype = dtypeOf(meta.bands[0]);
@@ -547,7 +668,10 @@ async function readWarped(withHandle: WithHandle, meta: SourceMeta, target: Warp
   if (dstAlpha) common.push('-dstalpha');
   const flags = (): number => GMF_PER_DATASET;
 
-  const source = await copyWarpSource(withHandle, meta, target, opts, level, indexes, dtype, nodata, validity);
+  const src = await readWarpSource(withHandle, meta, target, opts, level, indexes, dtype, validity);
+  const fast = warpNearestInJs(meta, target, opts, level, direct, src, dtype, nodata, validity, indexes);
+  if (fast) return fast;
+  const source = memFromWarpSource(meta, level, src, dtype, nodata, validity);
   try {
     if (direct) {
       let out: Dataset | undefined;
@@ -555,7 +679,7 @@ async function readWarped(withHandle: WithHandle, meta: SourceMeta, target: Warp
         out = await gdal.warpAsync(tempPath('mem'), null, [source], [...common, '-of', 'MEM', '-ts', String(width), String(height)]);
         const win = { x: 0, y: 0, w: width, h: height };
         const { bands, masks } = await readAndMask(out, dtype, win, width, height, 'nearest', bandsOut, alphaOut, nodata, flags);
-        return { dtype, indexes, bands, masks, width, height };
+        return { dtype, indexes, bands, masks, width, height, warpedBy: 'gdal' };
       } finally {
         closeQuietly(out);
       }
@@ -563,26 +687,13 @@ async function readWarped(withHandle: WithHandle, meta: SourceMeta, target: Warp
     // A band subset or a padded window: GDAL 3.10 reads the VRT band by band, from the implicit
     // overview its band-level rule picks, then resamples that grid to the output with RasterIO. The
     // overview grid is materialised here (MEM has no overviews, so GDAL 3.6 cannot pick another).
-    const w = target.window ?? { x: 0, y: 0, width: grid.width, height: grid.height };
-    let warpGrid = grid;
-    let win = { x: w.x, y: w.y, w: w.width, h: w.height };
-    if (level !== undefined) {
-      const ratio = meta.width / meta.overviewSizes[level]![0];
-      const ow = Math.floor(grid.width / ratio + 0.5);
-      const oh = Math.floor(grid.height / ratio + 0.5);
-      const xf = grid.width / ow;
-      const yf = grid.height / oh;
-      warpGrid = { gt: [grid.gt[0], grid.gt[1] * xf, 0, grid.gt[3], 0, grid.gt[5] * yf], width: ow, height: oh };
-      const x = Math.min(ow - 1, Math.trunc(w.x / xf + 0.5));
-      const y = Math.min(oh - 1, Math.trunc(w.y / yf + 0.5));
-      win = { x, y, w: Math.min(ow - x, Math.max(1, Math.trunc(w.width / xf + 0.5))), h: Math.min(oh - y, Math.max(1, Math.trunc(w.height / yf + 0.5))) };
-    }
+    const { warpGrid, win } = subsetGrids(meta, target, level);
     let mem: Dataset | undefined;
     try {
       mem = await gdal.warpAsync(tempPath('mem'), null, [source], [...common, '-of', 'MEM', '-ts', String(warpGrid.width), String(warpGrid.height)]);
       if (RASTERIO_NAMES[opts.resampling]) {
         const { bands, masks } = await readAndMask(mem, dtype, win, width, height, opts.resampling, bandsOut, alphaOut, nodata, flags);
-        return { dtype, indexes, bands, masks, width, height };
+        return { dtype, indexes, bands, masks, width, height, warpedBy: 'gdal' };
       }
       const tpath = tempPath('vrt');
       let resampled: Dataset | undefined;
@@ -590,7 +701,7 @@ async function readWarped(withHandle: WithHandle, meta: SourceMeta, target: Warp
         resampled = await gdal.translateAsync(tpath, mem, ['-of', 'VRT', '-srcwin', String(win.x), String(win.y), String(win.w), String(win.h), '-outsize', String(width), String(height), '-r', TRANSLATE_NAMES[opts.resampling]]);
         const full = { x: 0, y: 0, w: width, h: height };
         const { bands, masks } = await readAndMask(resampled, dtype, full, width, height, 'nearest', bandsOut, alphaOut, nodata, flags);
-        return { dtype, indexes, bands, masks, width, height };
+        return { dtype, indexes, bands, masks, width, height, warpedBy: 'gdal' };
       } finally {
         closeQuietly(resampled, tpath);
       }

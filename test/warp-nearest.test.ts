@@ -1,0 +1,211 @@
+/**
+ * The JavaScript nearest-neighbour warp against GDAL's own: gdalwarp (`-r near`, default error
+ * threshold) over rasters whose pixel values are their own column and row tells which source pixel
+ * GDAL takes for every output pixel; the JS warp must take the same one, everywhere. Then the same
+ * at the reader level: tiles of the shared fixtures read through the JS path and through gdalwarp
+ * (`engine: 'gdal'`) must agree in every value and mask.
+ */
+import { after, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import gdal from 'gdal-async';
+import { invGeoTransform, nearestIndex, rasterIoNearestIndex, type GeoTransform6 } from '../src/source/warp-nearest.js';
+import { srsFrom, transformerBetween, transformPoint } from '../src/source/crs.js';
+import { DatasetPool } from '../src/source/pool.js';
+import { SourceContext } from '../src/source/dataset.js';
+import { RasterReader } from '../src/source/reader.js';
+import { readRaster, type ReadOptions } from '../src/source/read.js';
+import { getTms } from '../src/tms/registry.js';
+import { FIXTURES } from './helpers/paths.js';
+
+/** A Float64 MEM raster: band 1 holds each pixel's column, band 2 its row. */
+function indexRaster(width: number, height: number, gt: GeoTransform6, crs: string): gdal.Dataset {
+  const ds = gdal.open('', 'w', 'MEM', width, height, 2, 'Float64');
+  ds.geoTransform = [...gt];
+  ds.srs = srsFrom(crs);
+  const cols = new Float64Array(width * height);
+  const rows = new Float64Array(width * height);
+  for (let r = 0; r < height; r++) {
+    for (let c = 0; c < width; c++) {
+      cols[r * width + c] = c;
+      rows[r * width + c] = r;
+    }
+  }
+  ds.bands.get(1).pixels.write(0, 0, width, height, cols);
+  ds.bands.get(2).pixels.write(0, 0, width, height, rows);
+  return ds;
+}
+
+/** The source offset gdalwarp takes for each output pixel (-1 where it writes nothing). */
+function gdalwarpPicks(src: gdal.Dataset, dstCrs: string, te: number[], width: number, height: number): Int32Array {
+  const out = gdal.warp('/vsimem/warp-nearest-test.mem', null, [src], ['-of', 'MEM', '-t_srs', dstCrs, '-r', 'near', '-te', ...te.map(String), '-ts', String(width), String(height), '-dstnodata', '-1']);
+  const cols = out.bands.get(1).pixels.read(0, 0, width, height) as Float64Array;
+  const rows = out.bands.get(2).pixels.read(0, 0, width, height) as Float64Array;
+  out.close();
+  const sw = src.rasterSize.x;
+  return Int32Array.from(cols, (c, i) => (c < 0 ? -1 : rows[i]! * sw + c));
+}
+
+function jsPicks(srcGt: GeoTransform6, srcCrs: string, sw: number, sh: number, dstCrs: string, te: number[], width: number, height: number, validity?: Uint8Array): Int32Array {
+  const ct = transformerBetween(srsFrom(dstCrs), srsFrom(srcCrs))!;
+  const dstGt: GeoTransform6 = [te[0]!, (te[2]! - te[0]!) / width, 0, te[3]!, 0, -((te[3]! - te[1]!) / height)];
+  return nearestIndex({ transform: { dstGt, ct, srcInv: invGeoTransform(srcGt)! }, srcWidth: sw, srcHeight: sh, width, height, ...(validity ? { validity } : {}) });
+}
+
+/** Elements that differ (NaN equals NaN); a length mismatch counts as all. */
+function differences(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  if (a.length !== b.length) return Math.max(a.length, b.length);
+  let n = 0;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i] && !(Number.isNaN(a[i]) && Number.isNaN(b[i]))) n++;
+  return n;
+}
+
+let seed = 20261121;
+function random(): number {
+  seed = (seed * 1103515245 + 12345) % 2147483648;
+  return seed / 2147483648;
+}
+
+/** A square box in `dstCrs` around the source pixel (fc·width, fr·height), `half` source pixels wide. */
+function boxAround(srcGt: GeoTransform6, srcCrs: string, sw: number, sh: number, dstCrs: string, fc: number, fr: number, half: number): number[] {
+  const X = srcGt[0] + fc * sw * srcGt[1];
+  const Y = srcGt[3] + fr * sh * srcGt[5];
+  const [cx, cy] = transformPoint(srsFrom(srcCrs), srsFrom(dstCrs), X, Y);
+  const [ex] = transformPoint(srsFrom(srcCrs), srsFrom(dstCrs), X + half * srcGt[1], Y);
+  const h = Math.abs(ex - cx);
+  return [cx - h, cy - h, cx + h, cy + h];
+}
+
+describe('nearest warp: the pixels gdalwarp picks', () => {
+  const cases: { name: string; crs: string; gt: GeoTransform6; size: number; dst: string }[] = [
+    { name: 'UTM 33N at 25 m → Web Mercator', crs: 'EPSG:32633', gt: [450000, 25, 0, 4950000, 0, -25], size: 1200, dst: 'EPSG:3857' },
+    { name: 'UTM 21N at 300 m → WGS84', crs: 'EPSG:32621', gt: [300000, 300, 0, 8300000, 0, -300], size: 900, dst: 'EPSG:4326' },
+    { name: 'WGS84 → Web Mercator, high latitude', crs: 'EPSG:4326', gt: [-60, 0.01, 0, 75, 0, -0.01], size: 1000, dst: 'EPSG:3857' },
+    { name: 'UTM 33N → LAEA Europe', crs: 'EPSG:32633', gt: [300000, 100, 0, 5200000, 0, -100], size: 1000, dst: 'EPSG:3035' },
+  ];
+  for (const c of cases) {
+    it(`${c.name}: every output pixel, inside the raster, over its edges, up- and downsampled`, () => {
+      const src = indexRaster(c.size, c.size, c.gt, c.crs);
+      let compared = 0;
+      try {
+        for (let k = 0; k < 12; k++) {
+          // Mostly inside; every third box sits on an edge with most of it still on the raster
+          // (gdalwarp warps such boxes in one piece; see the reader-level gate for the others).
+          const onEdge = k % 3 === 2;
+          const fc = onEdge ? 0.12 : 0.25 + 0.5 * random();
+          const fr = onEdge ? 0.5 : 0.25 + 0.5 * random();
+          const half = onEdge ? 0.15 * c.size : (0.01 + 0.2 * random()) * c.size;
+          const te = boxAround(c.gt, c.crs, c.size, c.size, c.dst, fc, fr, half);
+          const [w, h] = ([[256, 256], [300, 200], [5, 5], [1024, 64]] as const)[k % 4]!;
+          const expected = gdalwarpPicks(src, c.dst, te, w, h);
+          const actual = jsPicks(c.gt, c.crs, c.size, c.size, c.dst, te, w, h);
+          assert.equal(differences(actual, expected), 0, `box ${k} (${w}×${h}) ${te.join(',')}`);
+          compared += expected.length;
+          if (onEdge && c.crs !== 'EPSG:4326') assert.ok(expected.some((v) => v === -1) && expected.some((v) => v >= 0), `edge box ${k}: pixels on and off the raster (${expected.filter((v) => v === -1).length} off)`);
+        }
+      } finally {
+        src.close();
+      }
+      assert.ok(compared > 300_000);
+    });
+  }
+
+  it('a transparent source pixel is never taken', () => {
+    const gt: GeoTransform6 = [450000, 25, 0, 4950000, 0, -25];
+    const size = 400;
+    const validity = new Uint8Array(size * size).fill(255);
+    for (let r = 0; r < size; r++) for (let c = 0; c < size / 2; c++) validity[r * size + c] = 0;
+    const te = boxAround(gt, 'EPSG:32633', size, size, 'EPSG:3857', 0.5, 0.5, 80);
+    const open = jsPicks(gt, 'EPSG:32633', size, size, 'EPSG:3857', te, 128, 128);
+    const masked = jsPicks(gt, 'EPSG:32633', size, size, 'EPSG:3857', te, 128, 128, validity);
+    let hidden = 0;
+    for (let i = 0; i < open.length; i++) {
+      const taken = open[i]!;
+      if (taken >= 0 && taken % size < size / 2) {
+        assert.equal(masked[i], -1);
+        hidden++;
+      } else assert.equal(masked[i], taken);
+    }
+    assert.ok(hidden > 1000 && hidden < open.length - 1000, `${hidden} pixels came from the transparent half`);
+  });
+});
+
+describe('RasterIO nearest resampling: the pixels GDAL reads', () => {
+  it('windows decimated, enlarged and copied as GDAL RasterIO does', () => {
+    const size = 300;
+    const src = indexRaster(size, size, [0, 1, 0, 0, 0, -1], 'EPSG:3857');
+    try {
+      const cases = [
+        { win: { x: 0, y: 0, w: 300, h: 300 }, out: [256, 256] },
+        { win: { x: 17, y: 3, w: 251, h: 199 }, out: [256, 256] },
+        { win: { x: 5, y: 9, w: 64, h: 64 }, out: [256, 256] },
+        { win: { x: 0, y: 0, w: 300, h: 300 }, out: [77, 123] },
+        { win: { x: 2, y: 2, w: 256, h: 256 }, out: [256, 256] },
+      ];
+      for (const { win, out } of cases) {
+        const [ow, oh] = out as [number, number];
+        const cols = new Float64Array(ow * oh);
+        const rows = new Float64Array(ow * oh);
+        src.bands.get(1).pixels.read(win.x, win.y, win.w, win.h, cols, { buffer_width: ow, buffer_height: oh, resampling: 'NearestNeighbour' });
+        src.bands.get(2).pixels.read(win.x, win.y, win.w, win.h, rows, { buffer_width: ow, buffer_height: oh, resampling: 'NearestNeighbour' });
+        const expected = Int32Array.from(cols, (c, i) => rows[i]! * size + c);
+        assert.equal(differences(rasterIoNearestIndex(size, size, win, ow, oh), expected), 0, JSON.stringify({ win, out }));
+      }
+    } finally {
+      src.close();
+    }
+  });
+});
+
+describe('reader: JS warp and gdalwarp read the same tiles', () => {
+  const pool = new DatasetPool({ handlesPerSource: 2, maxHandles: 32 });
+  const ctx = new SourceContext(pool, { ttlMs: 0, size: 16 });
+  after(() => pool.closeAll());
+
+  const files = ['cog.tif', 'TCI.tif', 'cog_with_nan.tif', 'B09.tif', 'dem.tif'];
+  for (const file of files) {
+    it(`${file}: tiles in three grids, all bands and one, equal in every value and mask`, async () => {
+      const source = ctx.source(path.join(FIXTURES, file), file);
+      const reader = new RasterReader(source);
+      const meta = await reader.meta();
+      const withHandle = <T>(fn: (ds: gdal.Dataset) => Promise<T>, affinity?: number): Promise<T> => source.use(fn, affinity);
+      const [l, b, r, t] = meta.bounds;
+      let tiles = 0;
+      let inJs = 0;
+      for (const tmsId of ['WebMercatorQuad', 'WorldCRS84Quad', 'EuropeanETRS89_LAEAQuad']) {
+        const tms = getTms(tmsId)!;
+        for (const f of [0.3, 0.5, 0.7]) {
+          const [lon, lat] = transformPoint(srsFrom(meta.crs), srsFrom('EPSG:4326'), l + f * (r - l), b + (1 - f) * (t - b));
+          const [X, Y] = transformPoint(srsFrom('EPSG:4326'), srsFrom(tms.srs), lon, lat);
+          void X;
+          for (const dz of [-1, 0, 2]) {
+            // The source pixel's size in the grid's CRS picks the native zoom.
+            const [X1] = transformPoint(srsFrom(meta.crs), srsFrom(tms.srs), l + f * (r - l) + meta.geoTransform[1]!, b + (1 - f) * (t - b));
+            const [X0] = transformPoint(srsFrom(meta.crs), srsFrom(tms.srs), l + f * (r - l), b + (1 - f) * (t - b));
+            let zoom = tms.zoomForResolution(Math.abs(X1 - X0)) + dz;
+            zoom = Math.max(tms.minzoom, Math.min(tms.maxzoom, zoom));
+            const tile = tms.tileAt(X, Y, zoom);
+            const plan = await reader.planTile(tms, tile.x, tile.y, zoom, 256, {});
+            if (plan.target.kind !== 'warp' || plan.empty) continue;
+            for (const indexes of meta.count > 1 ? [undefined, [meta.count]] : [undefined]) {
+              const opts: ReadOptions = { resampling: 'nearest', reproject: 'nearest', ...(indexes ? { indexes } : {}) };
+              const js = await readRaster(withHandle, meta, plan.target, opts);
+              const gd = await readRaster(withHandle, meta, plan.target, { ...opts, engine: 'gdal' });
+              assert.equal(gd.warpedBy, 'gdal');
+              if (js.warpedBy === 'js') inJs++;
+              assert.equal(js.bands.length, gd.bands.length);
+              js.bands.forEach((band, i) => {
+                assert.equal(differences(band, gd.bands[i]!), 0, `${tmsId} ${zoom}/${tile.x}/${tile.y} band ${i}`);
+                assert.equal(differences(js.masks[i]!, gd.masks[i]!), 0, `${tmsId} ${zoom}/${tile.x}/${tile.y} mask ${i}`);
+              });
+              tiles++;
+            }
+          }
+        }
+      }
+      assert.ok(tiles >= 6, `${tiles} tiles compared`);
+      // Tiles mostly off the raster stay with gdalwarp (see warpNearestInJs); the rest must not.
+      assert.ok(inJs >= 6, `${inJs} of ${tiles} tiles warped in JavaScript`);
+    });
+  }
+});
