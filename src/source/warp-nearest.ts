@@ -45,8 +45,10 @@ export function invGeoTransform(gt: readonly number[]): GeoTransform6 | undefine
  * `ok[i]` = 0 where the reprojection fails or gives a non-finite point.
  */
 function exact(t: PixelTransform, xs: Float64Array, ys: Float64Array, ok: Uint8Array, from: number, count: number): void {
-  const [d0, d1, d2, d3, d4, d5] = t.dstGt;
-  const [s0, s1, s2, s3, s4, s5] = t.srcInv;
+  const d = t.dstGt;
+  const s = t.srcInv;
+  const d0 = d[0], d1 = d[1], d2 = d[2], d3 = d[3], d4 = d[4], d5 = d[5];
+  const s0 = s[0], s1 = s[1], s2 = s[2], s3 = s[3], s4 = s[4], s5 = s[5];
   for (let i = from; i < from + count; i++) {
     const px = xs[i]!;
     const py = ys[i]!;
@@ -178,16 +180,30 @@ export function transformRow(t: PixelTransform, row: number, n: number, maxError
     return;
   }
   const mid = (n - 1) >> 1;
-  const ax = new Float64Array([xs[0]!, xs[mid]!, xs[n - 1]!]);
-  const ay = new Float64Array([y, y, y]);
-  const aok = new Uint8Array(3);
-  exact(t, ax, ay, aok, 0, 3);
-  if (!aok[0] || !aok[1] || !aok[2]) {
+  const ax = rowAnchorX;
+  const ay = rowAnchorY;
+  ax[0] = xs[0]!;
+  ax[1] = xs[mid]!;
+  ax[2] = xs[n - 1]!;
+  ay.fill(y);
+  exact(t, ax, ay, rowAnchorOk, 0, 3);
+  if (!rowAnchorOk[0] || !rowAnchorOk[1] || !rowAnchorOk[2]) {
     exact(t, xs, ys, ok, 0, n);
     return;
   }
-  approxInternal(t, xs, ys, ok, 0, n, new Float64Array([ax[0]!, ax[1]!, ax[2]!, ay[0]!, ay[1]!, ay[2]!]), maxError);
+  const sme = rowSme;
+  sme[0] = ax[0]!;
+  sme[1] = ax[1]!;
+  sme[2] = ax[2]!;
+  sme[3] = ay[0]!;
+  sme[4] = ay[1]!;
+  sme[5] = ay[2]!;
+  approxInternal(t, xs, ys, ok, 0, n, sme, maxError);
 }
+const rowAnchorX = new Float64Array(3);
+const rowAnchorY = new Float64Array(3);
+const rowAnchorOk = new Uint8Array(3);
+const rowSme = new Float64Array(6);
 
 export interface NearestWarpInput {
   transform: PixelTransform;
