@@ -74,6 +74,15 @@ describe('applyRescale', () => {
     assert.deepEqual(bytes(applyRescale(image('uint8', [[0, 100, 200, 255]]), [[0, NaN]])), [0, 0, 0, 0]);
   });
 
+  it('gives numpy\'s bytes for degenerate ranges over float64 bands (expression results)', () => {
+    // rio-tiler linear_rescale(...).astype('uint8') on float64 arrays
+    assert.deepEqual(bytes(applyRescale(image('float64', [[0, 1, 2, NaN]]), [[1, 1]])), [0, 0, 0, 0]);
+    assert.deepEqual(bytes(applyRescale(image('float64', [[0, 1, 2, 5]]), [[3, 1]])), [255, 255, 255, 255]);
+    assert.deepEqual(bytes(applyRescale(image('float64', [[0, 1, 2]]), [[NaN, 2]])), [0, 0, 0]);
+    assert.deepEqual(bytes(applyRescale(image('float64', [[-1, 0, 1e300]]), [[-Infinity, Infinity]])), [0, 0, 0]);
+    assert.deepEqual(bytes(applyRescale(image('float64', [[-2, 0.25, 7]]), [[-1, 1]])), [0, 159, 255]);
+  });
+
   it('writes bool bands back as 0/1', () => {
     assert.deepEqual(bytes(applyRescale(image('bool', [[1, 0]]), [[0, 100]])), [1, 0]);
   });

@@ -197,18 +197,22 @@ export function applyColormap(img: ImageData, cmap: ColorMap): ImageData {
   }
   const data = img.bands[0]!;
   const n = data.length;
-  const rgba = new Uint8Array(n * 4);
-  if (cmap.kind === 'lut') applyTable(data, isFloat(img.dtype), cmap.table, rgba);
-  else if (cmap.kind === 'discrete') applyDiscrete(data, cmap.entries, rgba);
-  else applyIntervals(data, cmap.entries, rgba);
-
   const mask = datasetMask(img);
   const [red, green, blue, alpha] = [new Uint8Array(n), new Uint8Array(n), new Uint8Array(n), new Uint8Array(n)];
-  for (let i = 0, j = 0; i < n; i++, j += 4) {
-    red[i] = rgba[j]!;
-    green[i] = rgba[j + 1]!;
-    blue[i] = rgba[j + 2]!;
-    alpha[i] = rgba[j + 3]! & mask[i]!;
+  if (cmap.kind === 'lut' && data instanceof Uint8Array) {
+    // The usual case (rescaled bytes through a named colormap): straight into the planes.
+    tablePlanes(data, cmap.table, mask, red, green, blue, alpha);
+  } else {
+    const rgba = new Uint8Array(n * 4);
+    if (cmap.kind === 'lut') applyTable(data, isFloat(img.dtype), cmap.table, rgba);
+    else if (cmap.kind === 'discrete') applyDiscrete(data, cmap.entries, rgba);
+    else applyIntervals(data, cmap.entries, rgba);
+    for (let i = 0, j = 0; i < n; i++, j += 4) {
+      red[i] = rgba[j]!;
+      green[i] = rgba[j + 1]!;
+      blue[i] = rgba[j + 2]!;
+      alpha[i] = rgba[j + 3]! & mask[i]!;
+    }
   }
   const out: ImageData = {
     width: img.width,
@@ -222,6 +226,17 @@ export function applyColormap(img: ImageData, cmap: ColorMap): ImageData {
   };
   if (img.assets) out.assets = img.assets;
   return out;
+}
+
+/** Byte data through a 256-entry table, one pass writing the four planes (alpha ANDed with the mask). */
+function tablePlanes(data: Uint8Array, table: Uint8Array, mask: Uint8Array, red: Uint8Array, green: Uint8Array, blue: Uint8Array, alpha: Uint8Array): void {
+  for (let i = 0; i < data.length; i++) {
+    const j = data[i]! << 2;
+    red[i] = table[j]!;
+    green[i] = table[j + 1]!;
+    blue[i] = table[j + 2]!;
+    alpha[i] = table[j + 3]! & mask[i]!;
+  }
 }
 
 /** Gives pixel `i` the colour held in the 4 bytes at `from` in `colors`. */

@@ -295,8 +295,9 @@ async function runFloor(mix: Mix, opts: Options): Promise<number[]> {
   const file = path.join(opts.out, `floor-${mix.id}.json`);
   await fs.writeFile(file, JSON.stringify(mix.tiles));
   const pool = process.env['UV_THREADPOOL_SIZE'] ?? String(Math.min(64, Math.max(16, CORES * 8)));
-  const child = spawn(process.execPath, [path.join(HERE, 'floor.js'), file, '16', String(opts.durationMs), String(opts.reps)], {
-    env: { ...process.env, ...GDAL_ENV, UV_THREADPOOL_SIZE: pool },
+  // The server's V8 and allocator settings (bin/tessera), so the floor measures the same core.
+  const child = spawn(process.execPath, ['--initial-old-space-size=128', path.join(HERE, 'floor.js'), file, '16', String(opts.durationMs), String(opts.reps)], {
+    env: { ...process.env, ...GDAL_ENV, UV_THREADPOOL_SIZE: pool, MALLOC_ARENA_MAX: process.env['MALLOC_ARENA_MAX'] ?? '2' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   let out = '';

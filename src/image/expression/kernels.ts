@@ -35,9 +35,13 @@ const isInt32 = (x: number): boolean => x >= INT32_MIN && x <= INT32_MAX;
 
 // ---- copies and stores ---------------------------------------------------------------------------
 
-/** Conversion by assignment: upcasts between kinds, and plain stores of non-float results. */
+/**
+ * Conversion by assignment: upcasts between kinds, and plain stores of non-float results.
+ * TypedArray.prototype.set converts element by element exactly as `o[i] = a[i]` does, in native
+ * code: a JavaScript loop here sees every pair of array types and ran 4–5× slower.
+ */
 const copy: Kernel = (n, o, oo, a, ao) => {
-  for (let i = 0; i < n; i++) o[oo + i] = a[ao + i]!;
+  o.set(a.subarray(ao, ao + n), oo);
 };
 
 /** numpy.nan_to_num for a float32 result: NaN → 0, ±inf → ±float32 max. */
