@@ -9,7 +9,7 @@ import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import gdal from 'gdal-async';
-import { invGeoTransform, nearestIndex, rasterIoNearestIndex, type GeoTransform6 } from '../src/source/warp-nearest.js';
+import { gatherMasked, invGeoTransform, nearestIndex, rasterIoNearestIndex, type GeoTransform6 } from '../src/source/warp-nearest.js';
 import { srsFrom, transformerBetween, transformPoint } from '../src/source/crs.js';
 import { DatasetPool } from '../src/source/pool.js';
 import { SourceContext } from '../src/source/dataset.js';
@@ -154,6 +154,31 @@ describe('RasterIO nearest resampling: the pixels GDAL reads', () => {
     } finally {
       src.close();
     }
+  });
+});
+
+describe('gatherMasked: the gathered band and its nodata mask in one pass', () => {
+  const index = Int32Array.from([2, -1, 0, 1, 3, -1]);
+  it('masks fill and nodata values, per array type', () => {
+    const u16 = gatherMasked(Uint16Array.from([7, 0, 9, 65535]), index, 0);
+    assert.deepEqual([...u16.band], [9, 0, 7, 0, 65535, 0]);
+    assert.deepEqual([...u16.mask], [255, 0, 255, 0, 255, 0]);
+    const u8 = gatherMasked(Uint8Array.from([255, 3, 255, 4]), index, 255);
+    assert.deepEqual([...u8.band], [255, 255, 255, 3, 4, 255]);
+    assert.deepEqual([...u8.mask], [0, 0, 0, 255, 255, 0]);
+    const i16 = gatherMasked(Int16Array.from([-9999, 5, -1, -9999]), index, -9999);
+    assert.ok(i16.band instanceof Int16Array);
+    assert.deepEqual([...i16.band], [-1, -9999, -9999, 5, -9999, -9999]);
+    assert.deepEqual([...i16.mask], [255, 0, 0, 255, 0, 0]);
+  });
+  it('NaN nodata matches NaN values and fills with NaN', () => {
+    const f32 = gatherMasked(Float32Array.from([1.5, NaN, -2, 0]), index, NaN);
+    assert.ok(f32.band instanceof Float32Array);
+    assert.deepEqual([...f32.band], [-2, NaN, 1.5, NaN, 0, NaN]);
+    assert.deepEqual([...f32.mask], [255, 0, 255, 0, 255, 0]);
+    const f32nd = gatherMasked(Float32Array.from([-3.5, 2, 0.25, -3.5]), index, -3.5);
+    assert.deepEqual([...f32nd.band], [0.25, -3.5, -3.5, 2, -3.5, -3.5]);
+    assert.deepEqual([...f32nd.mask], [255, 0, 0, 255, 0, 0]);
   });
 });
 

@@ -20,7 +20,7 @@ import { ARRAY_OF, type BandArray, type DType } from '../image/image-data.js';
 import { arrayBounds, type Grid, type Window } from './geometry.js';
 import { srsFrom, transformerBetween } from './crs.js';
 import { TesseraError } from '../errors.js';
-import { composeIndex, gather, indexMask, invGeoTransform, nearestIndex, rasterIoNearestIndex, type GeoTransform6 } from './warp-nearest.js';
+import { composeIndex, gather, gatherMasked, indexMask, invGeoTransform, nearestIndex, rasterIoNearestIndex, type GeoTransform6 } from './warp-nearest.js';
 
 export type ReadResampling = 'nearest' | 'bilinear' | 'cubic' | 'cubic_spline' | 'lanczos' | 'average' | 'mode' | 'gauss' | 'rms';
 export type WarpResampling = 'nearest' | 'bilinear' | 'cubic' | 'cubic_spline' | 'lanczos' | 'average' | 'mode' | 'sum' | 'rms';
@@ -612,12 +612,13 @@ function warpNearestInJs(meta: SourceMeta, target: WarpTarget, opts: ReadOptions
     const whole = win.x === 0 && win.y === 0 && win.w === warpGrid.width && win.h === warpGrid.height && win.w === width && win.h === height;
     index = whole ? warped : composeIndex(rasterIoNearestIndex(warpGrid.width, warpGrid.height, win, width, height), warped);
   }
-  const bands = src.planes.map((plane) => gather(plane, index, nodata ?? 0));
   if (nodata === undefined) {
+    const bands = src.planes.map((plane) => gather(plane, index, 0));
     const mask = indexMask(index);
     return { dtype, indexes, bands, masks: bands.map(() => mask), width, height, warpedBy: 'js' };
   }
-  return { dtype, indexes, bands, masks: bands.map((b) => maskFromValues(b, nodata)), width, height, warpedBy: 'js' };
+  const gathered = src.planes.map((plane) => gatherMasked(plane, index, nodata));
+  return { dtype, indexes, bands: gathered.map((g) => g.band), masks: gathered.map((g) => g.mask), width, height, warpedBy: 'js' };
 }
 
 /**

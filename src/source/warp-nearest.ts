@@ -336,6 +336,67 @@ function gatherFloat32(src: Float32Array, index: Int32Array, out: Float32Array, 
   }
 }
 
+/**
+ * gather with the nodata mask made in the same pass: `mask` gets 0 where the pixel is fill or equals
+ * `nodata` (NaN matching NaN), 255 elsewhere — what a mask of the gathered band by value gives.
+ * `nodata` must be representable in the array's type.
+ */
+export function gatherMasked(src: BandArray, index: Int32Array, nodata: number): { band: BandArray; mask: Uint8Array } {
+  const Ctor = src.constructor as { new (n: number): BandArray };
+  const band = new Ctor(index.length);
+  const mask = new Uint8Array(index.length);
+  if (Number.isNaN(nodata)) gatherMaskedNaN(src, index, band, mask);
+  else if (src instanceof Uint16Array) gatherMaskedUint16(src, index, band as Uint16Array, mask, nodata);
+  else if (src instanceof Uint8Array) gatherMaskedUint8(src, index, band as Uint8Array, mask, nodata);
+  else if (src instanceof Float32Array) gatherMaskedFloat32(src, index, band as Float32Array, mask, nodata);
+  else {
+    for (let i = 0; i < index.length; i++) {
+      const k = index[i]!;
+      const v = k >= 0 ? src[k]! : nodata;
+      band[i] = v;
+      mask[i] = v === nodata ? 0 : 255;
+    }
+  }
+  return { band, mask };
+}
+
+// One loop per common type, as for gather.
+function gatherMaskedUint16(src: Uint16Array, index: Int32Array, out: Uint16Array, mask: Uint8Array, nodata: number): void {
+  for (let i = 0; i < index.length; i++) {
+    const k = index[i]!;
+    const v = k >= 0 ? src[k]! : nodata;
+    out[i] = v;
+    mask[i] = v === nodata ? 0 : 255;
+  }
+}
+
+function gatherMaskedUint8(src: Uint8Array, index: Int32Array, out: Uint8Array, mask: Uint8Array, nodata: number): void {
+  for (let i = 0; i < index.length; i++) {
+    const k = index[i]!;
+    const v = k >= 0 ? src[k]! : nodata;
+    out[i] = v;
+    mask[i] = v === nodata ? 0 : 255;
+  }
+}
+
+function gatherMaskedFloat32(src: Float32Array, index: Int32Array, out: Float32Array, mask: Uint8Array, nodata: number): void {
+  for (let i = 0; i < index.length; i++) {
+    const k = index[i]!;
+    const v = k >= 0 ? src[k]! : nodata;
+    out[i] = v;
+    mask[i] = v === nodata ? 0 : 255;
+  }
+}
+
+function gatherMaskedNaN(src: BandArray, index: Int32Array, out: BandArray, mask: Uint8Array): void {
+  for (let i = 0; i < index.length; i++) {
+    const k = index[i]!;
+    const v = k >= 0 ? src[k]! : NaN;
+    out[i] = v;
+    mask[i] = v !== v ? 0 : 255;
+  }
+}
+
 /** 255 where `index` took a source pixel, else 0. */
 export function indexMask(index: Int32Array): Uint8Array {
   const mask = new Uint8Array(index.length);
