@@ -1,5 +1,5 @@
 /**
- * `tessera serve [--host H] [--port P] [--workers N] [--demo DIR]` starts the server;
+ * `tessera serve [--host H] [--port P] [--workers N] [--render-threads N] [--demo DIR]` starts the server;
  * `tessera demo --out DIR` writes the built-in demo data (COGs, a STAC item, a MosaicJSON).
  */
 import { parseArgs } from 'node:util';
@@ -20,6 +20,7 @@ async function main(argv: string[]): Promise<number> {
         port: { type: 'string' },
         demo: { type: 'string' },
         workers: { type: 'string' },
+        'render-threads': { type: 'string' },
       },
     });
     const overrides: Parameters<typeof loadSettings>[0] = {};
@@ -34,6 +35,11 @@ async function main(argv: string[]): Promise<number> {
       const workers = Number(values.workers);
       if (!Number.isInteger(workers) || workers < 1 || workers > 64) throw new Error(`invalid number of workers '${values.workers}' (1 to 64)`);
       overrides.workers = workers;
+    }
+    if (values['render-threads'] !== undefined) {
+      const threads = Number(values['render-threads']);
+      if (!Number.isInteger(threads) || threads < 0 || threads > 64) throw new Error(`invalid number of render threads '${values['render-threads']}' (0 to 64)`);
+      overrides.renderThreads = threads;
     }
     const { serveAll } = await import('./cluster.js');
     await serveAll(loadSettings(overrides));

@@ -2,10 +2,10 @@
  * `tessera serve` in several processes: a primary that only supervises, and `workers` copies of the
  * server sharing one listening socket (node:cluster; the primary hands connections out round-robin).
  *
- * Why processes: a tile costs ~5 ms of JavaScript on the event loop (filters, rescale, masks,
- * gdal-async's bookkeeping) besides its work on the libuv pool, and one event loop kept a 2-core
- * machine ~80% busy at best (the loop's hops between the pool and JavaScript leave gaps). Two
- * processes served 1.45× the tiles of one (benchmark stac-rgb mix, c=16).
+ * Not the default: one process with render threads (image/render-threads.ts) uses the cores as
+ * well for tiles (stac-rgb, c=16: 175 tiles/s against 190 with two processes) and keeps one set of
+ * GDAL caches; every added process fills its own (two took 1.6 GiB where one with threads takes
+ * ~0.6 GiB). Several processes remain an option for hosts with many cores.
  *
  * GDAL's settings, GDAL_CACHEMAX included, apply to each worker, as they do to each of TiTiler's
  * uvicorn workers. Splitting the block cache between workers was measured and dropped: connections

@@ -7,6 +7,8 @@ export interface Settings {
   port: number;
   /** Server processes sharing the port (see cluster.ts); 1 serves from the starting process. */
   workers: number;
+  /** Worker threads per process that post-process and encode images (image/render-threads.ts); 0: the main thread does. */
+  renderThreads: number;
   /** Cache-Control added to GET/HEAD responses below 500 (TiTiler's TITILER_API_CACHECONTROL). */
   cacheControl: string;
   corsOrigins: string[];
@@ -98,7 +100,8 @@ export function loadSettings(overrides: Partial<Settings> = {}): Settings {
   const settings: Settings = {
     host: env['TESSERA_HOST'] ?? '127.0.0.1',
     port: int('TESSERA_PORT', 8000),
-    workers: Math.min(64, Math.max(1, int('TESSERA_WORKERS', os.availableParallelism()))),
+    workers: Math.min(64, Math.max(1, int('TESSERA_WORKERS', 1))),
+    renderThreads: -1,
     cacheControl: env['TESSERA_CACHE_CONTROL'] ?? 'public, max-age=3600',
     corsOrigins: list(env['TESSERA_CORS_ORIGINS'] ?? '*'),
     allowedLocalRoots: list(env['TESSERA_ALLOWED_LOCAL_ROOTS']),
@@ -123,5 +126,12 @@ export function loadSettings(overrides: Partial<Settings> = {}): Settings {
     pngLevel: zlibLevel('TESSERA_PNG_LEVEL', DEFAULT_PNG_LEVEL),
     logLevel: env['TESSERA_LOG_LEVEL'] ?? 'info',
   };
-  return { ...settings, ...overrides };
+  const merged = { ...settings, ...overrides };
+  // One process with a render thread per core is the default (one set of GDAL caches for all
+  // cores); several processes get no render threads unless asked, as they already fill the cores.
+  if (merged.renderThreads < 0) {
+    const explicit = env['TESSERA_RENDER_THREADS'];
+    merged.renderThreads = explicit !== undefined ? Math.min(64, Math.max(0, int('TESSERA_RENDER_THREADS', 0))) : merged.workers > 1 ? 0 : os.availableParallelism();
+  }
+  return merged;
 }

@@ -7,12 +7,17 @@ import { DatasetPool } from './source/pool.js';
 import { SourceContext } from './source/dataset.js';
 import { DocumentFetcher } from './fetch/documents.js';
 import { StacReader } from './stac/reader.js';
+import { RENDER_IN_THIS_THREAD, type Renderer } from './image/post-process.js';
+import { RenderThreads } from './image/render-threads.js';
 
 export class Services {
   readonly policy: UrlPolicy;
   readonly pool: DatasetPool;
   readonly sources: SourceContext;
   readonly fetcher: DocumentFetcher;
+  /** Post-processing and encoding: render threads, or this thread when there are none. */
+  readonly renderer: Renderer;
+  private readonly threads: RenderThreads | undefined;
 
   constructor(readonly settings: Settings) {
     configureGdal({ connectTimeoutMs: settings.upstreamConnectTimeoutMs, timeoutMs: settings.upstreamTimeoutMs });
@@ -27,13 +32,16 @@ export class Services {
       cacheTtlMs: settings.documentCacheTtlMs,
       cacheSize: settings.documentCacheSize,
     });
+    this.threads = settings.renderThreads > 0 ? new RenderThreads(settings.renderThreads, { pngLevel: settings.pngLevel }) : undefined;
+    this.renderer = this.threads ?? RENDER_IN_THIS_THREAD;
   }
 
   stac(url: string): Promise<StacReader> {
     return StacReader.open(url, this.fetcher, this.sources);
   }
 
-  close(): void {
+  async close(): Promise<void> {
     this.pool.closeAll();
+    await this.threads?.close();
   }
 }

@@ -6,25 +6,15 @@
 import type { FastifyReply } from 'fastify';
 import { badRequest } from '../errors.js';
 import type { ImageData } from '../image/image-data.js';
-import { applyRescale } from '../image/rescale.js';
-import { applyColorFormula, parseColorFormula, type ColorOperation } from '../image/color-formula.js';
-import { applyColormap, isEmptyColormap, namedColormap, parseColormapJson, type ColorMap } from '../image/colormap.js';
-import type { AlgorithmStep } from '../image/algorithms/index.js';
+import { parseColorFormula } from '../image/color-formula.js';
+import { isEmptyColormap, namedColormap, parseColormapJson, type ColorMap } from '../image/colormap.js';
 import { parseAlgorithm } from './routes/algorithms.js';
-import { renderImage, type RenderedImage } from '../image/render.js';
+import type { Renderer, RenderSpec } from '../image/post-process.js';
 import type { ImageFormat } from '../image/formats.js';
 import { parseRescale, type Query } from './params.js';
 
-export interface RenderOptions {
-  algorithm: AlgorithmStep | undefined;
-  rescale: Array<[number, number]> | undefined;
-  colorFormula: ColorOperation[] | undefined;
-  colormap: ColorMap | undefined;
-  returnMask: boolean;
-}
-
 /** PostProcessParams, RescalingParams, ColorFormulaParams, ColorMapParams, ImageRenderingParams. */
-export function parseRenderOptions(q: Query): RenderOptions {
+export function parseRenderOptions(q: Query): RenderSpec {
   const name = typeof q['algorithm'] === 'string' ? q['algorithm'] : undefined;
   const rawParams = typeof q['algorithm_params'] === 'string' ? q['algorithm_params'] : undefined;
   // TiTiler decodes algorithm_params even without an algorithm (and fails with a 500 on bad JSON):
@@ -38,7 +28,8 @@ export function parseRenderOptions(q: Query): RenderOptions {
   else if (typeof q['colormap'] === 'string' && q['colormap'] !== '') colormap = parseColormapJson(q['colormap']);
   if (colormap && isEmptyColormap(colormap)) colormap = undefined;
   return {
-    algorithm,
+    // Validated here (a 400 before anything is read); the renderer prepares it again from plain data.
+    algorithm: algorithm ? { id: algorithm.id, params: algorithm.params } : undefined,
     rescale: parseRescale(q),
     colorFormula: formula,
     colormap,
@@ -54,23 +45,8 @@ function assertJson(text: string, param: string): void {
   }
 }
 
-/** Post-processes and encodes `img`: the body and TiTiler's media type, with no HTTP involved. */
-export async function renderResponse(img: ImageData, format: ImageFormat | undefined, opts: RenderOptions): Promise<RenderedImage> {
-  let out = img;
-  if (opts.algorithm) out = opts.algorithm.apply(out);
-  if (opts.rescale) out = applyRescale(out, opts.rescale);
-  if (opts.colorFormula) out = applyColorFormula(out, opts.colorFormula);
-  const cmap = opts.colormap;
-  return renderImage(out, {
-    ...(format ? { format } : {}),
-    returnMask: opts.returnMask,
-    synthetic: opts.algorithm !== undefined,
-    ...(cmap ? { colormap: (i: ImageData) => applyColormap(i, cmap) } : {}),
-  });
-}
-
-/** Post-processes and encodes `img`, then sends it with TiTiler's media type. */
-export async function sendImage(reply: FastifyReply, img: ImageData, format: ImageFormat | undefined, opts: RenderOptions): Promise<FastifyReply> {
-  const rendered = await renderResponse(img, format, opts);
+/** Post-processes and encodes `img` (in a render thread when the server has them), then sends it with TiTiler's media type. */
+export async function sendImage(reply: FastifyReply, renderer: Renderer, img: ImageData, format: ImageFormat | undefined, spec: RenderSpec): Promise<FastifyReply> {
+  const rendered = await renderer.render(img, format, spec);
   return reply.type(rendered.mediaType).send(rendered.body);
 }

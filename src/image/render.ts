@@ -23,6 +23,8 @@ export interface RenderOptions {
    * them as a graphic, as they do colormapped ones (see PngContent).
    */
   synthetic?: boolean;
+  /** The encoder; render threads pass one that hands GDAL's formats back to the main thread. */
+  encode?: typeof encode;
 }
 
 export interface RenderedImage {
@@ -178,6 +180,6 @@ export async function renderImage(img: ImageData, opts: RenderOptions): Promise<
     const bands = rescaleToUint8(colored.bands, colored.dtype, mask, colored.width, colored.height, ranges, source);
     data = { bands, dtype: 'uint8', width: colored.width, height: colored.height, content };
   }
-  const body = await encode(data, opts.returnMask ? mask : undefined, format, { bounds: colored.bounds, crs: colored.crs });
+  const body = await (opts.encode ?? encode)(data, opts.returnMask ? mask : undefined, format, { bounds: colored.bounds, crs: colored.crs });
   return { body, format, mediaType: MEDIA_TYPES[format] };
 }

@@ -281,18 +281,25 @@ const REQUEST_TIMEOUT_MS = 20_000;
  * asks for no compression so that a test that wants gzip has to say so.
  */
 export async function get(base: string, pathAndQuery: string, headers: Record<string, string> = {}): Promise<Reply> {
-  try {
-    const res = await fetch(`${base}${pathAndQuery}`, {
-      redirect: 'manual',
-      headers: { 'accept-encoding': 'identity', ...headers },
-      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
-    });
-    return { status: res.status, headers: res.headers, body: await res.text() };
-  } catch (err) {
-    const cause = err instanceof Error && err.cause instanceof Error ? `: ${err.cause.message}` : '';
-    const error = `${err instanceof Error ? err.message : String(err)}${cause}`;
-    return { status: 0, headers: new Headers(), body: '', error };
-  }
+  const once = async (): Promise<Reply> => {
+    try {
+      const res = await fetch(`${base}${pathAndQuery}`, {
+        redirect: 'manual',
+        headers: { 'accept-encoding': 'identity', ...headers },
+        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+      });
+      return { status: res.status, headers: res.headers, body: await res.text() };
+    } catch (err) {
+      const cause = err instanceof Error && err.cause instanceof Error ? `: ${err.cause.message}` : '';
+      const error = `${err instanceof Error ? err.message : String(err)}${cause}`;
+      return { status: 0, headers: new Headers(), body: '', error };
+    }
+  };
+  const reply = await once();
+  // A kept-alive connection the server closed (its idle timeout) just as the request went out is
+  // reset before any answer; a GET is safe to send again on a fresh connection. Seen with uvicorn.
+  if (reply.error !== undefined && /ECONNRESET|other side closed/.test(reply.error)) return once();
+  return reply;
 }
 
 // ---------------------------------------------------------------------------------------------

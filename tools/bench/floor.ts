@@ -15,7 +15,7 @@ import { getTms, WEB_MERCATOR_QUAD } from '../../src/tms/registry.js';
 import { LayerPlan, stacTile } from '../../src/stac/images.js';
 import { MosaicStore } from '../../src/mosaic/store.js';
 import { MosaicReader, type MosaicContext } from '../../src/mosaic/reader.js';
-import { renderResponse, type RenderOptions } from '../../src/api/image-response.js';
+import type { RenderSpec } from '../../src/image/post-process.js';
 import { namedColormap } from '../../src/image/colormap.js';
 import type { ImageData } from '../../src/image/image-data.js';
 import type { ValueOptions } from '../../src/source/reader.js';
@@ -59,8 +59,9 @@ async function main(): Promise<void> {
     }
     let colormap = t.colormapName ? colormaps.get(t.colormapName) : undefined;
     if (t.colormapName && !colormap) colormaps.set(t.colormapName, (colormap = namedColormap(t.colormapName)));
-    const render: RenderOptions = { algorithm: undefined, rescale: t.rescale ? [t.rescale] : undefined, colorFormula: undefined, colormap, returnMask: true };
-    const out = await renderResponse(image, 'png', render);
+    const render: RenderSpec = { algorithm: undefined, rescale: t.rescale ? [t.rescale] : undefined, colorFormula: undefined, colormap, returnMask: true };
+    // The server's renderer: its render threads when it has them.
+    const out = await services.renderer.render(image, 'png', render);
     return out.body.length;
   };
 
@@ -88,7 +89,7 @@ async function main(): Promise<void> {
   await run({ passes: 1 });
   const rps: number[] = [];
   for (let i = 0; i < reps; i++) rps.push(await run({ durationMs }));
-  services.close();
+  await services.close();
   process.stdout.write(`${JSON.stringify({ rps })}\n`);
 }
 

@@ -3,7 +3,7 @@
  * same GDAL settings. Not a test: it measures and reports (.bench/report.md and report.json).
  *
  * On loopback it starts a range-capable file server in its own process (the "object storage",
- * with an optional delay per request), tessera (`bin/tessera serve --workers <cores>`) and TiTiler (uvicorn with one
+ * with an optional delay per request), tessera (`bin/tessera serve`: one process, a render thread per core) and TiTiler (uvicorn with one
  * worker per core from the throw-away venv of tools/parity/setup.sh). Phases:
  *
  *   cold       per server and mix: a fresh server, every URL of the mix once at concurrency 16
@@ -136,8 +136,8 @@ class Upstream {
   }
 }
 
-/** tessera as TiTiler runs: one worker process per core (`--workers`, src/cluster.ts). */
-const TESSERA: ServerCommand = { ...TESSERA_COMMAND, args: (port) => [...TESSERA_COMMAND.args(port), '--workers', String(CORES)] };
+/** tessera as it runs by default: one process, one render thread per core (src/image/render-threads.ts). */
+const TESSERA: ServerCommand = TESSERA_COMMAND;
 
 const COMMANDS: Record<ServerName, ServerCommand> = { tessera: TESSERA, titiler: TITILER };
 /** Neither server writes a line per request (TiTiler runs with --no-access-log). */
@@ -325,7 +325,8 @@ async function machineFacts(): Promise<BenchReport['machine']> {
     tesseraGdal: gdal.version,
     titilerGdal,
     titilerWorkers: CORES,
-    tesseraWorkers: CORES,
+    tesseraWorkers: 1,
+    tesseraRenderThreads: CORES,
     uvThreadpool: process.env['UV_THREADPOOL_SIZE'] ?? `bin/tessera default (${Math.min(64, Math.max(16, CORES * 8))})`,
   };
 }

@@ -33,7 +33,7 @@ export interface RoundTripRow {
 export interface BenchReport {
   started: string;
   options: { quick: boolean; durationS: number; reps: number };
-  machine: { cpu: string; cores: number; memoryGiB: number; node: string; tesseraGdal: string; titilerGdal: string; titilerWorkers: number; tesseraWorkers?: number; uvThreadpool: string };
+  machine: { cpu: string; cores: number; memoryGiB: number; node: string; tesseraGdal: string; titilerGdal: string; titilerWorkers: number; tesseraWorkers?: number; tesseraRenderThreads?: number; uvThreadpool: string };
   gdalEnv: Record<string, string>;
   mixes: Array<{ id: string; title: string; requests: number }>;
   cold: ColdRow[];
@@ -125,7 +125,7 @@ export function markdown(r: BenchReport): string {
   lines.push('# tessera vs TiTiler 0.18.10: benchmark');
   lines.push('');
   lines.push(
-    `${r.started} · ${m.cores} × ${m.cpu}, ${m.memoryGiB} GiB · Node ${m.node}, tessera: ${m.tesseraWorkers ?? 1} worker(s), GDAL ${m.tesseraGdal} (libuv pool ${m.uvThreadpool} each) · ` +
+    `${r.started} · ${m.cores} × ${m.cpu}, ${m.memoryGiB} GiB · Node ${m.node}, tessera: ${m.tesseraWorkers ?? 1} process(es) with ${m.tesseraRenderThreads ?? 0} render thread(s) each, GDAL ${m.tesseraGdal} (libuv pool ${m.uvThreadpool} each) · ` +
       `TiTiler: uvicorn, ${m.titilerWorkers} workers, GDAL ${m.titilerGdal} · ${r.options.reps} repetition(s) × ${r.options.durationS} s per warm measurement${r.options.quick ? ' (quick run)' : ''}.`,
   );
   lines.push('');
@@ -163,7 +163,7 @@ export function markdown(r: BenchReport): string {
   if (r.floor.length > 0) {
     lines.push('## Server against the in-process floor (c=16, warm)');
     lines.push('');
-    lines.push(`The floor is the core called directly in one process (one event loop); the server runs ${r.machine.tesseraWorkers ?? 1} worker process(es), so it can pass the floor.`);
+    lines.push(`The floor is the core called directly in one process, with the server's renderer (${r.machine.tesseraRenderThreads ?? 0} render thread(s)) but no HTTP; the server runs ${r.machine.tesseraWorkers ?? 1} process(es).`);
     lines.push('');
     lines.push(
       table(

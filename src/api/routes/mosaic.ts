@@ -237,7 +237,7 @@ export function mosaicRoutes(services: Services) {
           const header = headerValue(result.assetsUsed);
           if (header !== undefined) reply.header('x-assets', header);
         }
-        return sendImage(reply, result.image, path.format, render);
+        return sendImage(reply, services.renderer, result.image, path.format, render);
       },
     );
 

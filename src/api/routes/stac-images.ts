@@ -104,7 +104,7 @@ export function stacImageRoutes(services: Services) {
           { ...values, tilesize: 256 * path.scale, ...(tile.buffer ? { buffer: tile.buffer } : {}), ...(tile.padding ? { padding: tile.padding } : {}) },
           limits,
         );
-        return sendImage(reply, img, path.format, render);
+        return sendImage(reply, services.renderer, img, path.format, render);
       },
     );
 
@@ -119,7 +119,7 @@ export function stacImageRoutes(services: Services) {
       const stac = await services.stac(q.url);
       const plan = await LayerPlan.resolve(stac, layer);
       const img = await stacPreview(plan, { ...size, ...(dstCrs ? { dstCrs } : {}) }, values, limits);
-      return sendImage(reply, img, format, render);
+      return sendImage(reply, services.renderer, img, format, render);
     };
     app.get('/preview', { schema: previewSchema, preValidation: requireLayerFirst }, (req, reply) => preview(req, reply, undefined));
     app.get('/preview.:format', { schema: previewSchema, preValidation: requireLayerFirst }, (req, reply) =>
@@ -144,7 +144,7 @@ export function stacImageRoutes(services: Services) {
       const stac = await services.stac(q.url);
       const plan = await LayerPlan.resolve(stac, layer);
       const img = await stacPart(plan, parsed.bbox, { ...size, boundsCrs: coordCrs, dstCrs }, values, limits);
-      return sendImage(reply, img, parsed.format, render);
+      return sendImage(reply, services.renderer, img, parsed.format, render);
     });
 
     const featureSchema = { querystring: querySchema(['url'], ...imageQuery, partSizeSchema, dstCrsSchema, coordCrsSchema) };
@@ -158,7 +158,7 @@ export function stacImageRoutes(services: Services) {
       const stac = await services.stac(q.url);
       const plan = await LayerPlan.resolve(stac, layer);
       const img = await stacFeature(plan, shape, coordCrs, { ...size, dstCrs }, values, limits);
-      return sendImage(reply, img, format, render);
+      return sendImage(reply, services.renderer, img, format, render);
     };
     app.post('/feature', { schema: featureSchema, preValidation: requireLayerFirst }, (req, reply) => feature(req, reply, undefined));
     app.post('/feature.:format', { schema: featureSchema, preValidation: requireLayerFirst }, (req, reply) =>

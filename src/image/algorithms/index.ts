@@ -40,6 +40,8 @@ export function getAlgorithm(name: string): Algorithm<unknown> | undefined {
 /** A validated algorithm with its parameters, ready to run on images. */
 export interface AlgorithmStep {
   id: AlgorithmId;
+  /** The parameters as given, already validated: enough to prepare the same step in another thread. */
+  params: Record<string, unknown>;
   apply(img: ImageData): ImageData;
 }
 
@@ -47,5 +49,5 @@ export interface AlgorithmStep {
 export function prepareAlgorithm(id: AlgorithmId, raw: Record<string, unknown>): AlgorithmStep {
   const algorithm = REGISTRY[id];
   const params = algorithm.parseParams(raw);
-  return { id, apply: (img) => algorithm.apply(img, params) };
+  return { id, params: raw, apply: (img) => algorithm.apply(img, params) };
 }

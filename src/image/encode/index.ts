@@ -8,7 +8,7 @@ import { TesseraError } from '../../errors.js';
 import type { ImageFormat } from '../formats.js';
 import { encodeNpy } from './npy.js';
 import { encodeJpeg, encodePng, encodeWebp } from './raster.js';
-import { encodeGeoTiff, encodeJpeg2000 } from './gdal.js';
+import { gdalEncoders } from './gdal-lazy.js';
 import { DEFAULT_PNG_LEVEL } from './png.js';
 import type { GeoReference, RasterData } from './types.js';
 
@@ -57,9 +57,9 @@ export async function encode(data: RasterData, mask: Uint8Array | undefined, for
     case 'webp':
       return encodeWebp(data, mask);
     case 'jp2':
-      return encodeJpeg2000(data, mask);
+      return (await gdalEncoders('JPEG 2000')).encodeJpeg2000(data, mask);
     case 'tif':
-      return encodeGeoTiff(data, mask, geo);
+      return (await gdalEncoders('GeoTIFF')).encodeGeoTiff(data, mask, geo);
     case 'npy':
       return encodeNpy(data, mask);
   }

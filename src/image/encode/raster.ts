@@ -15,7 +15,7 @@ sharp.cache(false);
 import { TesseraError, badRequest } from '../../errors.js';
 import type { BandArray } from '../image-data.js';
 import type { RasterData } from './types.js';
-import { encodeCmykJpeg } from './gdal.js';
+import { gdalEncoders } from './gdal-lazy.js';
 import { encodeJpegLikeLibjpeg9 } from './jpeg.js';
 import { encodePngPlanes, type PngContent } from './png.js';
 
@@ -93,7 +93,7 @@ export async function encodePng(data: RasterData, mask: Uint8Array | undefined, 
 export async function encodeJpeg(data: RasterData): Promise<Buffer> {
   const count = data.bands.length;
   if (data.dtype !== 'uint8') throw dtypeError('JPEG', data.dtype, 'uint8');
-  if (count === 4) return encodeCmykJpeg(data); // GDAL writes 4 bands as CMYK; libvips would convert
+  if (count === 4) return (await gdalEncoders('A CMYK JPEG')).encodeCmykJpeg(data); // GDAL writes 4 bands as CMYK; libvips would convert
   if (count !== 1 && count !== 3) throw bandCountError('JPEG', count, false, JPEG_LAYOUTS);
   // Our own encoder, not libvips': its coefficients are libjpeg 9's, as in TiTiler's wheels (see jpeg.ts).
   return encodeJpegLikeLibjpeg9(data.bands.map(asUint8), data.width, data.height, 85);

@@ -1,0 +1,154 @@
+/**
+ * Post-processing and encoding on worker threads, so one process uses every core while keeping one
+ * GDAL block cache, one curl cache and one set of dataset handles for all of them.
+ *
+ * Why: a tile costs ~8 ms of JavaScript on a single event loop, about half of it after the read
+ * (rescale, colormap, PNG row filters, zlib calls); with the whole pipeline on one loop, one process
+ * is held to ~105 tiles/s on two cores. Running several server processes instead (cluster.ts)
+ * multiplies GDAL's caches and everything else per process: two of them took 1.6 GiB where one
+ * takes ~0.7 GiB. Readers stay on the main thread (gdal-async loads in one thread per process);
+ * images go to the least busy render thread as plain data and come back encoded.
+ *
+ * GeoTIFF and JPEG 2000 (GDAL's encoders) are rendered on the main thread; so is the rare image a
+ * render thread finds it needs GDAL for (a 4-band JPEG is CMYK), after the thread says so.
+ */
+import { Worker } from 'node:worker_threads';
+import { TesseraError, type ErrorKind } from '../errors.js';
+import type { BandArray, ImageData } from './image-data.js';
+import type { ImageFormat } from './formats.js';
+import type { RenderedImage } from './render.js';
+import { postProcessAndRender, type Renderer, type RenderSpec } from './post-process.js';
+import { encode, type EncoderSettings, type GeoReference, type RasterData } from './encode/index.js';
+import { MEDIA_TYPES } from './formats.js';
+
+/** main → render thread */
+export interface RenderRequest {
+  id: number;
+  img: ImageData;
+  format: ImageFormat | undefined;
+  spec: RenderSpec;
+}
+
+/** render thread → main */
+export type RenderReply =
+  | { id: number; ok: true; body: Uint8Array; format: ImageFormat; mediaType: string }
+  | { id: number; ok: false; encodeOnMain: { data: RasterData; mask: Uint8Array | undefined; format: ImageFormat; geo: GeoReference | undefined } }
+  | { id: number; ok: false; error: { name: string; kind?: ErrorKind; message: string } };
+
+interface Job {
+  resolve(out: RenderedImage): void;
+  reject(err: unknown): void;
+}
+
+interface Thread {
+  worker: Worker;
+  jobs: Map<number, Job>;
+}
+
+const GDAL_FORMATS: ReadonlySet<ImageFormat> = new Set(['tif', 'jp2']);
+
+export class RenderThreads implements Renderer {
+  private readonly threads: Thread[] = [];
+  private nextId = 1;
+  private closing = false;
+
+  constructor(
+    count: number,
+    private readonly encoders: EncoderSettings,
+  ) {
+    if (!Number.isInteger(count) || count < 1) throw new TesseraError('Internal', `render threads: expected a positive count, got ${count}`);
+    for (let i = 0; i < count; i++) this.threads.push(this.spawn());
+  }
+
+  get size(): number {
+    return this.threads.length;
+  }
+
+  render(img: ImageData, format: ImageFormat | undefined, spec: RenderSpec): Promise<RenderedImage> {
+    if ((format && GDAL_FORMATS.has(format)) || this.closing) return postProcessAndRender(img, format, spec);
+    let thread = this.threads[0]!;
+    for (const t of this.threads) if (t.jobs.size < thread.jobs.size) thread = t;
+    const id = this.nextId++;
+    return new Promise<RenderedImage>((resolve, reject) => {
+      thread.jobs.set(id, { resolve, reject });
+      // The image's buffers move to the thread (no copy); the caller is done with them.
+      const { img: moved, buffers } = transferable(img);
+      const message: RenderRequest = { id, img: moved, format, spec };
+      try {
+        thread.worker.postMessage(message, buffers);
+      } catch (err) {
+        thread.jobs.delete(id);
+        reject(err);
+      }
+    });
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    await Promise.all(this.threads.map((t) => t.worker.terminate()));
+  }
+
+  private spawn(): Thread {
+    const worker = new Worker(new URL('./render-worker.js', import.meta.url), { workerData: { encoders: this.encoders } });
+    // Idle render threads must not keep a process alive (tests, the CLI's one-shot commands).
+    worker.unref();
+    const thread: Thread = { worker, jobs: new Map() };
+    worker.on('message', (reply: RenderReply) => this.settle(thread, reply));
+    const fail = (why: string): void => {
+      const index = this.threads.indexOf(thread);
+      if (index < 0) return;
+      const err = new TesseraError('Internal', `a render thread stopped (${why})`);
+      for (const job of thread.jobs.values()) job.reject(err);
+      thread.jobs.clear();
+      if (this.closing) return;
+      this.threads[index] = this.spawn();
+    };
+    worker.on('error', (err) => fail(err.message));
+    worker.on('exit', (code) => fail(`exit code ${code}`));
+    return thread;
+  }
+
+  private settle(thread: Thread, reply: RenderReply): void {
+    const job = thread.jobs.get(reply.id);
+    if (!job) return;
+    thread.jobs.delete(reply.id);
+    if (reply.ok) {
+      const body = Buffer.from(reply.body.buffer, reply.body.byteOffset, reply.body.byteLength);
+      job.resolve({ body, format: reply.format, mediaType: reply.mediaType });
+    } else if ('encodeOnMain' in reply) {
+      const { data, mask, format, geo } = reply.encodeOnMain;
+      encode(data, mask, format, geo).then((body) => job.resolve({ body, format, mediaType: MEDIA_TYPES[format] }), job.reject);
+    } else {
+      const e = reply.error;
+      job.reject(e.kind ? new TesseraError(e.kind, e.message) : Object.assign(new Error(e.message), { name: e.name }));
+    }
+  }
+}
+
+/**
+ * `img` ready to move to another thread, and the buffers to transfer: each array must own its whole
+ * ArrayBuffer (a band that is a view into a larger buffer is cut to its own bytes first), and arrays
+ * that are the same object stay the same object (bands sharing one mask), as the renderer relies on.
+ * The transferred buffers are detached here afterwards: readers make fresh arrays for every request
+ * and nothing keeps them once the image is rendered.
+ */
+function transferable(img: ImageData): { img: ImageData; buffers: ArrayBuffer[] } {
+  const seen = new Map<BandArray, BandArray>();
+  const buffers = new Set<ArrayBuffer>();
+  const own = <T extends BandArray>(a: T): T => {
+    let out = seen.get(a);
+    if (!out) {
+      out = a.byteOffset === 0 && a.byteLength === a.buffer.byteLength && !buffers.has(a.buffer as ArrayBuffer) ? a : a.slice();
+      buffers.add(out.buffer as ArrayBuffer);
+      seen.set(a, out);
+    }
+    return out as T;
+  };
+  const moved: ImageData = {
+    ...img,
+    bands: img.bands.map(own),
+    masks: img.masks.map(own),
+    ...(img.cutline ? { cutline: own(img.cutline) } : {}),
+  };
+  return { img: moved, buffers: [...buffers] };
+}
