@@ -9,6 +9,8 @@ export interface Settings {
   workers: number;
   /** Worker threads per process that post-process and encode images (image/render-threads.ts); 0: the main thread does. */
   renderThreads: number;
+  /** Whole-image requests (previews, parts, statistics) running at once per process; more wait (api/large-requests.ts). */
+  largeRequests: number;
   /** Cache-Control added to GET/HEAD responses below 500 (TiTiler's TITILER_API_CACHECONTROL). */
   cacheControl: string;
   corsOrigins: string[];
@@ -102,6 +104,7 @@ export function loadSettings(overrides: Partial<Settings> = {}): Settings {
     port: int('TESSERA_PORT', 8000),
     workers: Math.min(64, Math.max(1, int('TESSERA_WORKERS', 1))),
     renderThreads: -1,
+    largeRequests: Math.max(1, int('TESSERA_LARGE_REQUESTS', os.availableParallelism())),
     cacheControl: env['TESSERA_CACHE_CONTROL'] ?? 'public, max-age=3600',
     corsOrigins: list(env['TESSERA_CORS_ORIGINS'] ?? '*'),
     allowedLocalRoots: list(env['TESSERA_ALLOWED_LOCAL_ROOTS']),

@@ -10,6 +10,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { Services } from '../services.js';
 import { installErrorHandling } from './errors.js';
+import { installLargeRequestGate } from './large-requests.js';
 import { normaliseBooleans, type Query } from './params.js';
 import { tmsRoutes } from './routes/tms.js';
 import { stacRoutes } from './routes/stac.js';
@@ -35,6 +36,7 @@ export async function buildApp(services: Services, opts: { logger?: boolean | ob
   });
 
   installErrorHandling(app);
+  installLargeRequestGate(app, settings.largeRequests);
 
   await app.register(cors, {
     origin: settings.corsOrigins.includes('*') ? true : settings.corsOrigins,

@@ -4,13 +4,14 @@
  *
  * Why: a tile costs ~8 ms of JavaScript on a single event loop, about half of it after the read
  * (rescale, colormap, PNG row filters, zlib calls); with the whole pipeline on one loop, one process
- * is held to ~105 tiles/s on two cores. Running several server processes instead (cluster.ts)
- * multiplies GDAL's caches and everything else per process: two of them took 1.6 GiB where one
- * takes ~0.7 GiB. Readers stay on the main thread (gdal-async loads in one thread per process);
- * images go to the least busy render thread as plain data and come back encoded.
+ * made 105-128 tiles/s on two cores (benchmark stac-rgb mix, c=16), with render threads 174. Several
+ * server processes (cluster.ts) reach ~190 but multiply GDAL's caches and everything else: over the
+ * four tile mixes two processes peaked at 1015 MiB, one with render threads at 612 MiB. Readers stay
+ * on the main thread (gdal-async loads in one thread per process); images go to the least busy
+ * render thread as plain data and come back encoded.
  *
- * GeoTIFF and JPEG 2000 (GDAL's encoders) are rendered on the main thread; so is the rare image a
- * render thread finds it needs GDAL for (a 4-band JPEG is CMYK), after the thread says so.
+ * GeoTIFF and JPEG 2000 (GDAL's encoders) are rendered on the main thread; the rare image a render
+ * thread finds it needs GDAL for (a 4-band JPEG is CMYK) comes back post-processed, to be encoded here.
  */
 import { Worker } from 'node:worker_threads';
 import { TesseraError, type ErrorKind } from '../errors.js';

@@ -121,13 +121,13 @@ export function stacImageRoutes(services: Services) {
       const img = await stacPreview(plan, { ...size, ...(dstCrs ? { dstCrs } : {}) }, values, limits);
       return sendImage(reply, services.renderer, img, format, render);
     };
-    app.get('/preview', { schema: previewSchema, preValidation: requireLayerFirst }, (req, reply) => preview(req, reply, undefined));
-    app.get('/preview.:format', { schema: previewSchema, preValidation: requireLayerFirst }, (req, reply) =>
+    app.get('/preview', { schema: previewSchema, preValidation: requireLayerFirst, config: { large: true } }, (req, reply) => preview(req, reply, undefined));
+    app.get('/preview.:format', { schema: previewSchema, preValidation: requireLayerFirst, config: { large: true } }, (req, reply) =>
       preview(req, reply, parseFormat((req as Req).params['format']!)),
     );
 
     const partSchema = { querystring: querySchema(['url'], ...imageQuery, partSizeSchema, dstCrsSchema, coordCrsSchema) };
-    app.get('/bbox/*', { schema: partSchema, preValidation: requireLayerFirst }, async (req, reply) => {
+    app.get('/bbox/*', { schema: partSchema, preValidation: requireLayerFirst, config: { large: true } }, async (req, reply) => {
       const request = req as Req;
       const parsed = parseBBoxPath(request.params['*']!);
       if (!parsed) return notFound(reply);
@@ -160,11 +160,11 @@ export function stacImageRoutes(services: Services) {
       const img = await stacFeature(plan, shape, coordCrs, { ...size, dstCrs }, values, limits);
       return sendImage(reply, services.renderer, img, format, render);
     };
-    app.post('/feature', { schema: featureSchema, preValidation: requireLayerFirst }, (req, reply) => feature(req, reply, undefined));
-    app.post('/feature.:format', { schema: featureSchema, preValidation: requireLayerFirst }, (req, reply) =>
+    app.post('/feature', { schema: featureSchema, preValidation: requireLayerFirst, config: { large: true } }, (req, reply) => feature(req, reply, undefined));
+    app.post('/feature.:format', { schema: featureSchema, preValidation: requireLayerFirst, config: { large: true } }, (req, reply) =>
       feature(req, reply, parseFormat((req as Req).params['format']!)),
     );
-    app.post('/feature/:sizeformat', { schema: featureSchema, preValidation: requireLayerFirst }, (req, reply) => {
+    app.post('/feature/:sizeformat', { schema: featureSchema, preValidation: requireLayerFirst, config: { large: true } }, (req, reply) => {
       const parsed = parseSizeFormat((req as Req).params['sizeformat']!);
       if (!parsed) return notFound(reply);
       return feature(req, reply, parsed.format, { width: parsed.width, height: parsed.height });

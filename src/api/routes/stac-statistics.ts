@@ -174,7 +174,7 @@ export function stacStatisticsRoutes(services: Services) {
   return async function plugin(app: FastifyInstance): Promise<void> {
     app.get(
       '/statistics',
-      { schema: { querystring: querySchema(['url'], urlSchema, layerSchema, datasetSchema, previewSizeSchema, algorithmSchema, statisticsSchema) } },
+      { config: { large: true }, schema: { querystring: querySchema(['url'], urlSchema, layerSchema, datasetSchema, previewSizeSchema, algorithmSchema, statisticsSchema) } },
       async (req, reply) => {
         const q = (req as Req).query;
         const values = valueOptions(q);
@@ -191,6 +191,7 @@ export function stacStatisticsRoutes(services: Services) {
     app.post(
       '/statistics',
       {
+        config: { large: true },
         schema: {
           querystring: querySchema(['url'], urlSchema, layerSchema, datasetSchema, partSizeSchema, dstCrsSchema, coordCrsSchema, algorithmSchema, statisticsSchema),
         },
@@ -232,7 +233,7 @@ export function stacStatisticsRoutes(services: Services) {
 
     app.get(
       '/asset_statistics',
-      { schema: { querystring: querySchema(['url'], urlSchema, assetStatisticsLayerSchema, datasetSchema, previewSizeSchema, statisticsSchema) } },
+      { config: { large: true }, schema: { querystring: querySchema(['url'], urlSchema, assetStatisticsLayerSchema, datasetSchema, previewSizeSchema, statisticsSchema) } },
       async (req, reply) => {
         const q = (req as Req).query;
         const layer = parseLayer({ ...q, expression: undefined }, false);
