@@ -283,7 +283,7 @@ async function run(cli: Cli): Promise<Report> {
     const tasks: TaskRow[] = bench.tasks.map((task) => taskRow(task, bytes.get(task.name)));
     return { date: new Date().toISOString(), machine: machineFacts(), settings, tasks };
   } finally {
-    inputs.close();
+    await inputs.close();
   }
 }
 

@@ -116,8 +116,8 @@ export class BenchInputs {
     return pathToFileURL(file).href;
   }
 
-  close(): void {
-    this.services.close();
+  async close(): Promise<void> {
+    await this.services.close();
     rmSync(this.scratch, { recursive: true, force: true });
   }
 }
