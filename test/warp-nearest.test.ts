@@ -9,7 +9,7 @@ import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import gdal from 'gdal-async';
-import { gatherMasked, invGeoTransform, nearestIndex, rasterIoNearestIndex, type GeoTransform6 } from '../src/source/warp-nearest.js';
+import { gatherMasked, invGeoTransform, nearestIndex, rasterIoNearestIndex, warpChunks, type GeoTransform6 } from '../src/source/warp-nearest.js';
 import { srsFrom, transformerBetween, transformPoint } from '../src/source/crs.js';
 import { DatasetPool } from '../src/source/pool.js';
 import { SourceContext } from '../src/source/dataset.js';
@@ -49,7 +49,7 @@ function gdalwarpPicks(src: gdal.Dataset, dstCrs: string, te: number[], width: n
 function jsPicks(srcGt: GeoTransform6, srcCrs: string, sw: number, sh: number, dstCrs: string, te: number[], width: number, height: number, validity?: Uint8Array): Int32Array {
   const ct = transformerBetween(srsFrom(dstCrs), srsFrom(srcCrs))!;
   const dstGt: GeoTransform6 = [te[0]!, (te[2]! - te[0]!) / width, 0, te[3]!, 0, -((te[3]! - te[1]!) / height)];
-  return nearestIndex({ transform: { dstGt, ct, srcInv: invGeoTransform(srcGt)! }, srcWidth: sw, srcHeight: sh, width, height, ...(validity ? { validity } : {}) });
+  return nearestIndex({ transform: { dstGt, ct, srcInv: invGeoTransform(srcGt)! }, srcWidth: sw, srcHeight: sh, width, height, ...(validity ? { validity } : {}) })!;
 }
 
 /** Elements that differ (NaN equals NaN); a length mismatch counts as all. */
@@ -107,6 +107,32 @@ describe('nearest warp: the pixels gdalwarp picks', () => {
         src.close();
       }
       assert.ok(compared > 300_000);
+    });
+  }
+
+  for (const c of cases) {
+    it(`${c.name}: boxes mostly off the raster, which gdalwarp cuts into pieces`, () => {
+      const src = indexRaster(c.size, c.size, c.gt, c.crs);
+      let chunked = 0;
+      try {
+        const corners: Array<[number, number]> = [[0, 0], [1, 0], [0, 1], [1, 1], [0, 0.5], [0.5, 1]];
+        corners.forEach(([fc, fr], k) => {
+          for (const half of [0.08, 0.2]) {
+            const te = boxAround(c.gt, c.crs, c.size, c.size, c.dst, fc, fr, half * c.size);
+            const [w, h] = ([[256, 256], [512, 256], [300, 180]] as const)[k % 3]!;
+            const expected = gdalwarpPicks(src, c.dst, te, w, h);
+            const actual = jsPicks(c.gt, c.crs, c.size, c.size, c.dst, te, w, h);
+            assert.equal(differences(actual, expected), 0, `corner ${fc},${fr} half ${half} (${w}×${h})`);
+            const ct = transformerBetween(srsFrom(c.dst), srsFrom(c.crs))!;
+            const dstGt: GeoTransform6 = [te[0]!, (te[2]! - te[0]!) / w, 0, te[3]!, 0, -((te[3]! - te[1]!) / h)];
+            if ((warpChunks({ dstGt, ct, srcInv: invGeoTransform(c.gt)! }, c.size, c.size, w, h)?.length ?? 0) > 1) chunked++;
+          }
+        });
+      } finally {
+        src.close();
+      }
+      // The comparison is only worth something if gdalwarp did cut most of these warps.
+      assert.ok(chunked >= 8, `${chunked} of 12 warps cut into pieces`);
     });
   }
 
@@ -199,7 +225,8 @@ describe('reader: JS warp and gdalwarp read the same tiles', () => {
       let inJs = 0;
       for (const tmsId of ['WebMercatorQuad', 'WorldCRS84Quad', 'EuropeanETRS89_LAEAQuad']) {
         const tms = getTms(tmsId)!;
-        for (const f of [0.3, 0.5, 0.7]) {
+        // 0.02 and 0.98: tiles over the raster's corners, mostly off it, which gdalwarp warps in pieces.
+        for (const f of [0.02, 0.3, 0.5, 0.7, 0.98]) {
           const [lon, lat] = transformPoint(srsFrom(meta.crs), srsFrom('EPSG:4326'), l + f * (r - l), b + (1 - f) * (t - b));
           const [X, Y] = transformPoint(srsFrom('EPSG:4326'), srsFrom(tms.srs), lon, lat);
           void X;
@@ -229,8 +256,8 @@ describe('reader: JS warp and gdalwarp read the same tiles', () => {
         }
       }
       assert.ok(tiles >= 6, `${tiles} tiles compared`);
-      // Tiles mostly off the raster stay with gdalwarp (see warpNearestInJs); the rest must not.
-      assert.ok(inJs >= 6, `${inJs} of ${tiles} tiles warped in JavaScript`);
+      // Every one of these tiles, on the raster or over its edge, is warped in JavaScript.
+      assert.equal(inJs, tiles, `${inJs} of ${tiles} tiles warped in JavaScript`);
     });
   }
 });

@@ -18,7 +18,7 @@ import { gdal, type Dataset, type RasterBand } from './gdal.js';
 import { numpyDtype, type BandMeta, type SourceMeta } from './dataset.js';
 import { ARRAY_OF, type BandArray, type DType } from '../image/image-data.js';
 import { arrayBounds, type Grid, type Window } from './geometry.js';
-import { srsFrom, transformerBetween } from './crs.js';
+import { srsFrom, transformerBetween, transformPoints } from './crs.js';
 import { TesseraError } from '../errors.js';
 import { composeIndex, gather, gatherMasked, indexMask, invGeoTransform, nearestIndex, rasterIoNearestIndex, type GeoTransform6 } from './warp-nearest.js';
 
@@ -439,29 +439,12 @@ function warpSourceWindow(meta: SourceMeta, level: number | undefined, target: W
   let minr = Infinity;
   let maxc = -Infinity;
   let maxr = -Infinity;
-  let failed = 0;
+  // The grid's edges (21 points each) and a 4×4 interior lattice, transformed in one batch.
+  const fcs: number[] = [];
+  const frs: number[] = [];
   const visit = (fc: number, fr: number): void => {
-    const X = tg[0] + fc * target.grid.width * tg[1] + fr * target.grid.height * tg[2];
-    const Y = tg[3] + fc * target.grid.width * tg[4] + fr * target.grid.height * tg[5];
-    let p: { x: number; y: number };
-    try {
-      p = ct.transformPoint(X, Y);
-    } catch {
-      failed++;
-      return;
-    }
-    if (!Number.isFinite(p.x) || !Number.isFinite(p.y)) {
-      failed++;
-      return;
-    }
-    const dx = p.x - gt[0]!;
-    const dy = p.y - gt[3]!;
-    const c = (gt[5]! * dx - gt[2]! * dy) / det;
-    const r = (gt[1]! * dy - gt[4]! * dx) / det;
-    if (c < minc) minc = c;
-    if (c > maxc) maxc = c;
-    if (r < minr) minr = r;
-    if (r > maxr) maxr = r;
+    fcs.push(fc);
+    frs.push(fr);
   };
   for (let i = 0; i <= steps; i++) {
     const f = i / steps;
@@ -471,6 +454,32 @@ function warpSourceWindow(meta: SourceMeta, level: number | undefined, target: W
     visit(1, f);
   }
   for (let i = 1; i < 5; i++) for (let j = 1; j < 5; j++) visit(i / 5, j / 5);
+  const n = fcs.length;
+  const xs = new Float64Array(n);
+  const ys = new Float64Array(n);
+  const ok = new Uint8Array(n);
+  for (let i = 0; i < n; i++) {
+    const fc = fcs[i]!;
+    const fr = frs[i]!;
+    xs[i] = tg[0] + fc * target.grid.width * tg[1] + fr * target.grid.height * tg[2];
+    ys[i] = tg[3] + fc * target.grid.width * tg[4] + fr * target.grid.height * tg[5];
+  }
+  transformPoints(ct, xs, ys, ok, 0, n);
+  let failed = 0;
+  for (let i = 0; i < n; i++) {
+    if (!ok[i]) {
+      failed++;
+      continue;
+    }
+    const dx = xs[i]! - gt[0]!;
+    const dy = ys[i]! - gt[3]!;
+    const c = (gt[5]! * dx - gt[2]! * dy) / det;
+    const r = (gt[1]! * dy - gt[4]! * dx) / det;
+    if (c < minc) minc = c;
+    if (c > maxc) maxc = c;
+    if (r < minr) minr = r;
+    if (r > maxr) maxr = r;
+  }
   if (failed > 0 || !Number.isFinite(minc)) return whole;
   const scale = Math.max(1, (maxc - minc) / target.grid.width, (maxr - minr) / target.grid.height);
   const margin = Math.ceil(KERNEL_RADIUS[reproject] * scale) + 4;
@@ -591,10 +600,9 @@ function warpNearestInJs(meta: SourceMeta, target: WarpTarget, opts: ReadOptions
   if (opts.engine === 'gdal' || opts.reproject !== 'nearest' || (!direct && opts.resampling !== 'nearest')) return undefined;
   if (nodata !== undefined && !representable(dtype, nodata)) return undefined;
   if (!opaqueOrTransparent(dtype, validity, src.extra)) return undefined;
-  // gdalwarp warps in one chunk only when the footprint lies (mostly) on the raster and the warp
-  // fits its memory budget; a chunked warp approximates over shorter rows and may pick other
-  // pixels near their edges, so those reads stay with GDAL.
-  if (src.win.inside < 0.55) return undefined;
+  // gdalwarp cuts a warp that fills less than half its source window into pieces (warpChunks does
+  // the same); a warp over its 64 MB memory budget it cuts too, which is not reproduced: those
+  // reads, far larger than a tile, stay with GDAL.
   const bytes = src.planes.length * src.planes[0]!.BYTES_PER_ELEMENT + 9;
   const gridPixels = direct ? target.width * target.height : target.grid.width * target.grid.height;
   if ((src.win.w * src.win.h + gridPixels) * bytes > 32 * 1024 * 1024) return undefined;
@@ -602,13 +610,17 @@ function warpNearestInJs(meta: SourceMeta, target: WarpTarget, opts: ReadOptions
   const ct = transformerBetween(srsFrom(target.crs), srsFrom(meta.crs));
   if (!srcInv || !ct) return undefined;
   const { grid, width, height } = target;
-  const warp = (w: number, h: number): Int32Array =>
+  const warp = (w: number, h: number): Int32Array | undefined =>
     nearestIndex({ transform: { dstGt: gdalwarpGeoTransform(grid, w, h), ct, srcInv }, srcWidth: src.win.w, srcHeight: src.win.h, width: w, height: h, validity: src.extra });
   let index: Int32Array;
-  if (direct) index = warp(width, height);
-  else {
+  if (direct) {
+    const warped = warp(width, height);
+    if (!warped) return undefined;
+    index = warped;
+  } else {
     const { warpGrid, win } = subsetGrids(meta, target, level);
     const warped = warp(warpGrid.width, warpGrid.height);
+    if (!warped) return undefined;
     const whole = win.x === 0 && win.y === 0 && win.w === warpGrid.width && win.h === warpGrid.height && win.w === width && win.h === height;
     index = whole ? warped : composeIndex(rasterIoNearestIndex(warpGrid.width, warpGrid.height, win, width, height), warped);
   }

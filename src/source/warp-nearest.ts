@@ -14,6 +14,7 @@
  * calls, which is safe because no call yields.
  */
 import type { CoordinateTransformation } from 'gdal-async';
+import { transformPoints } from './crs.js';
 import type { BandArray } from '../image/image-data.js';
 
 /** gdalwarp's default error threshold for its approximate transformer, in source pixels. */
@@ -52,40 +53,18 @@ function exact(t: PixelTransform, xs: Float64Array, ys: Float64Array, ok: Uint8A
   for (let i = from; i < from + count; i++) {
     const px = xs[i]!;
     const py = ys[i]!;
-    const X = d0 + px * d1 + py * d2;
-    const Y = d3 + px * d4 + py * d5;
-    let gx: number;
-    let gy: number;
-    try {
-      const p = t.ct.transformPoint(X, Y);
-      gx = p.x;
-      gy = p.y;
-    } catch {
-      ok[i] = 0;
-      continue;
-    }
-    if (!Number.isFinite(gx) || !Number.isFinite(gy)) {
-      ok[i] = 0;
-      continue;
-    }
+    xs[i] = d0 + px * d1 + py * d2;
+    ys[i] = d3 + px * d4 + py * d5;
+  }
+  transformPoints(t.ct, xs, ys, ok, from, count);
+  for (let i = from; i < from + count; i++) {
+    if (!ok[i]) continue;
+    const gx = xs[i]!;
+    const gy = ys[i]!;
     xs[i] = s0 + gx * s1 + gy * s2;
     ys[i] = s3 + gx * s4 + gy * s5;
-    ok[i] = 1;
   }
 }
-
-/** Exact transformation of one (pixel, line) point; undefined on failure. */
-function exactPoint(t: PixelTransform, px: number, py: number, out: Float64Array): boolean {
-  pointX[0] = px;
-  pointY[0] = py;
-  exact(t, pointX, pointY, pointOk, 0, 1);
-  out[0] = pointX[0]!;
-  out[1] = pointY[0]!;
-  return pointOk[0] === 1;
-}
-const pointX = new Float64Array(1);
-const pointY = new Float64Array(1);
-const pointOk = new Uint8Array(1);
 
 /**
  * GDALApproxTransformInternal over points `off … off+n-1` (one row: equal y, increasing x), given the
@@ -166,43 +145,62 @@ function setPoint(xs: Float64Array, ys: Float64Array, ok: Uint8Array, i: number,
 }
 
 /**
- * Source pixel/line of the centre of every pixel of destination row `row` (width `n`), as gdalwarp's
- * approximate transformer gives them (GDALApproxTransform), into xs/ys; ok[i] = 0 where it failed.
+ * The exact transforms of the first, middle and last pixel centre of `rows` destination rows from
+ * `row0` (pixels x0 … x0+n-1), in one batch: the anchors GDAL's approximate transformer starts each
+ * row from. Point k of row i is at 3i+k.
  */
-export function transformRow(t: PixelTransform, row: number, n: number, maxError: number, xs: Float64Array, ys: Float64Array, ok: Uint8Array): void {
+interface RowAnchors {
+  xs: Float64Array;
+  ys: Float64Array;
+  ok: Uint8Array;
+}
+
+function rowAnchors(t: PixelTransform, row0: number, rows: number, x0: number, n: number): RowAnchors {
+  const xs = new Float64Array(3 * rows);
+  const ys = new Float64Array(3 * rows);
+  const ok = new Uint8Array(3 * rows);
+  const mid = (n - 1) >> 1;
+  for (let i = 0; i < rows; i++) {
+    const y = row0 + i + 0.5;
+    xs[3 * i] = 0.5 + x0;
+    xs[3 * i + 1] = mid + 0.5 + x0;
+    xs[3 * i + 2] = n - 1 + 0.5 + x0;
+    ys[3 * i] = ys[3 * i + 1] = ys[3 * i + 2] = y;
+  }
+  exact(t, xs, ys, ok, 0, 3 * rows);
+  return { xs, ys, ok };
+}
+
+/**
+ * Source pixel/line of the centre of pixels `x0 … x0+n-1` of destination row `row`, as gdalwarp's
+ * approximate transformer gives them (GDALApproxTransform), into xs/ys; ok[i] = 0 where it failed.
+ * `anchors` (rowAnchors, this row at index `k`) holds the row's exact start, middle and end.
+ */
+export function transformRow(t: PixelTransform, row: number, x0: number, n: number, maxError: number, xs: Float64Array, ys: Float64Array, ok: Uint8Array, anchors?: RowAnchors, k = 0): void {
   const y = row + 0.5;
   for (let i = 0; i < n; i++) {
-    xs[i] = i + 0.5;
+    xs[i] = i + 0.5 + x0;
     ys[i] = y;
   }
   if (n <= 5 || maxError === 0) {
     exact(t, xs, ys, ok, 0, n);
     return;
   }
-  const mid = (n - 1) >> 1;
-  const ax = rowAnchorX;
-  const ay = rowAnchorY;
-  ax[0] = xs[0]!;
-  ax[1] = xs[mid]!;
-  ax[2] = xs[n - 1]!;
-  ay.fill(y);
-  exact(t, ax, ay, rowAnchorOk, 0, 3);
-  if (!rowAnchorOk[0] || !rowAnchorOk[1] || !rowAnchorOk[2]) {
+  const a = anchors ?? rowAnchors(t, row, 1, x0, n);
+  const j = anchors ? 3 * k : 0;
+  if (!a.ok[j] || !a.ok[j + 1] || !a.ok[j + 2]) {
     exact(t, xs, ys, ok, 0, n);
     return;
   }
   const sme = rowSme;
-  sme[0] = ax[0]!;
-  sme[1] = ax[1]!;
-  sme[2] = ax[2]!;
-  sme[3] = ay[0]!;
-  sme[4] = ay[1]!;
-  sme[5] = ay[2]!;
+  sme[0] = a.xs[j]!;
+  sme[1] = a.xs[j + 1]!;
+  sme[2] = a.xs[j + 2]!;
+  sme[3] = a.ys[j]!;
+  sme[4] = a.ys[j + 1]!;
+  sme[5] = a.ys[j + 2]!;
   approxInternal(t, xs, ys, ok, 0, n, sme, maxError);
 }
-const rowAnchorX = new Float64Array(3);
-const rowAnchorY = new Float64Array(3);
-const rowAnchorOk = new Uint8Array(3);
 const rowSme = new Float64Array(6);
 
 export interface NearestWarpInput {
@@ -219,49 +217,188 @@ export interface NearestWarpInput {
 }
 
 /**
- * For every output pixel, the offset of the source pixel gdalwarp's nearest kernel takes, or -1 where
- * it writes nothing (outside the source, failed transformation, transparent source pixel).
+ * A piece of the destination that gdalwarp warps on its own (dx, dy, dsx, dsy), and the source
+ * window it reads for it (sx, sy, ssx, ssy; empty when the piece misses the source).
  */
-export function nearestIndex(input: NearestWarpInput): Int32Array {
+export interface WarpChunk {
+  dx: number;
+  dy: number;
+  dsx: number;
+  dsy: number;
+  sx: number;
+  sy: number;
+  ssx: number;
+  ssy: number;
+}
+
+/**
+ * The pieces gdalwarp cuts a nearest-neighbour warp of a width×height destination into
+ * (GDALWarpOperation::CollectChunkList): a piece whose source window is less than half on the
+ * source raster (its "fill ratio") is halved along its longer side while it is over 100 pixels.
+ * Each piece then has its own source window and approximates its own, shorter rows, so near the
+ * cuts it may take other pixels than a warp in one piece would. The memory split is not modelled:
+ * callers keep warps far under gdalwarp's 64 MB budget. Undefined when an edge sample fails to
+ * transform: GDAL then samples a grid instead, which is not reproduced here.
+ */
+export function warpChunks(t: PixelTransform, srcWidth: number, srcHeight: number, width: number, height: number): WarpChunk[] | undefined {
+  const chunks: WarpChunk[] = [];
+  const collect = (dx: number, dy: number, dsx: number, dsy: number): boolean => {
+    const win = sourceWindow(t, srcWidth, srcHeight, dx, dy, dsx, dsy);
+    if (!win) return false;
+    if (win.fill > 0 && win.fill < 0.5 && (dsx > 100 || dsy > 100)) {
+      if (dsx > dsy) {
+        const half = Math.trunc(dsx / 2);
+        return collect(dx, dy, half, dsy) && collect(dx + half, dy, dsx - half, dsy);
+      }
+      const half = Math.trunc(dsy / 2);
+      return collect(dx, dy, dsx, half) && collect(dx, dy + half, dsx, dsy - half);
+    }
+    chunks.push({ dx, dy, dsx, dsy, sx: win.sx, sy: win.sy, ssx: win.ssx, ssy: win.ssy });
+    return true;
+  };
+  return collect(0, 0, width, height) ? chunks : undefined;
+}
+
+/** 21 samples along each edge of a destination piece, as GDALWarpOperation::ComputeSourceWindow takes them. */
+const EDGE_STEPS = 21;
+const edgeX = new Float64Array(EDGE_STEPS * 4);
+const edgeY = new Float64Array(EDGE_STEPS * 4);
+const edgeOk = new Uint8Array(EDGE_STEPS * 4);
+
+/**
+ * GDALWarpOperation::ComputeSourceWindow for the nearest kernel (no filter radius): the source
+ * window of a destination piece, from its edges transformed exactly, and its fill ratio.
+ */
+function sourceWindow(t: PixelTransform, rasterW: number, rasterH: number, dx: number, dy: number, dsx: number, dsy: number): { sx: number; sy: number; ssx: number; ssy: number; fill: number } | undefined {
+  let n = 0;
+  const step = 1 / (EDGE_STEPS - 1);
+  // The same accumulated ratio as GDAL's loop, so the samples are the same doubles.
+  for (let ratio = 0; ratio <= 1 + step * 0.5; ratio += step) {
+    edgeX[n] = ratio * dsx + dx;
+    edgeY[n++] = dy;
+    edgeX[n] = ratio * dsx + dx;
+    edgeY[n++] = dy + dsy;
+    edgeX[n] = dx;
+    edgeY[n++] = ratio * dsy + dy;
+    edgeX[n] = dsx + dx;
+    edgeY[n++] = ratio * dsy + dy;
+  }
+  exact(t, edgeX, edgeY, edgeOk, 0, n);
+  let minX = Infinity;
+  let minY = Infinity;
+  let maxX = -Infinity;
+  let maxY = -Infinity;
+  for (let i = 0; i < n; i++) {
+    if (!edgeOk[i]) return undefined;
+    const x = edgeX[i]!;
+    const y = edgeY[i]!;
+    if (Number.isNaN(x) || Number.isNaN(y)) return undefined;
+    if (x < minX) minX = x;
+    if (y < minY) minY = y;
+    if (x > maxX) maxX = x;
+    if (y > maxY) maxY = y;
+  }
+  // GDAL retries such "crazy" windows with CHECK_WITH_INVERT_PROJ; not reproduced.
+  if (minX < -1e6 || minY < -1e6 || maxX > rasterW + 1e6 || maxY > rasterH + 1e6) return undefined;
+  if (minX > rasterW || maxX < 0 || minY > rasterH || maxY < 0) return { sx: 0, sy: 0, ssx: 0, ssy: 0, fill: 0 };
+  minX = roundIfClose(minX);
+  minY = roundIfClose(minY);
+  maxX = roundIfClose(maxX);
+  maxY = roundIfClose(maxY);
+  const minXc = Math.trunc(Math.max(0, minX));
+  const minYc = Math.trunc(Math.max(0, minY));
+  const maxXc = Math.trunc(Math.min(Math.ceil(maxX), rasterW));
+  const maxYc = Math.trunc(Math.min(Math.ceil(maxY), rasterH));
+  let sx: number, ssx: number, sy: number, ssy: number;
+  // Over 90% of the width (or height): all of it.
+  if (maxXc - minXc > 0.9 * rasterW) {
+    sx = 0;
+    ssx = rasterW;
+  } else {
+    sx = Math.max(0, Math.min(minXc, rasterW));
+    ssx = Math.max(0, Math.min(rasterW - sx, maxXc - sx));
+  }
+  if (maxYc - minYc > 0.9 * rasterH) {
+    sy = 0;
+    ssy = rasterH;
+  } else {
+    sy = Math.max(0, Math.min(minYc, rasterH));
+    ssy = Math.max(0, Math.min(rasterH - sy, maxYc - sy));
+  }
+  const fill = (ssx * ssy) / Math.max(1, (maxX - minX) * (maxY - minY));
+  return { sx, sy, ssx, ssy, fill };
+}
+
+function roundIfClose(v: number): number {
+  const r = Math.round(v);
+  return Math.abs(r - v) < 1e-6 ? r : v;
+}
+
+/**
+ * For every output pixel, the offset of the source pixel gdalwarp's nearest kernel takes, or -1 where
+ * it writes nothing (outside the source, failed transformation, transparent source pixel); warped
+ * piece by piece as gdalwarp cuts it (warpChunks). Undefined when gdalwarp would sample a grid.
+ */
+export function nearestIndex(input: NearestWarpInput): Int32Array | undefined {
   const { transform: t, srcWidth: sw, srcHeight: sh, width, height, validity } = input;
   const maxError = input.maxError ?? GDALWARP_MAX_ERROR;
-  const index = new Int32Array(width * height);
+  const chunks = warpChunks(t, sw, sh, width, height);
+  if (!chunks) return undefined;
+  const index = new Int32Array(width * height).fill(-1);
   const xs = rowScratch(width, 0);
   const ys = rowScratch(width, 1);
   const ok = okScratch(width);
-  const retry = new Float64Array(2);
-  for (let r = 0; r < height; r++) {
-    transformRow(t, r, width, maxError, xs, ys, ok);
-    const base = r * width;
-    for (let c = 0; c < width; c++) {
-      let x = xs[c]!;
-      let y = ys[c]!;
-      let valid = ok[c] === 1 && !Number.isNaN(x) && !Number.isNaN(y);
-      // A point just outside the source is transformed again exactly (GWKCheckAndComputeSrcOffsets):
-      // the approximation alone must not decide whether an edge pixel is inside.
-      if (valid && nearOutside(x, y, sw, sh)) {
-        valid = exactPoint(t, c + 0.5, r + 0.5, retry) && !Number.isNaN(retry[0]!) && !Number.isNaN(retry[1]!);
-        x = retry[0]!;
-        y = retry[1]!;
-      }
-      if (!valid || x < 0 || y < 0 || x + 1e-10 > sw || y + 1e-10 > sh) {
-        index[base + c] = -1;
-        continue;
-      }
+  for (const { dx, dy, dsx, dsy, sx, sy, ssx, ssy } of chunks) {
+    if (ssx === 0 || ssy === 0) continue;
+    const sx1 = sx + ssx;
+    const sy1 = sy + ssy;
+    // The source pixel at (x, y) for output pixel `at`, if the piece's source window holds it.
+    const take = (at: number, x: number, y: number): void => {
+      if (x < sx || y < sy || x + 1e-10 > sx1 || y + 1e-10 > sy1) return;
       let ix = Math.trunc(x + 1e-10);
       let iy = Math.trunc(y + 1e-10);
-      if (ix === sw) ix--;
-      if (iy === sh) iy--;
+      if (ix === sx1) ix--;
+      if (iy === sy1) iy--;
       const offset = iy * sw + ix;
-      index[base + c] = validity && validity[offset] === 0 ? -1 : offset;
+      index[at] = validity && validity[offset] === 0 ? -1 : offset;
+    };
+    const anchors = dsx > 5 && maxError !== 0 ? rowAnchors(t, dy, dsy, dx, dsx) : undefined;
+    const retries: number[] = [];
+    for (let r = dy; r < dy + dsy; r++) {
+      transformRow(t, r, dx, dsx, maxError, xs, ys, ok, anchors, r - dy);
+      const base = r * width + dx;
+      for (let c = 0; c < dsx; c++) {
+        const x = xs[c]!;
+        const y = ys[c]!;
+        if (ok[c] !== 1 || Number.isNaN(x) || Number.isNaN(y)) continue;
+        // A point just outside the piece's source window is transformed again exactly
+        // (GWKCheckAndComputeSrcOffsets): the approximation alone must not decide an edge pixel.
+        // Those points are gathered and transformed together after the piece's rows.
+        if (nearOutside(x, y, sx, sy, sx1, sy1)) retries.push(base + c);
+        else take(base + c, x, y);
+      }
+    }
+    if (retries.length > 0) {
+      const n = retries.length;
+      const rx = new Float64Array(n);
+      const ry = new Float64Array(n);
+      const rok = new Uint8Array(n);
+      for (let i = 0; i < n; i++) {
+        rx[i] = (retries[i]! % width) + 0.5;
+        ry[i] = Math.trunc(retries[i]! / width) + 0.5;
+      }
+      exact(t, rx, ry, rok, 0, n);
+      for (let i = 0; i < n; i++) {
+        if (rok[i] && !Number.isNaN(rx[i]!) && !Number.isNaN(ry[i]!)) take(retries[i]!, rx[i]!, ry[i]!);
+      }
     }
   }
   return index;
 }
 
 /** Outside the source but by less than a pixel: the case GDAL retransforms exactly. */
-function nearOutside(x: number, y: number, sw: number, sh: number): boolean {
-  return (x < 0 && x > -1) || (y < 0 && y > -1) || (x + 1e-10 > sw && x < sw + 1) || (y + 1e-10 > sh && y < sh + 1);
+function nearOutside(x: number, y: number, x0: number, y0: number, x1: number, y1: number): boolean {
+  return (x < x0 && x > x0 - 1) || (y < y0 && y > y0 - 1) || (x + 1e-10 > x1 && x < x1 + 1) || (y + 1e-10 > y1 && y < y1 + 1);
 }
 
 let scratchX = new Float64Array(0);
