@@ -9,6 +9,7 @@ import { RenderThreads } from '../src/image/render-threads.js';
 import { postProcessAndRender, type RenderSpec } from '../src/image/post-process.js';
 import { TesseraError } from '../src/errors.js';
 import { namedColormap } from '../src/image/colormap.js';
+import { applyExpression, parseExpression } from '../src/image/expression.js';
 import type { ImageData } from '../src/image/image-data.js';
 import type { ImageFormat } from '../src/image/formats.js';
 import { DEFAULT_PNG_LEVEL } from '../src/image/encode/index.js';
@@ -80,6 +81,21 @@ describe('render threads', () => {
       assert.deepEqual(there.body, here.body);
     });
   }
+
+  it('evaluates an expression left by the reader, as the reader would have', async () => {
+    const text = '(b3-b1)/(b3+b1);b2*2';
+    const render = spec({ rescale: [[-1, 1]], colormap: undefined });
+    const byReader = await postProcessAndRender(applyExpression(image(3, { masked: true, shareMask: true }), parseExpression(text)), 'npy', render);
+    const there = await threads.render(image(3, { masked: true, shareMask: true }), 'npy', { ...render, expression: text });
+    assert.deepEqual(there.body, byReader.body);
+    // A second image with the same expression reuses the thread's parsed copy; the output is the same.
+    const again = await threads.render(image(3, { masked: true, shareMask: true }), 'npy', { ...render, expression: text });
+    assert.deepEqual(again.body, byReader.body);
+    const colored = spec({ rescale: [[-0.5, 0.5]], colormap: namedColormap('viridis') });
+    const one = '(b3-b1)/(b3+b1)';
+    const png = await threads.render(image(3, { masked: true }), 'png', { ...colored, expression: one });
+    assert.deepEqual(png.body, (await postProcessAndRender(applyExpression(image(3, { masked: true }), parseExpression(one)), 'png', colored)).body);
+  });
 
   it('passes a client error through with its kind', async () => {
     // WebP holds 3 or 4 bands; two data bands with the mask are 3, without the mask 2: refused.

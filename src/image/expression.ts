@@ -22,7 +22,7 @@
  * call `evaluateExpression`; masks are theirs to combine.
  */
 import { TesseraError } from '../errors.js';
-import { allocate, ARRAY_OF, type BandArray, type DType } from './image-data.js';
+import { allocate, ARRAY_OF, intersectMasks, type BandArray, type DType, type ImageData } from './image-data.js';
 import { characterPosition, parseBlock, type Ast, type BlockContext } from './expression/syntax.js';
 import { DTYPE_OF_KIND, KIND_OF_DTYPE, stackDtype } from './expression/kinds.js';
 import { Typer } from './expression/typing.js';
@@ -155,6 +155,47 @@ export function evaluateExpression(expr: Expression, inputs: ReadonlyMap<string,
   program.run(arrays, bands, length);
   return { dtype, bands };
 }
+
+/**
+ * rio-tiler `apply_expression` on an image whose bands carry the expression's names: one band per
+ * block, each masked wherever any input band is masked; dataset statistics follow (evaluateRange).
+ */
+export function applyExpression(img: ImageData, expr: Expression): ImageData {
+  const inputs = new Map(img.bandNames.map((name, i) => [name, { dtype: img.dtype, array: img.bands[i]! }]));
+  const result = evaluateExpression(expr, inputs, img.width * img.height);
+  const mask = intersectMasks(img.masks, img.width * img.height);
+  const out: ImageData = {
+    ...img,
+    dtype: result.dtype,
+    bands: result.bands,
+    masks: result.bands.map(() => mask),
+    bandNames: expr.blocks.map((b) => b.name),
+  };
+  delete out.datasetStatistics;
+  if (img.datasetStatistics) {
+    const range = evaluateRange(expr, img.bandNames, img.datasetStatistics);
+    if (range) out.datasetStatistics = range;
+  }
+  return out;
+}
+
+/**
+ * parseExpression with the last few expressions kept, with the programs they compiled: a render
+ * thread meets the same expression tile after tile.
+ */
+export function cachedExpression(text: string): Expression {
+  let expr = RECENT.get(text);
+  if (expr) {
+    RECENT.delete(text);
+  } else {
+    expr = parseExpression(text);
+    if (RECENT.size >= RECENT_EXPRESSIONS) RECENT.delete(RECENT.keys().next().value!);
+  }
+  RECENT.set(text, expr);
+  return expr;
+}
+const RECENT_EXPRESSIONS = 32;
+const RECENT = new Map<string, Expression>();
 
 /**
  * rio-tiler's propagation of dataset statistics through an expression: the blocks are evaluated

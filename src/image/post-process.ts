@@ -1,10 +1,11 @@
 /**
- * Everything after the reader, in TiTiler's order: algorithm → rescale → color_formula → colormap +
- * automatic format/dtype → encoder. A RenderSpec is plain data (structured-cloneable), so the same
+ * Everything after the reader, in TiTiler's order: [expression →] algorithm → rescale →
+ * color_formula → colormap + automatic format/dtype → encoder. A RenderSpec is plain data (structured-cloneable), so the same
  * steps run on the main thread or in a render thread (render-threads.ts) with identical output.
  */
 import type { ImageData } from './image-data.js';
 import { applyRescale } from './rescale.js';
+import { applyExpression, cachedExpression } from './expression.js';
 import { applyColorFormula, type ColorOperation } from './color-formula.js';
 import { applyColormap, type ColorMap } from './colormap.js';
 import { prepareAlgorithm, type AlgorithmId } from './algorithms/index.js';
@@ -13,6 +14,11 @@ import type { encode } from './encode/index.js';
 import type { ImageFormat } from './formats.js';
 
 export interface RenderSpec {
+  /**
+   * An expression the reader left to the renderer (a STAC tile's, see LayerPlan.read), evaluated
+   * first over bands named as the expression names them. Its text was validated on the way in.
+   */
+  expression?: string;
   /** A validated algorithm and its parameters as given (PostProcessParams). */
   algorithm: { id: AlgorithmId; params: Record<string, unknown> } | undefined;
   rescale: Array<[number, number]> | undefined;
@@ -28,7 +34,7 @@ export interface Renderer {
 
 /** Post-processes and encodes `img` in this thread (with `encoder` in place of the usual one, if given). */
 export async function postProcessAndRender(img: ImageData, format: ImageFormat | undefined, spec: RenderSpec, encoder?: typeof encode): Promise<RenderedImage> {
-  let out = img;
+  let out = spec.expression ? applyExpression(img, cachedExpression(spec.expression)) : img;
   if (spec.algorithm) out = prepareAlgorithm(spec.algorithm.id, spec.algorithm.params).apply(out);
   if (spec.rescale) out = applyRescale(out, spec.rescale);
   if (spec.colorFormula) out = applyColorFormula(out, spec.colorFormula);

@@ -12,7 +12,7 @@ import { srsFrom, sameCrs, transformBounds } from '../source/crs.js';
 import type { gdal } from '../source/gdal.js';
 import { promote, stackImages } from '../image/stack.js';
 import { allocate, intersectMasks, type ImageData } from '../image/image-data.js';
-import { parseExpression, evaluateExpression, evaluateRange, type Expression } from '../image/expression.js';
+import { applyExpression, parseExpression, evaluateExpression, type Expression } from '../image/expression.js';
 import { TesseraError, pyList } from '../errors.js';
 import type { TileMatrixSet } from '../tms/grid.js';
 
@@ -125,15 +125,20 @@ export class LayerPlan {
     }
   }
 
-  /** Reads every asset (in parallel) with its plan, then stacks and applies the expression. */
-  async read(plans: ReadPlan[], opts: ValueOptions): Promise<ImageData> {
+  /**
+   * Reads every asset (in parallel) with its plan, then stacks them and applies the expression —
+   * unless `withExpression` is false: the caller then hands the expression to the renderer
+   * (RenderSpec.expression), which evaluates it in a render thread.
+   */
+  async read(plans: ReadPlan[], opts: ValueOptions, withExpression = true): Promise<ImageData> {
     const images = await Promise.all(
       this.reads.map(async (r, k) => {
         const img = await r.reader.read(plans[k]!, { ...opts, ...(r.indexes ? { indexes: r.indexes } : {}) });
         return this.label(r, img);
       }),
     );
-    return this.finish(stackImages(images));
+    const stacked = stackImages(images);
+    return withExpression ? this.finish(stacked) : stacked;
   }
 
   private label(r: AssetRead, img: ImageData): ImageData {
@@ -152,26 +157,9 @@ export class LayerPlan {
     return img;
   }
 
-  /** rio-tiler `apply_expression`: outputs masked wherever any input band is masked. */
+  /** rio-tiler `apply_expression` over the stacked assets, if the layer has an expression. */
   finish(img: ImageData): ImageData {
-    const expr = this.expression;
-    if (!expr) return img;
-    const inputs = new Map(img.bandNames.map((name, i) => [name, { dtype: img.dtype, array: img.bands[i]! }]));
-    const result = evaluateExpression(expr, inputs, img.width * img.height);
-    const mask = intersectMasks(img.masks, img.width * img.height);
-    const out: ImageData = {
-      ...img,
-      dtype: result.dtype,
-      bands: result.bands,
-      masks: result.bands.map(() => mask),
-      bandNames: expr.blocks.map((b) => b.name),
-    };
-    delete out.datasetStatistics;
-    if (img.datasetStatistics) {
-      const range = evaluateRange(expr, img.bandNames, img.datasetStatistics);
-      if (range) out.datasetStatistics = range;
-    }
-    return out;
+    return this.expression ? applyExpression(img, this.expression) : img;
   }
 
   readers(): RasterReader[] {
@@ -198,6 +186,7 @@ export async function stacTile(
   tile: { x: number; y: number; z: number },
   opts: ValueOptions & { tilesize: number; buffer?: number; padding?: number },
   limits: ReadLimits,
+  withExpression = true,
 ): Promise<ImageData> {
   const { x, y, z } = tile;
   const outside = (): TesseraError => new TesseraError('TileOutsideBounds', `Tile(x=${x}, y=${y}, z=${z}) is outside bounds`);
@@ -214,7 +203,7 @@ export async function stacTile(
     ),
   );
   await layer.checkLimits(plans, limits);
-  return layer.read(plans, opts);
+  return layer.read(plans, opts, withExpression);
 }
 
 export async function stacPart(layer: LayerPlan, bbox: [number, number, number, number], part: PartOptions, opts: ValueOptions, limits: ReadLimits): Promise<ImageData> {

@@ -41,6 +41,7 @@ async function main(): Promise<void> {
 
   const makeTile = async (t: TileRequest): Promise<number> => {
     let image: ImageData;
+    let expression: string | undefined;
     if (t.kind === 'stac') {
       const stac = await services.stac(t.url);
       const plan = await LayerPlan.resolve(stac, {
@@ -49,7 +50,9 @@ async function main(): Promise<void> {
         assetAsBand: false,
         assetBidx: new Map(),
       });
-      image = await stacTile(stac, plan, tms, { x: t.x, y: t.y, z: t.z }, { ...VALUES, tilesize: 256 }, limits);
+      // As the tile route does: the expression goes to the renderer with the rest.
+      image = await stacTile(stac, plan, tms, { x: t.x, y: t.y, z: t.z }, { ...VALUES, tilesize: 256 }, limits, false);
+      if (plan.expression) expression = plan.expression.text;
     } else {
       const mosaic = await store.open(t.url);
       const result = await new MosaicReader(mosaic, { stac: { assetAsBand: false, assetBidx: new Map() } }, ctx).tile(tms, t.x, t.y, t.z, { ...VALUES, tilesize: 256, pixelSelection: 'first' });
@@ -59,7 +62,7 @@ async function main(): Promise<void> {
     }
     let colormap = t.colormapName ? colormaps.get(t.colormapName) : undefined;
     if (t.colormapName && !colormap) colormaps.set(t.colormapName, (colormap = namedColormap(t.colormapName)));
-    const render: RenderSpec = { algorithm: undefined, rescale: t.rescale ? [t.rescale] : undefined, colorFormula: undefined, colormap, returnMask: true };
+    const render: RenderSpec = { ...(expression ? { expression } : {}), algorithm: undefined, rescale: t.rescale ? [t.rescale] : undefined, colorFormula: undefined, colormap, returnMask: true };
     // The server's renderer: its render threads when it has them.
     const out = await services.renderer.render(image, 'png', render);
     return out.body.length;

@@ -103,8 +103,10 @@ export function stacImageRoutes(services: Services) {
           { x: path.x, y: path.y, z: path.z },
           { ...values, tilesize: 256 * path.scale, ...(tile.buffer ? { buffer: tile.buffer } : {}), ...(tile.padding ? { padding: tile.padding } : {}) },
           limits,
+          // The expression is evaluated with the rest of the rendering, off the main thread.
+          false,
         );
-        return sendImage(reply, services.renderer, img, path.format, render);
+        return sendImage(reply, services.renderer, img, path.format, plan.expression ? { ...render, expression: plan.expression.text } : render);
       },
     );
 
