@@ -419,17 +419,11 @@ interface SourceWindow {
   y: number;
   w: number;
   h: number;
-  /**
-   * The share of the grid's footprint that lies on the raster (0 when unknown). GDAL splits a warp
-   * into chunks — and so approximates its transformation over other spans — when much of the
-   * footprint is off the raster; see warpNearestInJs.
-   */
-  inside: number;
 }
 
 function warpSourceWindow(meta: SourceMeta, level: number | undefined, target: WarpTarget, reproject: WarpResampling): SourceWindow {
   const { gt, width: sw, height: sh } = levelGeoTransform(meta, level);
-  const whole = { x: 0, y: 0, w: sw, h: sh, inside: 0 };
+  const whole = { x: 0, y: 0, w: sw, h: sh };
   const ct = transformerBetween(srsFrom(target.crs), srsFrom(meta.crs));
   const det = gt[1]! * gt[5]! - gt[2]! * gt[4]!;
   if (!ct || det === 0) return whole;
@@ -491,8 +485,7 @@ function warpSourceWindow(meta: SourceMeta, level: number | undefined, target: W
   // only fill values, as it would from the whole raster.
   const x = Math.min(Math.max(0, x0), sw - 1);
   const y = Math.min(Math.max(0, y0), sh - 1);
-  const inside = (Math.max(0, Math.min(sw, maxc) - Math.max(0, minc)) * Math.max(0, Math.min(sh, maxr) - Math.max(0, minr))) / Math.max(1e-9, (maxc - minc) * (maxr - minr));
-  return { x, y, w: Math.max(1, x1 - x), h: Math.max(1, y1 - y), inside };
+  return { x, y, w: Math.max(1, x1 - x), h: Math.max(1, y1 - y) };
 }
 
 /** What the copy holds besides the data bands: the source's alpha band, its mask, or nothing. */

@@ -11,7 +11,7 @@ import { nonAlphaIndexes } from '../source/read.js';
 import { srsFrom, sameCrs, transformBounds } from '../source/crs.js';
 import type { gdal } from '../source/gdal.js';
 import { promote, stackImages } from '../image/stack.js';
-import { allocate, intersectMasks, type ImageData } from '../image/image-data.js';
+import { allocate, type ImageData } from '../image/image-data.js';
 import { applyExpression, parseExpression, evaluateExpression, type Expression } from '../image/expression.js';
 import { TesseraError, pyList } from '../errors.js';
 import type { TileMatrixSet } from '../tms/grid.js';
