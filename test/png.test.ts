@@ -171,17 +171,64 @@ function referenceFilters(rows: Uint8Array[], bpp: number): number[] {
   });
 }
 
+/** The number of distinct pixels (all channels together) of 8-bit planes. */
+function distinctPixels(planes: PngPlanes): number {
+  const seen = new Set<string>();
+  for (let i = 0; i < planes[0]!.length; i++) seen.add(planes.map((p) => p[i]).join(','));
+  return seen.size;
+}
+
+/** Whether the encoder must write `planes` as a palette image: an 8-bit RGB(A) graphic of ≤ 256 colours. */
+function expectsPalette(planes: PngPlanes, content: 'imagery' | 'graphic'): boolean {
+  return content === 'graphic' && planes[0] instanceof Uint8Array && planes.length >= 3 && distinctPixels(planes) <= 256;
+}
+
+/**
+ * A palette file: PLTE (and tRNS exactly when the planes have alpha) before the data, every row
+ * unfiltered, each index an entry whose RGB(A) is the input pixel's.
+ */
+function checkPaletteFile(chunks: Chunk[], stream: Buffer, planes: PngPlanes, width: number, height: number): number[] {
+  const withAlpha = planes.length === 4;
+  const types = chunks.map((c) => c.type);
+  assert.deepEqual(types, ['IHDR', 'PLTE', ...(withAlpha ? ['tRNS'] : []), ...types.slice(withAlpha ? 3 : 2, -1).map(() => 'IDAT'), 'IEND']);
+  const plte = chunks[1]!.data;
+  assert.equal(plte.length % 3, 0);
+  const entries = plte.length / 3;
+  assert.ok(entries >= 1 && entries <= 256, `${entries} palette entries`);
+  const trns = withAlpha ? chunks[2]!.data : undefined;
+  if (trns) assert.ok(trns.length <= entries, 'tRNS no longer than PLTE');
+  const { types: filters, rows } = unfilter(stream, height, width, 1);
+  assert.ok(filters.every((f) => f === 0), 'palette rows are unfiltered');
+  const expected = expectedRows(planes, width, height);
+  const used = new Set<number>();
+  rows.forEach((row, y) => {
+    const rgba = new Uint8Array(width * planes.length);
+    row.forEach((index, x) => {
+      assert.ok(index < entries, `row ${y}: index ${index} of ${entries} entries`);
+      used.add(index);
+      for (let c = 0; c < 3; c++) rgba[x * planes.length + c] = plte[index * 3 + c]!;
+      if (trns) rgba[x * 4 + 3] = index < trns.length ? trns[index]! : 255;
+    });
+    assert.deepEqual(rgba, expected[y], `row ${y} through the palette`);
+  });
+  assert.equal(used.size, entries, 'every palette entry is used');
+  assert.equal(entries, distinctPixels(planes), 'one entry per distinct pixel');
+  return filters;
+}
+
 /** Parses, checks the header, inflates and unfilters `file`; returns the row filter types. */
-function checkFile(file: Buffer, planes: PngPlanes, width: number, height: number): number[] {
+function checkFile(file: Buffer, planes: PngPlanes, width: number, height: number, content: 'imagery' | 'graphic' = 'graphic'): number[] {
   const chunks = parsePng(file);
   const sixteen = planes[0] instanceof Uint16Array;
-  assert.deepEqual(header(chunks), { width, height, bitDepth: sixteen ? 16 : 8, colourType: [0, 4, 2, 6][planes.length - 1], compression: 0, filterMethod: 0, interlace: 0 });
+  const palette = expectsPalette(planes, content);
+  assert.deepEqual(header(chunks), { width, height, bitDepth: sixteen ? 16 : 8, colourType: palette ? 3 : [0, 4, 2, 6][planes.length - 1], compression: 0, filterMethod: 0, interlace: 0 });
+  assert.equal(chunks.at(-1)!.data.length, 0, 'IEND is empty');
+  const stream = zlib.inflateSync(Buffer.concat(chunks.filter((c) => c.type === 'IDAT').map((c) => c.data)));
+  if (palette) return checkPaletteFile(chunks, stream, planes, width, height);
   assert.deepEqual(
     chunks.map((c) => c.type),
     ['IHDR', ...chunks.slice(1, -1).map(() => 'IDAT'), 'IEND'],
   );
-  assert.equal(chunks.at(-1)!.data.length, 0, 'IEND is empty');
-  const stream = zlib.inflateSync(Buffer.concat(chunks.filter((c) => c.type === 'IDAT').map((c) => c.data)));
   const bpp = planes.length * (sixteen ? 2 : 1);
   const expected = expectedRows(planes, width, height);
   const { types, rows } = unfilter(stream, height, width * bpp, bpp);
@@ -244,7 +291,7 @@ describe('PNG encoder: pixels, structure and filters', () => {
             const max = sixteen ? 65536 : 256;
             const planes = makePlanes(channels, width * height, sixteen, () => (content === 'zeros' ? 0 : Math.floor(next() * max)));
             const file = await encodePngPlanes(planes, width, height, level, kind);
-            checkFile(file, planes, width, height);
+            checkFile(file, planes, width, height, kind);
             assert.deepEqual(
               await decodeWithSharp(file, channels, sixteen),
               (planes as ArrayLike<number>[]).map((p) => Array.from(p)),
@@ -358,7 +405,8 @@ describe('PNG zlib level setting', () => {
   const data = { dtype: 'uint8' as const, width: W, height: H, bands: [zeros(), zeros(), zeros()], content: 'graphic' as const };
 
   it(`is ${DEFAULT_PNG_LEVEL} by default, applies to png and leaves pngraw at level 1`, async () => {
-    const rawBytes = H * (1 + W * 3);
+    // A black graphic: one colour, so a palette image of one index byte per pixel.
+    const rawBytes = H * (1 + W);
     const atDefault = await encode(data, undefined, 'png');
     assert.deepEqual(atDefault, await encodePngPlanes(data.bands, W, H, DEFAULT_PNG_LEVEL, 'graphic'));
     try {
@@ -384,6 +432,84 @@ describe('PNG zlib level setting', () => {
   });
 });
 
+describe('PNG palette images (8-bit RGB(A) graphics of at most 256 colours)', () => {
+  const W = 61;
+  const H = 47;
+  /** A colormap-like image: `colours` RGBA entries (some translucent) over a field, a masked band on the left. */
+  function colormapped(colours: number, alpha: 'some' | 'opaque' | 'none', seed: number): Uint8Array[] {
+    const next = random(seed);
+    const table = Array.from({ length: colours }, () => [0, 1, 2].map(() => Math.floor(next() * 256)).concat(alpha === 'some' ? [next() < 0.2 ? Math.floor(next() * 255) : 255] : [255]));
+    const channels = alpha === 'none' ? 3 : 4;
+    const planes = Array.from({ length: channels }, () => new Uint8Array(W * H));
+    for (let i = 0; i < W * H; i++) {
+      // Every entry once (the first `colours` pixels), then runs of one entry as a colormap makes.
+      const entry = i < colours ? i : Math.floor((((i % W) / 7) ^ Math.floor(i / W / 5)) + next() * 3) % colours;
+      for (let c = 0; c < channels; c++) planes[c]![i] = table[entry]![c]!;
+    }
+    return planes;
+  }
+
+  for (const [colours, alpha] of [
+    [1, 'some'],
+    [2, 'opaque'],
+    [200, 'none'],
+    [256, 'some'],
+    [256, 'none'],
+  ] as const) {
+    it(`${colours} colour(s), alpha ${alpha}: a palette whose decoded pixels are the input's`, async () => {
+      const planes = colormapped(colours, alpha, colours * 31 + alpha.length);
+      assert.equal(distinctPixels(planes), colours);
+      const file = await encodePngPlanes(planes, W, H, DEFAULT_PNG_LEVEL, 'graphic');
+      assert.equal(header(parsePng(file)).colourType, 3, 'colour type 3 (palette)');
+      checkFile(file, planes, W, H, 'graphic');
+      // Decoders see RGBA exactly when the planes have alpha, fully opaque or not (tRNS is written).
+      assert.deepEqual(
+        await decodeWithSharp(file, planes.length, false),
+        planes.map((p) => Array.from(p)),
+      );
+    });
+  }
+
+  it('falls back to filtered RGBA at the 257th colour', async () => {
+    const planes = colormapped(256, 'some', 5);
+    // One more colour, in the last pixel only.
+    planes[0]![W * H - 1] = planes[0]![W * H - 1]! ^ 1;
+    planes[1]![W * H - 1] = 0;
+    planes[2]![W * H - 1] = 0;
+    planes[3]![W * H - 1] = 1;
+    assert.equal(distinctPixels(planes), 257);
+    const file = await encodePngPlanes(planes, W, H, DEFAULT_PNG_LEVEL, 'graphic');
+    assert.equal(header(parsePng(file)).colourType, 6, 'RGBA');
+    checkFile(file, planes, W, H, 'graphic');
+    assert.deepEqual(
+      await decodeWithSharp(file, 4, false),
+      planes.map((p) => Array.from(p)),
+    );
+  });
+
+  it('leaves imagery, grey and 16-bit images of few colours as they are', async () => {
+    const few = colormapped(3, 'some', 9);
+    const imagery = await encodePngPlanes(few, W, H, DEFAULT_PNG_LEVEL, 'imagery');
+    assert.equal(header(parsePng(imagery)).colourType, 6);
+    checkFile(imagery, few, W, H, 'imagery');
+    const grey = await encodePngPlanes([few[0]!, few[3]!], W, H, DEFAULT_PNG_LEVEL, 'graphic');
+    assert.equal(header(parsePng(grey)).colourType, 4);
+    const wide = few.map((p) => Uint16Array.from(p));
+    const sixteen = await encodePngPlanes(wide, W, H, DEFAULT_PNG_LEVEL, 'graphic');
+    assert.deepEqual([header(parsePng(sixteen)).colourType, header(parsePng(sixteen)).bitDepth], [6, 16]);
+    checkFile(sixteen, wide, W, H, 'graphic');
+  });
+
+  it('colormapped output of the encode entry point is a palette PNG, and smaller than RGBA', async () => {
+    const planes = colormapped(120, 'some', 77);
+    const data = { dtype: 'uint8' as const, width: W, height: H, bands: planes.slice(0, 3), content: 'graphic' as const };
+    const file = await encode(data, planes[3], 'png');
+    assert.equal(header(parsePng(file)).colourType, 3);
+    const rgba = await encode({ ...data, content: 'imagery' }, planes[3], 'png');
+    assert.ok(file.length < rgba.length, `${file.length} < ${rgba.length} bytes`);
+  });
+});
+
 describe('PNG zlib strategy by content', () => {
   const W = 96;
   const H = 80;
@@ -396,8 +522,8 @@ describe('PNG zlib strategy by content', () => {
   it('run-length codes imagery and deflates graphics with the default strategy, on the same filtered rows', async () => {
     const imagery = await encodePngPlanes([...noisy, alpha], W, H, 4, 'imagery');
     const graphic = await encodePngPlanes([...noisy, alpha], W, H, 4, 'graphic');
-    checkFile(imagery, [...noisy, alpha], W, H);
-    checkFile(graphic, [...noisy, alpha], W, H);
+    checkFile(imagery, [...noisy, alpha], W, H, 'imagery');
+    checkFile(graphic, [...noisy, alpha], W, H, 'graphic');
     const filtered = zlib.inflateSync(idat(graphic));
     assert.deepEqual(zlib.inflateSync(idat(imagery)), filtered, 'the filters do not depend on the content');
     assert.deepEqual(idat(imagery), zlib.deflateSync(filtered, { level: 4, strategy: zlib.constants.Z_RLE }));
@@ -408,7 +534,7 @@ describe('PNG zlib strategy by content', () => {
   it('stores imagery too at level 0', async () => {
     const file = await encodePngPlanes(noisy, W, H, 0, 'imagery');
     assert.ok(idat(file).length > H * (1 + W * 3), 'stored blocks hold every filtered byte');
-    checkFile(file, noisy, W, H);
+    checkFile(file, noisy, W, H, 'imagery');
   });
 
   it('treats png output as imagery unless told it is a graphic; pngraw is data at level 1', async () => {
