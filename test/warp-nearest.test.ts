@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import gdal from 'gdal-async';
 import { gatherMasked, invGeoTransform, nearestIndex, rasterIoNearestIndex, warpChunks, type GeoTransform6 } from '../src/source/warp-nearest.js';
-import { srsFrom, transformerBetween, transformPoint } from '../src/source/crs.js';
+import { srsFrom, transformerBetween, transformPoint, transformPoints, TransformMemo } from '../src/source/crs.js';
 import { DatasetPool } from '../src/source/pool.js';
 import { SourceContext } from '../src/source/dataset.js';
 import { RasterReader } from '../src/source/reader.js';
@@ -46,10 +46,10 @@ function gdalwarpPicks(src: gdal.Dataset, dstCrs: string, te: number[], width: n
   return Int32Array.from(cols, (c, i) => (c < 0 ? -1 : rows[i]! * sw + c));
 }
 
-function jsPicks(srcGt: GeoTransform6, srcCrs: string, sw: number, sh: number, dstCrs: string, te: number[], width: number, height: number, validity?: Uint8Array): Int32Array {
+function jsPicks(srcGt: GeoTransform6, srcCrs: string, sw: number, sh: number, dstCrs: string, te: number[], width: number, height: number, validity?: Uint8Array, memo?: TransformMemo): Int32Array {
   const ct = transformerBetween(srsFrom(dstCrs), srsFrom(srcCrs))!;
   const dstGt: GeoTransform6 = [te[0]!, (te[2]! - te[0]!) / width, 0, te[3]!, 0, -((te[3]! - te[1]!) / height)];
-  return nearestIndex({ transform: { dstGt, ct, srcInv: invGeoTransform(srcGt)! }, srcWidth: sw, srcHeight: sh, width, height, ...(validity ? { validity } : {}) })!;
+  return nearestIndex({ transform: { dstGt, ct, srcInv: invGeoTransform(srcGt)!, ...(memo ? { memo } : {}) }, srcWidth: sw, srcHeight: sh, width, height, ...(validity ? { validity } : {}) })!;
 }
 
 /** Elements that differ (NaN equals NaN); a length mismatch counts as all. */
@@ -136,6 +136,38 @@ describe('nearest warp: the pixels gdalwarp picks', () => {
     });
   }
 
+  it('four rasters meeting under one box (a mosaic corner tile), warped through one shared memo', () => {
+    // Four 400×400 rasters in UTM 31N, edge to edge, under a Web Mercator box over the point where
+    // they meet: each warp is mostly off its raster, so gdalwarp cuts it into pieces.
+    const size = 400;
+    const res = 30;
+    const x0 = 440000;
+    const y0 = 5000000;
+    const gts: GeoTransform6[] = [
+      [x0, res, 0, y0 + size * res, 0, -res],
+      [x0 + size * res, res, 0, y0 + size * res, 0, -res],
+      [x0, res, 0, y0, 0, -res],
+      [x0 + size * res, res, 0, y0, 0, -res],
+    ];
+    const memo = new TransformMemo();
+    for (const [w, h] of [[256, 256], [300, 180]] as const) {
+      const te = boxAround(gts[3]!, 'EPSG:32631', size, size, 'EPSG:3857', 0, 0, 90);
+      gts.forEach((gt, k) => {
+        const src = indexRaster(size, size, gt, 'EPSG:32631');
+        try {
+          const expected = gdalwarpPicks(src, 'EPSG:3857', te, w, h);
+          assert.ok(expected.some((v) => v >= 0) && expected.some((v) => v < 0), `raster ${k} covers part of the box`);
+          assert.equal(differences(jsPicks(gt, 'EPSG:32631', size, size, 'EPSG:3857', te, w, h, undefined, memo), expected), 0, `raster ${k}, ${w}×${h}`);
+        } finally {
+          src.close();
+        }
+      });
+    }
+    // The later rasters' warps found many of their points in the memo.
+    const { points, hits } = memo.stats;
+    assert.ok(hits > points / 4, `${hits} of ${points} points from the memo`);
+  });
+
   it('a transparent source pixel is never taken', () => {
     const gt: GeoTransform6 = [450000, 25, 0, 4950000, 0, -25];
     const size = 400;
@@ -153,6 +185,56 @@ describe('nearest warp: the pixels gdalwarp picks', () => {
       } else assert.equal(masked[i], taken);
     }
     assert.ok(hidden > 1000 && hidden < open.length - 1000, `${hidden} pixels came from the transparent half`);
+  });
+});
+
+describe('TransformMemo: remembered transformations are the ones PROJ gives', () => {
+  /** Copies of the points, transformed by transformPoints. */
+  function direct(ct: gdal.CoordinateTransformation, xs: Float64Array, ys: Float64Array): { xs: Float64Array; ys: Float64Array; ok: Uint8Array } {
+    const out = { xs: xs.slice(), ys: ys.slice(), ok: new Uint8Array(xs.length) };
+    transformPoints(ct, out.xs, out.ys, out.ok, 0, xs.length);
+    return out;
+  }
+
+  it('the same doubles and failures as transformPoints, first time and remembered, and bypassed for another transformation', () => {
+    // Lon/lat to Web Mercator: the poles and beyond give non-finite or failed points.
+    const ct = transformerBetween(srsFrom('EPSG:4326'), srsFrom('EPSG:3857'))!;
+    const n = 500;
+    const xs = new Float64Array(n);
+    const ys = new Float64Array(n);
+    for (let i = 0; i < n; i++) {
+      xs[i] = -180 + random() * 360;
+      ys[i] = i % 50 === 0 ? 90 : i % 77 === 0 ? 95 : -89 + random() * 178;
+    }
+    // Some points twice within one call.
+    xs.copyWithin(400, 0, 30);
+    ys.copyWithin(400, 0, 30);
+    const expected = direct(ct, xs, ys);
+    assert.ok(expected.ok.some((v) => v === 0), 'some points fail');
+    const memo = new TransformMemo();
+    for (const pass of [1, 2]) {
+      const got = { xs: xs.slice(), ys: ys.slice(), ok: new Uint8Array(n).fill(7) };
+      // In two calls over parts of the arrays, as the warp makes them.
+      memo.transform(ct, got.xs, got.ys, got.ok, 0, 300);
+      memo.transform(ct, got.xs, got.ys, got.ok, 300, n - 300);
+      for (let i = 0; i < n; i++) {
+        assert.ok(Object.is(got.xs[i], expected.xs[i]) && Object.is(got.ys[i], expected.ys[i]), `pass ${pass} point ${i}: ${got.xs[i]},${got.ys[i]} against ${expected.xs[i]},${expected.ys[i]}`);
+        assert.equal(got.ok[i], expected.ok[i], `pass ${pass} point ${i} ok`);
+      }
+    }
+    const { points, hits, remembered } = memo.stats;
+    assert.equal(points, 2 * n);
+    assert.equal(remembered, n - 30, 'each distinct point remembered once');
+    assert.equal(hits, n + 30, 'the second pass, and the repeats of the first, from the memo');
+    // Another transformation is not the memo's: its points go to PROJ and are not remembered.
+    const other = transformerBetween(srsFrom('EPSG:4326'), srsFrom('EPSG:32631'))!;
+    const ox = Float64Array.of(2, 3, 4);
+    const oy = Float64Array.of(45, 46, 47);
+    const want = direct(other, ox, oy);
+    const ok = new Uint8Array(3);
+    memo.transform(other, ox, oy, ok, 0, 3);
+    assert.deepEqual([...ox, ...oy, ...ok], [...want.xs, ...want.ys, ...want.ok]);
+    assert.equal(memo.stats.remembered, n - 30);
   });
 });
 

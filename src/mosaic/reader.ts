@@ -13,7 +13,7 @@
 import { RasterReader, type ValueOptions, type PointValues, type ReadPlan } from '../source/reader.js';
 import type { SourceContext, SourceMeta } from '../source/dataset.js';
 import { gdalPath, type UrlPolicy } from '../source/url-policy.js';
-import { sameCrs, srsFrom, transformBounds, transformPoint } from '../source/crs.js';
+import { sameCrs, srsFrom, transformBounds, transformPoint, TransformMemo } from '../source/crs.js';
 import type { SpatialReference } from '../source/gdal.js';
 import type { StacReader } from '../stac/reader.js';
 import { LayerPlan, stacPoint, stacTile, type LayerOptions, type ReadLimits } from '../stac/images.js';
@@ -58,7 +58,13 @@ export interface MosaicTile {
 
 /** The read options alone, without the tile and selection parameters. */
 function valuesOf(opts: ValueOptions): ValueOptions {
-  return { unscale: opts.unscale, resampling: opts.resampling, reproject: opts.reproject, ...(opts.nodata !== undefined ? { nodata: opts.nodata } : {}) };
+  return {
+    unscale: opts.unscale,
+    resampling: opts.resampling,
+    reproject: opts.reproject,
+    ...(opts.nodata !== undefined ? { nodata: opts.nodata } : {}),
+    ...(opts.transformMemo ? { transformMemo: opts.transformMemo } : {}),
+  };
 }
 
 /** STAC items are named by their document type, or by a JSON href. */
@@ -148,8 +154,10 @@ export class MosaicReader {
     if (assets.length === 0) throw new TesseraError('NoContent', `No assets found for tile ${z}-${x}-${y}`);
     const budget = { sourcePixels: 0 };
     const footprint = new TileFootprint(tms, x, y, z);
+    // Every asset warps onto this tile's grid: where they share a CRS, their transformations repeat.
+    const shared = { ...opts, transformMemo: new TransformMemo() };
     const read = (asset: string): Promise<ImageData | undefined> =>
-      isStacItem(this.mosaic, asset) ? this.stacTile(asset, tms, x, y, z, opts) : this.cogTile(asset, tms, x, y, z, opts, budget, footprint);
+      isStacItem(this.mosaic, asset) ? this.stacTile(asset, tms, x, y, z, opts) : this.cogTile(asset, tms, x, y, z, shared, budget, footprint);
     return composite(assets, read, opts.pixelSelection, this.ctx.concurrency);
   }
 

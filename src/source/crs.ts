@@ -107,6 +107,124 @@ export function transformPoints(ct: gdal.CoordinateTransformation, xs: Float64Ar
   }
 }
 
+/**
+ * Exact point transformations remembered for the reads of one output image. A mosaic tile warps
+ * each of its assets onto the same destination grid, and where the assets share a CRS their warps
+ * transform many of the same points (row anchors, edge samples of pieces that line up): asset after
+ * asset, those come from here instead of PROJ. What is returned is what transformPoints gave for
+ * the point, so warps are unchanged to the bit.
+ *
+ * Open addressing over (x, y) bit patterns, for one transformation (the first one used; another
+ * goes straight to transformPoints); once 3/4 full it stops remembering. The tables are made on
+ * first use: a tile that never warps pays nothing.
+ */
+export class TransformMemo {
+  private static readonly SLOTS = 1 << 13;
+  private ct: gdal.CoordinateTransformation | undefined;
+  /** Per slot: input x, y then output x, y. */
+  private points = new Float64Array(0);
+  /** Per slot: 0 empty, 1 transformed, 2 failed. */
+  private state = new Uint8Array(0);
+  private used = 0;
+  private looked = 0;
+  private found = 0;
+  private missAt = new Int32Array(0);
+  private missX = new Float64Array(0);
+  private missY = new Float64Array(0);
+  private missOk = new Uint8Array(0);
+
+  /** transformPoints, through the memo when `ct` is its transformation. */
+  transform(ct: gdal.CoordinateTransformation, xs: Float64Array, ys: Float64Array, ok: Uint8Array, from: number, count: number): void {
+    if (this.ct === undefined) {
+      this.ct = ct;
+      this.points = new Float64Array(4 * TransformMemo.SLOTS);
+      this.state = new Uint8Array(TransformMemo.SLOTS);
+    }
+    if (ct !== this.ct) {
+      transformPoints(ct, xs, ys, ok, from, count);
+      return;
+    }
+    if (this.missAt.length < count) {
+      const n = Math.max(count, 1024);
+      this.missAt = new Int32Array(n);
+      this.missX = new Float64Array(n);
+      this.missY = new Float64Array(n);
+      this.missOk = new Uint8Array(n);
+    }
+    const { points, state, missAt, missX, missY, missOk } = this;
+    let misses = 0;
+    for (let i = from; i < from + count; i++) {
+      const x = xs[i]!;
+      const y = ys[i]!;
+      const slot = this.find(x, y);
+      const st = state[slot]!;
+      if (st === 0) {
+        missAt[misses] = i;
+        missX[misses] = x;
+        missY[misses] = y;
+        misses++;
+        continue;
+      }
+      xs[i] = points[4 * slot + 2]!;
+      ys[i] = points[4 * slot + 3]!;
+      ok[i] = st === 1 ? 1 : 0;
+    }
+    this.looked += count;
+    this.found += count - misses;
+    if (misses === 0) return;
+    transformPoints(ct, missX, missY, missOk, 0, misses);
+    const full = (TransformMemo.SLOTS * 3) >> 2;
+    for (let m = 0; m < misses; m++) {
+      const i = missAt[m]!;
+      if (this.used < full) {
+        // transformPoints leaves a point it could not transform as it was: the input, as here.
+        const slot = this.find(xs[i]!, ys[i]!);
+        if (state[slot] === 0) {
+          points[4 * slot] = xs[i]!;
+          points[4 * slot + 1] = ys[i]!;
+          points[4 * slot + 2] = missX[m]!;
+          points[4 * slot + 3] = missY[m]!;
+          state[slot] = missOk[m] ? 1 : 2;
+          this.used++;
+        }
+      }
+      xs[i] = missX[m]!;
+      ys[i] = missY[m]!;
+      ok[i] = missOk[m]!;
+    }
+  }
+
+  /** Points looked up, found, and remembered so far (for tests and profiling). */
+  get stats(): { points: number; hits: number; remembered: number } {
+    return { points: this.looked, hits: this.found, remembered: this.used };
+  }
+
+  /** The slot holding (x, y), or the empty slot where it would go. */
+  private find(x: number, y: number): number {
+    BITS_F64[0] = x;
+    BITS_F64[1] = y;
+    let h = Math.imul(BITS_I32[0]! ^ Math.imul(BITS_I32[1]!, 0x85ebca6b), 0x9e3779b1);
+    h = Math.imul(h ^ BITS_I32[2]! ^ Math.imul(BITS_I32[3]!, 0xc2b2ae35), 0x27d4eb2f);
+    const mask = TransformMemo.SLOTS - 1;
+    let slot = (h ^ (h >>> 15)) & mask;
+    const { points, state } = this;
+    // Object.is-like equality on the bits: -0 and 0, or two NaNs, are told apart or matched exactly.
+    while (state[slot] !== 0) {
+      const at = 4 * slot;
+      if (sameBits(points[at]!, x) && sameBits(points[at + 1]!, y)) return slot;
+      slot = (slot + 1) & mask;
+    }
+    return slot;
+  }
+}
+
+const BITS_F64 = new Float64Array(2);
+const BITS_I32 = new Int32Array(BITS_F64.buffer);
+
+function sameBits(a: number, b: number): boolean {
+  return a === b ? a !== 0 || 1 / a === 1 / b : a !== a && b !== b;
+}
+
 const BATCH_MIN_POINTS = 24;
 // Little-endian 2D LineString WKB starts at byte 7, so that its doubles (from byte 16) are aligned.
 const WKB_AT = 7;

@@ -18,7 +18,7 @@ import { gdal, type Dataset, type RasterBand } from './gdal.js';
 import { numpyDtype, type BandMeta, type SourceMeta } from './dataset.js';
 import { ARRAY_OF, type BandArray, type DType } from '../image/image-data.js';
 import { arrayBounds, type Grid, type Window } from './geometry.js';
-import { srsFrom, transformerBetween, transformPoints } from './crs.js';
+import { srsFrom, transformerBetween, transformPoints, type TransformMemo } from './crs.js';
 import { TesseraError } from '../errors.js';
 import { composeIndex, gather, gatherMasked, indexMask, invGeoTransform, nearestIndex, rasterIoNearestIndex, type GeoTransform6 } from './warp-nearest.js';
 
@@ -37,6 +37,11 @@ export interface ReadOptions {
    * warp-nearest.ts): for tests that hold the two side by side.
    */
   engine?: 'auto' | 'gdal';
+  /**
+   * Point transformations shared by the reads of one output image (a mosaic tile's assets warp
+   * onto the same grid); each read transforms through it. Results are the same without it.
+   */
+  transformMemo?: TransformMemo;
 }
 
 export type ReadTarget =
@@ -421,7 +426,7 @@ interface SourceWindow {
   h: number;
 }
 
-function warpSourceWindow(meta: SourceMeta, level: number | undefined, target: WarpTarget, reproject: WarpResampling): SourceWindow {
+function warpSourceWindow(meta: SourceMeta, level: number | undefined, target: WarpTarget, reproject: WarpResampling, memo: TransformMemo | undefined): SourceWindow {
   const { gt, width: sw, height: sh } = levelGeoTransform(meta, level);
   const whole = { x: 0, y: 0, w: sw, h: sh };
   const ct = transformerBetween(srsFrom(target.crs), srsFrom(meta.crs));
@@ -458,7 +463,8 @@ function warpSourceWindow(meta: SourceMeta, level: number | undefined, target: W
     xs[i] = tg[0] + fc * target.grid.width * tg[1] + fr * target.grid.height * tg[2];
     ys[i] = tg[3] + fc * target.grid.width * tg[4] + fr * target.grid.height * tg[5];
   }
-  transformPoints(ct, xs, ys, ok, 0, n);
+  if (memo) memo.transform(ct, xs, ys, ok, 0, n);
+  else transformPoints(ct, xs, ys, ok, 0, n);
   let failed = 0;
   for (let i = 0; i < n; i++) {
     if (!ok[i]) {
@@ -507,7 +513,7 @@ interface WarpSource {
  * without holding the handle.
  */
 async function readWarpSource(withHandle: WithHandle, meta: SourceMeta, target: WarpTarget, opts: ReadOptions, level: number | undefined, indexes: number[], dtype: DType, validity: Validity): Promise<WarpSource> {
-  const win = warpSourceWindow(meta, level, target, opts.reproject);
+  const win = warpSourceWindow(meta, level, target, opts.reproject, opts.transformMemo);
   const n = win.w * win.h;
   const at = (band: RasterBand): RasterBand => (level === undefined ? band : band.overviews.get(level));
   const { planes, extra } = await withHandle(async (ds) => {
@@ -604,7 +610,7 @@ function warpNearestInJs(meta: SourceMeta, target: WarpTarget, opts: ReadOptions
   if (!srcInv || !ct) return undefined;
   const { grid, width, height } = target;
   const warp = (w: number, h: number): Int32Array | undefined =>
-    nearestIndex({ transform: { dstGt: gdalwarpGeoTransform(grid, w, h), ct, srcInv }, srcWidth: src.win.w, srcHeight: src.win.h, width: w, height: h, validity: src.extra });
+    nearestIndex({ transform: { dstGt: gdalwarpGeoTransform(grid, w, h), ct, srcInv, ...(opts.transformMemo ? { memo: opts.transformMemo } : {}) }, srcWidth: src.win.w, srcHeight: src.win.h, width: w, height: h, validity: src.extra });
   let index: Int32Array;
   if (direct) {
     const warped = warp(width, height);

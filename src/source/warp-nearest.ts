@@ -14,7 +14,7 @@
  * calls, which is safe because no call yields.
  */
 import type { CoordinateTransformation } from 'gdal-async';
-import { transformPoints } from './crs.js';
+import { transformPoints, type TransformMemo } from './crs.js';
 import type { BandArray } from '../image/image-data.js';
 
 /** gdalwarp's default error threshold for its approximate transformer, in source pixels. */
@@ -29,6 +29,8 @@ export interface PixelTransform {
   ct: CoordinateTransformation;
   /** Inverse geotransform of the source window (see invGeoTransform). */
   srcInv: GeoTransform6;
+  /** Where the exact transformations go through, when the caller shares them between warps. */
+  memo?: TransformMemo;
 }
 
 /** GDALInvGeoTransform, including its exact special case for north-up transforms; undefined when singular. */
@@ -56,7 +58,8 @@ function exact(t: PixelTransform, xs: Float64Array, ys: Float64Array, ok: Uint8A
     xs[i] = d0 + px * d1 + py * d2;
     ys[i] = d3 + px * d4 + py * d5;
   }
-  transformPoints(t.ct, xs, ys, ok, from, count);
+  if (t.memo) t.memo.transform(t.ct, xs, ys, ok, from, count);
+  else transformPoints(t.ct, xs, ys, ok, from, count);
   for (let i = from; i < from + count; i++) {
     if (!ok[i]) continue;
     const gx = xs[i]!;

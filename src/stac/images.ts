@@ -8,7 +8,7 @@ import type { StacReader } from './reader.js';
 import type { StacAsset } from './item.js';
 import { RasterReader, applyCutline, type ReadPlan, type ValueOptions, type PartOptions } from '../source/reader.js';
 import { nonAlphaIndexes } from '../source/read.js';
-import { srsFrom, sameCrs, transformBounds } from '../source/crs.js';
+import { srsFrom, sameCrs, transformBounds, TransformMemo } from '../source/crs.js';
 import type { gdal } from '../source/gdal.js';
 import { promote, stackImages } from '../image/stack.js';
 import { allocate, type ImageData } from '../image/image-data.js';
@@ -131,9 +131,11 @@ export class LayerPlan {
    * (RenderSpec.expression), which evaluates it in a render thread.
    */
   async read(plans: ReadPlan[], opts: ValueOptions, withExpression = true): Promise<ImageData> {
+    // Assets of one item mostly share a CRS and warp onto the same grid: their transformations repeat.
+    const shared = this.reads.length > 1 && !opts.transformMemo ? { ...opts, transformMemo: new TransformMemo() } : opts;
     const images = await Promise.all(
       this.reads.map(async (r, k) => {
-        const img = await r.reader.read(plans[k]!, { ...opts, ...(r.indexes ? { indexes: r.indexes } : {}) });
+        const img = await r.reader.read(plans[k]!, { ...shared, ...(r.indexes ? { indexes: r.indexes } : {}) });
         return this.label(r, img);
       }),
     );
