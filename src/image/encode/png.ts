@@ -503,8 +503,9 @@ function checkPlanes(planes: PngPlanes, width: number, height: number): void {
  * on the calling thread.
  *
  * A graphic in 8-bit RGB(A) with at most 256 colours (every colormapped tile) is written as a
- * palette image instead: one byte per pixel, no filter search. On the benchmark's colormapped tiles
- * that took the encoder from ~3.6 to ~0.6 ms of calling-thread time and made the files ~40% smaller;
+ * palette image instead: one byte per pixel, no filter search. On 31 tiles of the benchmark's
+ * expression + viridis mix, encoding took 2.4–2.6 ms of CPU per tile against 5.2 ms for filtered RGBA
+ * (filters 1.9 ms, deflate the rest), and files averaged 27 KB against 56 KB;
  * imagery is not tried, as it almost never has so few colours. Imagery rows are all filtered with
  * Paeth (see paethScanlines); graphics get libpng's choice per row, which pays on their flat areas.
  */
