@@ -157,7 +157,7 @@ export class MosaicReader {
     // Every asset warps onto this tile's grid: where they share a CRS, their transformations repeat.
     const shared = { ...opts, transformMemo: new TransformMemo() };
     const read = (asset: string): Promise<ImageData | undefined> =>
-      isStacItem(this.mosaic, asset) ? this.stacTile(asset, tms, x, y, z, opts) : this.cogTile(asset, tms, x, y, z, shared, budget, footprint);
+      isStacItem(this.mosaic, asset) ? this.stacTile(asset, tms, x, y, z, shared) : this.cogTile(asset, tms, x, y, z, shared, budget, footprint);
     return composite(assets, read, opts.pixelSelection, this.ctx.concurrency);
   }
 
