@@ -297,7 +297,8 @@ export function filterScanlines(planes: PngPlanes, width: number, height: number
 /**
  * One byte lane of a row filtered with Paeth straight into `out` (from `j`, every `stride`-th byte):
  * the byte above is the same lane one plane row back in `src`, the left one the previous byte of
- * the lane. Branch-free, as in filterLane.
+ * the lane. Branch-free, as in filterLane, and written out here as there: a shared predictor
+ * function measured 10–25% slower in both loops.
  */
 function paethLane(src: Uint8Array, start: number, step: number, width: number, planeRowBytes: number, out: Uint8Array, j: number, stride: number): void {
   let left = 0;
