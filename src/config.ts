@@ -22,6 +22,8 @@ export interface Settings {
   /** Connect and total timeouts for every upstream fetch (documents and raster ranges). */
   upstreamConnectTimeoutMs: number;
   upstreamTimeoutMs: number;
+  /** Read remote rasters through the upstream gateway (source/gateway.ts); off: GDAL reaches upstream itself. */
+  upstreamGateway: boolean;
   /** Largest JSON document (STAC item, MosaicJSON) fetched, in bytes. */
   maxDocumentBytes: number;
   /** Deadline of a whole request. */
@@ -112,6 +114,7 @@ export function loadSettings(overrides: Partial<Settings> = {}): Settings {
     deniedHosts: list(env['TESSERA_DENIED_HOSTS']),
     upstreamConnectTimeoutMs: int('TESSERA_UPSTREAM_CONNECT_TIMEOUT_MS', 5_000),
     upstreamTimeoutMs: int('TESSERA_UPSTREAM_TIMEOUT_MS', 15_000),
+    upstreamGateway: bool('TESSERA_UPSTREAM_GATEWAY', true),
     maxDocumentBytes: int('TESSERA_MAX_DOCUMENT_BYTES', 32 * 1024 * 1024),
     requestTimeoutMs: int('TESSERA_REQUEST_TIMEOUT_MS', 30_000),
     documentCacheTtlMs: int('TESSERA_DOCUMENT_CACHE_TTL_MS', 300_000),

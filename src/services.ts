@@ -1,6 +1,7 @@
 /** The long-lived parts of a running tessera, built from the settings; no HTTP here. */
 import type { Settings } from './config.js';
-import { configureGdal } from './source/gdal.js';
+import { configureGdal, firstReadBytes } from './source/gdal.js';
+import { UpstreamGateway } from './source/gateway.js';
 import { configureEncoders } from './image/encode/index.js';
 import { UrlPolicy } from './source/url-policy.js';
 import { DatasetPool } from './source/pool.js';
@@ -18,13 +19,27 @@ export class Services {
   /** Post-processing and encoding: render threads, or this thread when there are none. */
   readonly renderer: Renderer;
   private readonly threads: RenderThreads | undefined;
+  private readonly gateway: UpstreamGateway | undefined;
 
   constructor(readonly settings: Settings) {
     configureGdal({ connectTimeoutMs: settings.upstreamConnectTimeoutMs, timeoutMs: settings.upstreamTimeoutMs });
     configureEncoders({ pngLevel: settings.pngLevel });
     this.policy = new UrlPolicy(settings);
     this.pool = new DatasetPool({ handlesPerSource: settings.handlesPerSource, maxHandles: settings.maxHandles });
-    this.sources = new SourceContext(this.pool, { ttlMs: settings.documentCacheTtlMs, size: settings.documentCacheSize });
+    this.gateway = settings.upstreamGateway
+      ? new UpstreamGateway({
+          policy: { allowedLocalRoots: [], allowedHosts: settings.allowedHosts, deniedHosts: settings.deniedHosts },
+          connectTimeoutMs: settings.upstreamConnectTimeoutMs,
+          timeoutMs: settings.upstreamTimeoutMs,
+          probeBytes: firstReadBytes(),
+        })
+      : undefined;
+    const gateway = this.gateway;
+    this.sources = new SourceContext(this.pool, {
+      ttlMs: settings.documentCacheTtlMs,
+      size: settings.documentCacheSize,
+      remotePath: gateway ? (url) => gateway.gdalPath(url) : undefined,
+    });
     this.fetcher = new DocumentFetcher({
       policy: this.policy,
       timeoutMs: settings.upstreamTimeoutMs,
@@ -42,6 +57,6 @@ export class Services {
 
   async close(): Promise<void> {
     this.pool.closeAll();
-    await this.threads?.close();
+    await Promise.all([this.threads?.close(), this.gateway?.close()]);
   }
 }

@@ -12,7 +12,7 @@
  */
 import { RasterReader, type ValueOptions, type PointValues, type ReadPlan } from '../source/reader.js';
 import type { SourceContext, SourceMeta } from '../source/dataset.js';
-import { gdalPath, type UrlPolicy } from '../source/url-policy.js';
+import type { UrlPolicy } from '../source/url-policy.js';
 import { sameCrs, srsFrom, transformBounds, transformPoint, TransformMemo } from '../source/crs.js';
 import type { SpatialReference } from '../source/gdal.js';
 import type { StacReader } from '../stac/reader.js';
@@ -177,7 +177,7 @@ export class MosaicReader {
 
   private reader(asset: string): RasterReader {
     const loc = this.ctx.policy.resolve(asset, 'mosaic asset');
-    return new RasterReader(this.ctx.sources.source(gdalPath(loc), `mosaic asset '${asset}'`));
+    return new RasterReader(this.ctx.sources.sourceAt(loc, `mosaic asset '${asset}'`));
   }
 
   private async cogTile(

@@ -10,6 +10,7 @@ import { srsFrom, transformBounds, WGS84, sameCrs } from './crs.js';
 import { gdal } from './gdal.js';
 import type { BBox } from '../tms/grid.js';
 import type { TileMatrixSet } from '../tms/grid.js';
+import { gdalPath, type Location } from './url-policy.js';
 
 export interface BandMeta {
   dataType: string;
@@ -157,7 +158,14 @@ export class SourceContext {
   /** GDAL's suggested warp output per source and target CRS (rasterio's default transform). */
   readonly nativeCache: LRUCache<string, Promise<number[]>>;
 
-  constructor(readonly pool: DatasetPool, opts: { ttlMs: number; size: number }) {
+  /** GDAL path of a remote raster (the upstream gateway's, or plain /vsicurl/). */
+  private readonly remotePath: (url: string) => string;
+
+  constructor(
+    readonly pool: DatasetPool,
+    opts: { ttlMs: number; size: number; remotePath?: ((url: string) => string) | undefined },
+  ) {
+    this.remotePath = opts.remotePath ?? ((url) => gdalPath({ kind: 'http', url }));
     this.metaCache = new LRUCache({ max: Math.max(16, opts.size * 4), ttl: opts.ttlMs || undefined });
     this.zoomCache = new LRUCache({ max: Math.max(16, opts.size * 4), ttl: opts.ttlMs || undefined });
     this.nativeCache = new LRUCache({ max: Math.max(16, opts.size * 4), ttl: opts.ttlMs || undefined });
@@ -165,6 +173,11 @@ export class SourceContext {
 
   source(path: string, label: string): RasterSource {
     return new RasterSource(path, label, this);
+  }
+
+  /** The source at a location the URL policy allowed. */
+  sourceAt(loc: Location, label: string): RasterSource {
+    return this.source(loc.kind === 'http' ? this.remotePath(loc.url) : loc.path, label);
   }
 }
 

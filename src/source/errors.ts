@@ -1,8 +1,9 @@
 /** Turns GDAL's error text into TesseraErrors a client can act on. */
 import { TesseraError } from '../errors.js';
+import { redactGateway } from './gateway.js';
 
 export function gdalOpenError(err: unknown, what: string): TesseraError {
-  const text = err instanceof Error ? err.message : String(err);
+  const text = redactGateway(err instanceof Error ? err.message : String(err));
   const http = /HTTP response code:\s*(\d{3})/i.exec(text);
   if (http) {
     const code = Number(http[1]);

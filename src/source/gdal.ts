@@ -46,6 +46,16 @@ export function configureGdal(opts: { connectTimeoutMs: number; timeoutMs: numbe
 
 if (!configured) configureGdal({ connectTimeoutMs: 5_000, timeoutMs: 15_000 });
 
+/**
+ * Bytes /vsicurl/ asks for on its first read of a file: GDAL_INGESTED_BYTES_AT_OPEN (at least the
+ * 1 KiB header GDALOpenInfo reads) rounded up to whole download chunks, as cpl_vsil_curl.cpp does.
+ */
+export function firstReadBytes(): number {
+  const ingested = Math.max(1024, Number(gdal.config.get('GDAL_INGESTED_BYTES_AT_OPEN') ?? 1024) || 1024);
+  const chunk = Math.max(1024, Number(gdal.config.get('CPL_VSIL_CURL_CHUNK_SIZE') ?? 16384) || 16384);
+  return Math.ceil(ingested / chunk) * chunk;
+}
+
 export { gdal };
 export type Dataset = gdal.Dataset;
 export type RasterBand = gdal.RasterBand;

@@ -5,7 +5,6 @@
 import { parseItem, selectAssets, type StacAsset, type StacItem } from './item.js';
 import type { DocumentFetcher } from '../fetch/documents.js';
 import type { SourceContext, RasterSource, RasterInfo } from '../source/dataset.js';
-import { gdalPath } from '../source/url-policy.js';
 import type { BBox, TileMatrixSet } from '../tms/grid.js';
 
 export class StacReader {
@@ -41,7 +40,7 @@ export class StacReader {
   /** The raster source of an asset; its href passes the URL policy like the item URL did. */
   source(asset: StacAsset): RasterSource {
     const loc = this.fetcher.policy.resolve(asset.href, `asset '${asset.name}' href`);
-    return this.sources.source(gdalPath(loc), `asset '${asset.name}' (${asset.href})`);
+    return this.sources.sourceAt(loc, `asset '${asset.name}' (${asset.href})`);
   }
 
   /** Per-asset info, read in parallel, in the order asked. */

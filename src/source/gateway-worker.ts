@@ -1,0 +1,306 @@
+/**
+ * The upstream gateway's thread: a loopback HTTP server that GDAL's /vsicurl/ reads remote rasters
+ * through (see gateway.ts for why). It runs in its own thread so that a GDAL call that blocks the
+ * main thread on network I/O (metadata read synchronously from an open dataset) can never wait on
+ * an event loop that it is itself blocking.
+ *
+ * Requests are `GET|HEAD /<token>/<scheme>/<authority><path>?<query>`; anything else is refused.
+ */
+import http, { type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { parentPort, workerData } from 'node:worker_threads';
+import { UrlPolicy, type UrlPolicyOptions } from './url-policy.js';
+
+export interface GatewayWorkerData {
+  token: string;
+  policy: UrlPolicyOptions;
+  connectTimeoutMs: number;
+  timeoutMs: number;
+  /** Bytes fetched from the start of a file when GDAL asks for its size (see `probe`). */
+  probeBytes: number;
+  /** Port to listen on (0: any); a replacement thread takes over its predecessor's port. */
+  port: number;
+  /** Int32Array over a SharedArrayBuffer: [0] is set to the port, or -1 on failure, then notified. */
+  ready: Int32Array;
+}
+
+const MAX_REDIRECTS = 5;
+/** Probed file heads are kept this long: long enough for GDAL's first read, which follows at once. */
+const HEAD_TTL_MS = 30_000;
+const MAX_HEADS = 64;
+/** Response headers relayed from upstream to GDAL. */
+const RELAYED = ['content-length', 'content-range', 'content-type', 'accept-ranges', 'etag', 'last-modified'];
+
+const data = workerData as GatewayWorkerData;
+const policy = new UrlPolicy(data.policy);
+const agents = {
+  'http:': new http.Agent({ keepAlive: true, maxSockets: 64 }),
+  'https:': new https.Agent({ keepAlive: true, maxSockets: 64 }),
+};
+
+class GatewayFault extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * One upstream request, following redirects itself so that every hop passes the URL policy (curl
+ * would follow them anywhere). Resolves with the final response; its body is not consumed.
+ */
+async function upstream(url: string, method: 'GET', range: string | undefined, signal: AbortSignal): Promise<IncomingMessage> {
+  let current = url;
+  for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
+    const res = await requestOnce(current, method, range, signal);
+    const location = res.headers.location;
+    if (res.statusCode !== undefined && res.statusCode >= 300 && res.statusCode < 400 && location) {
+      res.resume();
+      let next: string;
+      try {
+        const loc = policy.resolve(new URL(location, current).href, 'redirect');
+        if (loc.kind !== 'http') throw new Error('not http');
+        next = loc.url;
+      } catch {
+        throw new GatewayFault(403, `redirect to a refused location: ${location}`);
+      }
+      current = next;
+      continue;
+    }
+    return res;
+  }
+  throw new GatewayFault(502, 'too many redirects');
+}
+
+function requestOnce(url: string, method: string, range: string | undefined, signal: AbortSignal): Promise<IncomingMessage> {
+  return new Promise((resolve, reject) => {
+    const target = new URL(url);
+    const lib = target.protocol === 'https:' ? https : http;
+    const headers: Record<string, string> = { 'User-Agent': 'tessera', 'Accept-Encoding': 'identity' };
+    if (range) headers['Range'] = range;
+    const req = lib.request(target, { method, headers, agent: agents[target.protocol as 'http:' | 'https:'], signal });
+    const connectTimer = setTimeout(() => req.destroy(new GatewayFault(504, 'connect timeout')), data.connectTimeoutMs);
+    req.once('socket', (socket) => {
+      // A kept-alive socket is already connected.
+      if (!socket.connecting) clearTimeout(connectTimer);
+      else socket.once('connect', () => clearTimeout(connectTimer));
+    });
+    req.once('response', (res) => {
+      clearTimeout(connectTimer);
+      resolve(res);
+    });
+    req.once('error', (err) => {
+      clearTimeout(connectTimer);
+      reject(err);
+    });
+    req.end();
+  });
+}
+
+/** 504 when upstream was too slow, 403 for a refused redirect, 502 for anything else. */
+function faultStatus(err: unknown): number {
+  if (err instanceof GatewayFault) return err.status;
+  if (err instanceof Error && (err.name === 'AbortError' || err.name === 'TimeoutError')) return 504;
+  return 502;
+}
+
+/** What a probe learned about a file: its size and validators, and its first bytes when ranged. */
+interface Head {
+  status: number;
+  headers: Record<string, string>;
+  size: number | undefined;
+  bytes: Buffer | undefined;
+}
+
+interface HeadEntry {
+  pending: Promise<Head>;
+  expires: number;
+}
+
+/** Probes by URL, oldest first (a Map keeps insertion order); only those holding bytes stay. */
+const heads = new Map<string, HeadEntry>();
+
+/**
+ * GDAL asks for a file's size (HEAD) before its first ranged read, one round trip each. The probe
+ * answers the HEAD with a ranged GET of the file's first bytes instead, taking the size from
+ * Content-Range, and keeps those bytes for the read that follows: a cold open costs one round trip.
+ * Concurrent probes of one file share one request.
+ */
+function probe(url: string): Promise<Head> {
+  const known = heldHead(url);
+  if (known) return known;
+  const pending = probeOnce(url);
+  heads.delete(url);
+  heads.set(url, { pending, expires: Date.now() + HEAD_TTL_MS });
+  const forget = (): void => {
+    if (heads.get(url)?.pending === pending) heads.delete(url);
+  };
+  // Failures and heads without bytes are not kept: the next open asks upstream again.
+  pending.then((head) => (head.bytes ? undefined : forget()), forget);
+  while (heads.size > MAX_HEADS) heads.delete(heads.keys().next().value as string);
+  return pending;
+}
+
+function heldHead(url: string): Promise<Head> | undefined {
+  const entry = heads.get(url);
+  return entry && entry.expires > Date.now() ? entry.pending : undefined;
+}
+
+async function probeOnce(url: string): Promise<Head> {
+  const signal = AbortSignal.timeout(data.timeoutMs);
+  const res = await upstream(url, 'GET', `bytes=0-${data.probeBytes - 1}`, signal);
+  const status = res.statusCode ?? 502;
+  const headers = relayedHeaders(res.headers);
+  delete headers['content-range'];
+  let size: number | undefined;
+  let bytes: Buffer | undefined;
+  if (status === 206) {
+    const total = /\/(\d+)\s*$/.exec(res.headers['content-range'] ?? '');
+    size = total ? Number(total[1]) : undefined;
+    bytes = await readAll(res, data.probeBytes, signal);
+    if (size === undefined) bytes = undefined;
+  } else {
+    if (status === 200 && res.headers['content-length'] !== undefined) size = Number(res.headers['content-length']);
+    // A server that ignores Range sends the whole file: the size is all a HEAD needs.
+    res.destroy();
+  }
+  delete headers['content-length'];
+  return { status: status === 206 ? 200 : status, headers, size, bytes };
+}
+
+function readAll(res: IncomingMessage, limit: number, signal: AbortSignal): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let length = 0;
+    const onAbort = (): void => {
+      res.destroy(new GatewayFault(504, 'upstream timeout'));
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    res.on('data', (chunk: Buffer) => {
+      length += chunk.length;
+      if (length > limit) res.destroy(new GatewayFault(502, 'upstream sent more than was asked for'));
+      else chunks.push(chunk);
+    });
+    res.once('end', () => {
+      signal.removeEventListener('abort', onAbort);
+      resolve(Buffer.concat(chunks, length));
+    });
+    res.once('error', (err) => {
+      signal.removeEventListener('abort', onAbort);
+      reject(err);
+    });
+  });
+}
+
+function relayedHeaders(from: IncomingHttpHeaders): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of RELAYED) {
+    const value = from[name];
+    if (typeof value === 'string') out[name] = value;
+  }
+  return out;
+}
+
+/** The upstream URL a gateway path names, or undefined when it names none or fails the policy. */
+function targetOf(reqUrl: string): string | undefined {
+  const prefix = `/${data.token}/`;
+  if (!reqUrl.startsWith(prefix)) return undefined;
+  const rest = reqUrl.slice(prefix.length);
+  const m = /^(https?)\/([^/?#]+)(\/[^#]*)$/.exec(rest);
+  if (!m) return undefined;
+  try {
+    const loc = policy.resolve(`${m[1]}://${m[2]}${m[3]}`);
+    return loc.kind === 'http' ? loc.url : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A single `bytes=a-b` range, or undefined for anything else (open-ended, suffix, several). */
+function simpleRange(header: string | undefined): [number, number] | undefined {
+  const m = header ? /^bytes=(\d+)-(\d+)$/.exec(header.trim()) : null;
+  if (!m) return undefined;
+  const start = Number(m[1]);
+  const end = Number(m[2]);
+  return start <= end ? [start, end] : undefined;
+}
+
+async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const url = targetOf(req.url ?? '');
+  if (!url) {
+    res.writeHead(403, { 'Content-Length': 0 }).end();
+    return;
+  }
+  if (req.method === 'HEAD') {
+    const head = await probe(url);
+    const headers: Record<string, string | number> = { ...head.headers };
+    if (head.size !== undefined) headers['content-length'] = head.size;
+    res.writeHead(head.status, headers).end();
+    return;
+  }
+  if (req.method !== 'GET') {
+    res.writeHead(405, { Allow: 'GET, HEAD', 'Content-Length': 0 }).end();
+    return;
+  }
+  const range = req.headers.range;
+  const wanted = simpleRange(range);
+  const known = wanted ? heldHead(url) : undefined;
+  if (wanted && known) {
+    const head = await known.catch(() => undefined);
+    if (head?.bytes && head.size !== undefined && wanted[1] < head.bytes.length) {
+      const body = head.bytes.subarray(wanted[0], wanted[1] + 1);
+      res.writeHead(206, { ...head.headers, 'content-range': `bytes ${wanted[0]}-${wanted[1]}/${head.size}`, 'content-length': body.length });
+      res.end(body);
+      return;
+    }
+  }
+  await relay(url, range, res);
+}
+
+/** Streams one upstream answer to GDAL; a body cut short upstream is cut short here too. */
+async function relay(url: string, range: string | undefined, res: ServerResponse): Promise<void> {
+  const signal = AbortSignal.timeout(data.timeoutMs);
+  const up = await upstream(url, 'GET', range, signal);
+  res.writeHead(up.statusCode ?? 502, relayedHeaders(up.headers));
+  const onAbort = (): void => {
+    up.destroy();
+    res.destroy();
+  };
+  signal.addEventListener('abort', onAbort, { once: true });
+  up.on('error', () => res.destroy());
+  res.once('close', () => {
+    signal.removeEventListener('abort', onAbort);
+    if (!up.complete) up.destroy();
+  });
+  up.once('end', () => {
+    // Content-Length promised more than arrived: the socket must close so curl reports the gap.
+    if (!up.complete) res.destroy();
+  });
+  up.pipe(res);
+}
+
+const server = http.createServer((req, res) => {
+  handle(req, res).catch((err: unknown) => {
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    res.writeHead(faultStatus(err), { 'Content-Length': 0 }).end();
+  });
+});
+server.keepAliveTimeout = 60_000;
+server.on('clientError', (_err, socket) => socket.destroy());
+server.once('error', () => {
+  Atomics.store(data.ready, 0, -1);
+  Atomics.notify(data.ready, 0);
+});
+server.listen(data.port, '127.0.0.1', () => {
+  Atomics.store(data.ready, 0, (server.address() as AddressInfo).port);
+  Atomics.notify(data.ready, 0);
+});
+parentPort?.on('message', (msg: unknown) => {
+  if (msg === 'close') server.close();
+});

@@ -1,0 +1,101 @@
+/**
+ * The upstream gateway: GDAL reads remote rasters through a loopback HTTP server of tessera's own
+ * (gateway-worker.ts, in its own thread) rather than reaching upstream itself.
+ *
+ * - **One round trip to open a file, not two.** GDAL 3.6's /vsicurl/ always sends a HEAD for the
+ *   file size before its first ranged read, and no setting avoids it for plain URLs. The gateway
+ *   answers that HEAD with one ranged GET of the file's first bytes (size from Content-Range) and
+ *   serves GDAL's first read from those bytes.
+ * - **Redirects pass the URL policy.** curl follows redirects wherever they point; the gateway
+ *   follows them itself and refuses hops to hosts the policy refuses.
+ *
+ * GDAL names a file as `/vsicurl/http://127.0.0.1:<port>/<token>/<scheme>/<host><path>?<query>`:
+ * the original path stays last, so GDAL's extension checks see the same file name. The token, a
+ * per-process secret, keeps other local processes from using the port as a proxy; `redactGateway`
+ * takes it out of any text shown to a client.
+ *
+ * Where GDAL must reach upstream through an HTTP proxy (curl's http_proxy), turn the gateway off
+ * (TESSERA_UPSTREAM_GATEWAY=off): its own requests do not use one.
+ */
+import { randomBytes } from 'node:crypto';
+import { Worker } from 'node:worker_threads';
+import type { UrlPolicyOptions } from './url-policy.js';
+import type { GatewayWorkerData } from './gateway-worker.js';
+
+export interface GatewayOptions {
+  policy: UrlPolicyOptions;
+  connectTimeoutMs: number;
+  timeoutMs: number;
+  /** Bytes read from the start of a file on open: at least what GDAL's first read asks for. */
+  probeBytes: number;
+}
+
+const START_TIMEOUT_MS = 10_000;
+
+export class UpstreamGateway {
+  private readonly token = randomBytes(16).toString('hex');
+  private worker: Worker;
+  private port = 0;
+  private closing = false;
+
+  constructor(private readonly opts: GatewayOptions) {
+    keepCurlOffProxies();
+    this.worker = this.spawn();
+  }
+
+  /** The GDAL path that reads `url` (an http(s) URL the policy allowed) through the gateway. */
+  gdalPath(url: string): string {
+    const u = new URL(url);
+    return `/vsicurl/http://127.0.0.1:${this.port}/${this.token}/${u.protocol.slice(0, -1)}/${u.host}${u.pathname}${u.search}`;
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    await this.worker.terminate();
+  }
+
+  /**
+   * Starts the thread and waits (blocking, a few milliseconds) until it listens, so that paths can
+   * be handed out synchronously from the start. A replacement thread listens on the same port:
+   * paths already given to GDAL stay valid.
+   */
+  private spawn(): Worker {
+    const ready = new Int32Array(new SharedArrayBuffer(4));
+    const workerData: GatewayWorkerData = { ...this.opts, token: this.token, port: this.port, ready };
+    const worker = new Worker(new URL('./gateway-worker.js', import.meta.url), { workerData });
+    // The gateway must not keep a process alive by itself (tests, the CLI's one-shot commands).
+    worker.unref();
+    Atomics.wait(ready, 0, 0, START_TIMEOUT_MS);
+    const port = Atomics.load(ready, 0);
+    if (port <= 0) {
+      void worker.terminate();
+      throw new Error(port < 0 ? `the upstream gateway could not listen on 127.0.0.1:${this.port}` : 'the upstream gateway did not start');
+    }
+    this.port = port;
+    // A failing thread exits after 'error'; without a listener the error would end the process.
+    worker.on('error', () => undefined);
+    worker.once('exit', () => {
+      if (this.closing) return;
+      try {
+        this.worker = this.spawn();
+      } catch {
+        // Reads now fail with "could not connect": clear errors, and the server keeps serving.
+      }
+    });
+    return worker;
+  }
+}
+
+/** curl would send even loopback requests to a proxy named by `http_proxy` unless `no_proxy` says not to. */
+function keepCurlOffProxies(): void {
+  const current = process.env['no_proxy'] ?? process.env['NO_PROXY'] ?? '';
+  if (current.split(',').some((h) => h.trim() === '127.0.0.1' || h.trim() === '*')) return;
+  process.env['no_proxy'] = current ? `${current},127.0.0.1` : '127.0.0.1';
+}
+
+const GATEWAY_URL = /http:\/\/127\.0\.0\.1:\d+\/[0-9a-f]{32}\/(https?)\//g;
+
+/** `text` (a GDAL message) with gateway URLs turned back into the upstream URLs they stand for. */
+export function redactGateway(text: string): string {
+  return text.replace(GATEWAY_URL, '$1://');
+}

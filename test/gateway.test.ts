@@ -1,0 +1,166 @@
+/**
+ * The upstream gateway (src/source/gateway.ts): GDAL's reads of remote rasters go through it. Checked
+ * here against real servers on 127.0.0.1: bytes and headers relayed as upstream sent them, the HEAD
+ * answered by one ranged GET whose bytes serve GDAL's first read, redirects held to the URL policy,
+ * upstream faults as status codes GDAL reports, and a tile's cold cost over HTTP in round trips.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import { FIXTURES, fixtureItem, startFileServer, type FileServer } from './helpers/fileserver.js';
+import { startTessera } from './helpers/tessera.js';
+import { UpstreamGateway, redactGateway } from '../src/source/gateway.js';
+import { gdal } from '../src/source/gdal.js';
+
+let files: FileServer;
+let odd: Server;
+let oddUrl: string;
+let gateway: UpstreamGateway;
+let b01: Buffer;
+
+const OPTIONS = { connectTimeoutMs: 2000, timeoutMs: 2000, probeBytes: 65536 };
+
+/** The gateway URL GDAL would be given for `url`, without the /vsicurl/ prefix. */
+function via(g: UpstreamGateway, url: string): string {
+  return g.gdalPath(url).replace(/^\/vsicurl\//, '');
+}
+
+before(async () => {
+  files = await startFileServer(FIXTURES);
+  b01 = await fs.readFile(path.join(FIXTURES, 'B01.tif'));
+  // Misbehaving upstreams: a redirect (to an allowed and to a denied host name), a body cut short,
+  // and an answer slower than the gateway waits.
+  odd = createServer((req, res) => {
+    if (req.url === '/redirect/B01.tif') {
+      res.writeHead(302, { Location: `${files.url}/B01.tif` }).end();
+    } else if (req.url === '/redirect-denied/B01.tif') {
+      res.writeHead(302, { Location: `http://localhost:${(files.url.split(':')[2] ?? '').replace(/\D/g, '')}/B01.tif` }).end();
+    } else if (req.url === '/cut.tif') {
+      res.writeHead(206, { 'Content-Length': 1000, 'Content-Range': 'bytes 0-999/5000' });
+      res.write(Buffer.alloc(400, 7));
+      setTimeout(() => res.destroy(), 20);
+    } else if (req.url === '/slow.tif') {
+      setTimeout(() => res.writeHead(200, { 'Content-Length': 1 }).end('x'), 3000).unref();
+    } else {
+      res.writeHead(404, { 'Content-Length': 0 }).end();
+    }
+  });
+  await new Promise<void>((resolve) => odd.listen(0, '127.0.0.1', resolve));
+  oddUrl = `http://127.0.0.1:${(odd.address() as AddressInfo).port}`;
+  gateway = new UpstreamGateway({ policy: { allowedLocalRoots: [], allowedHosts: [], deniedHosts: ['localhost'] }, ...OPTIONS });
+});
+
+after(async () => {
+  await gateway.close();
+  odd.closeAllConnections();
+  await new Promise<void>((resolve) => odd.close(() => resolve()));
+  await files.close();
+});
+
+describe('upstream gateway', () => {
+  it('names files under a secret token, keeping the path and query last', () => {
+    const p = gateway.gdalPath('https://example.com:8443/a/b%20c.tif?sig=1&x=2');
+    assert.match(p, /^\/vsicurl\/http:\/\/127\.0\.0\.1:\d+\/[0-9a-f]{32}\/https\/example\.com:8443\/a\/b%20c\.tif\?sig=1&x=2$/);
+    assert.equal(redactGateway(`HTTP error on ${p}`), 'HTTP error on /vsicurl/https://example.com:8443/a/b%20c.tif?sig=1&x=2');
+  });
+
+  it('answers HEAD with one ranged GET and serves the first read from its bytes', async () => {
+    const url = via(gateway, `${files.url}/B01.tif`);
+    files.log.length = 0;
+    const head = await fetch(url, { method: 'HEAD' });
+    assert.equal(head.status, 200);
+    assert.equal(Number(head.headers.get('content-length')), b01.length);
+    assert.deepEqual(files.log, ['GET /B01.tif bytes=0-65535']);
+    const first = await fetch(url, { headers: { Range: 'bytes=0-1023' } });
+    assert.equal(first.status, 206);
+    assert.equal(first.headers.get('content-range'), `bytes 0-1023/${b01.length}`);
+    assert.deepEqual(Buffer.from(await first.arrayBuffer()), b01.subarray(0, 1024));
+    assert.equal(files.log.length, 1, 'the first read came from the probe');
+    // Beyond the probed bytes, ranges are relayed as upstream answers them.
+    const cog = await fs.readFile(path.join(FIXTURES, 'cog.tif'));
+    const cogUrl = via(gateway, `${files.url}/cog.tif`);
+    assert.equal((await fetch(cogUrl, { method: 'HEAD' })).status, 200);
+    const later = await fetch(cogUrl, { headers: { Range: `bytes=70000-70999` } });
+    assert.equal(later.status, 206);
+    assert.equal(later.headers.get('content-range'), `bytes 70000-70999/${cog.length}`);
+    assert.deepEqual(Buffer.from(await later.arrayBuffer()), cog.subarray(70000, 71000));
+    assert.deepEqual(files.log.slice(1), ['GET /cog.tif bytes=0-65535', 'GET /cog.tif bytes=70000-70999']);
+  });
+
+  it('lets GDAL open a file synchronously on the main thread (the gateway has its own thread)', () => {
+    const ds = gdal.open(gateway.gdalPath(`${files.url}/B01.tif`));
+    try {
+      assert.deepEqual(ds.rasterSize, { x: 183, y: 183 });
+    } finally {
+      ds.close();
+    }
+  });
+
+  it('refuses requests without the token, other methods, and refused hosts', async () => {
+    const url = via(gateway, `${files.url}/B01.tif`);
+    assert.equal((await fetch(url.replace(/\/[0-9a-f]{32}\//, `/${'0'.repeat(32)}/`))).status, 403);
+    assert.equal((await fetch(url, { method: 'POST' })).status, 405);
+    const denied = via(gateway, `${files.url}/B01.tif`).replace(/\/http\/127\.0\.0\.1:/, '/http/localhost:');
+    assert.equal((await fetch(denied)).status, 403);
+  });
+
+  it('follows redirects itself, and only to places the policy allows', async () => {
+    const ok = await fetch(via(gateway, `${oddUrl}/redirect/B01.tif`), { headers: { Range: 'bytes=100-199' } });
+    assert.equal(ok.status, 206);
+    assert.deepEqual(Buffer.from(await ok.arrayBuffer()), b01.subarray(100, 200));
+    const refused = await fetch(via(gateway, `${oddUrl}/redirect-denied/B01.tif`), { headers: { Range: 'bytes=0-99' } });
+    assert.equal(refused.status, 403);
+  });
+
+  it('passes upstream faults on as status codes: missing 404, unreachable 502, too slow 504, cut bodies cut', async () => {
+    assert.equal((await fetch(via(gateway, `${files.url}/nothing.tif`), { method: 'HEAD' })).status, 404);
+    assert.equal((await fetch(via(gateway, 'http://127.0.0.1:1/a.tif'), { method: 'HEAD' })).status, 502);
+    const slow = await fetch(via(gateway, `${oddUrl}/slow.tif`), { method: 'HEAD' });
+    assert.equal(slow.status, 504);
+    const cut = await fetch(via(gateway, `${oddUrl}/cut.tif`), { headers: { Range: 'bytes=0-999' } });
+    assert.equal(cut.status, 206);
+    await assert.rejects(cut.arrayBuffer(), 'a body cut short upstream is not passed on as complete');
+  });
+});
+
+describe('cold tile through tessera', () => {
+  it('costs three sequential round trips: item, file head, pixels (no HEAD)', async () => {
+    const delayed = await startFileServer(FIXTURES);
+    const tessera = await startTessera();
+    try {
+      // An item whose asset is larger than the probe (cog.tif, 800 KB, over Greenland).
+      const item = JSON.parse(await fixtureItem(delayed.url));
+      item.bbox = [-61.29, 72.23, -52.3, 74.62];
+      item.assets = { cog: { href: `${delayed.url}/cog.tif`, type: 'image/tiff; application=geotiff; profile=cloud-optimized' } };
+      delayed.put('/item.json', JSON.stringify(item));
+      delayed.delayMs = 20;
+      const res = await tessera.get(`/stac/tiles/WebMercatorQuad/10/350/198.png?url=${encodeURIComponent(`${delayed.url}/item.json`)}&assets=cog&rescale=0,1000`);
+      assert.equal(res.status, 200, await res.clone().text());
+      const log = delayed.log.join('\n');
+      assert.equal(delayed.stats().rounds, 3, log);
+      assert.ok(!delayed.log.some((l) => l.startsWith('HEAD')), log);
+      assert.equal(delayed.log.filter((l) => l.startsWith('GET /cog.tif bytes=0-')).length, 1, log);
+      assert.ok(delayed.log.length >= 3, log);
+    } finally {
+      await tessera.close();
+      await delayed.close();
+    }
+  });
+
+  it('keeps the gateway out of error messages', async () => {
+    const tessera = await startTessera();
+    try {
+      files.put('/short/B01.tif', b01.subarray(0, 100), 'image/tiff');
+      files.put('/short/item.json', (await fixtureItem(files.url)).replaceAll(`${files.url}/B0`, `${files.url}/short/B0`));
+      const res = await tessera.get(`/stac/info?url=${encodeURIComponent(`${files.url}/short/item.json`)}&assets=B01`);
+      const text = await res.text();
+      assert.equal(res.status, 502, text);
+      assert.doesNotMatch(text, /[0-9a-f]{32}/);
+    } finally {
+      await tessera.close();
+    }
+  });
+});
