@@ -159,6 +159,45 @@ describe('pixel selection methods (rio-tiler 6.8 reference values)', () => {
     for (const m of PIXEL_SELECTION_METHODS.filter((x) => x !== 'first')) assert.equal(pixelSelector(m).exitWhenFilled, false, m);
   });
 
+  it('first, read four mask bytes at a time, equals the pixel-by-pixel rule on any layout', () => {
+    // Partial coverage in blocks (as a mosaic's assets cover a tile), odd lengths, and masks that are
+    // views at unaligned offsets (read byte by byte) mixed with aligned ones.
+    let seed = 7;
+    const rnd = (): number => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    for (const n of [1, 5, 64, 1023]) {
+      for (const offset of [0, 1, 4]) {
+        const layers: PixelLayer[] = [];
+        for (let k = 0; k < 4; k++) {
+          const values = Uint16Array.from({ length: n }, () => Math.floor(rnd() * 60000));
+          const backing = new Uint8Array(n + offset);
+          const mask = backing.subarray(offset);
+          const from = Math.floor(rnd() * n);
+          const to = from + Math.floor(rnd() * (n - from + 1));
+          for (let i = from; i < to; i++) mask[i] = rnd() < 0.9 ? 255 : 0;
+          layers.push({ dtype: 'uint16', bands: [values], masks: [k % 2 === 0 ? mask : Uint8Array.from(mask)] });
+        }
+        const want = new Uint16Array(n);
+        const wantMask = new Uint8Array(n);
+        for (const l of layers) {
+          for (let i = 0; i < n; i++) {
+            if (wantMask[i] === 0 && l.masks[0]![i] !== 0) {
+              want[i] = l.bands[0]![i]!;
+              wantMask[i] = 255;
+            }
+          }
+        }
+        const s = pixelSelector('first');
+        // rio-tiler copies masked data through too: the first image's values stay where nothing covers.
+        for (let i = 0; i < n; i++) if (wantMask[i] === 0) want[i] = layers[0]!.bands[0]![i]!;
+        for (const l of layers) s.feed(l);
+        const r = s.result()!;
+        assert.deepEqual(Array.from(r.bands[0]!), Array.from(want), `n=${n} offset=${offset}`);
+        assert.deepEqual(Array.from(r.masks[0]!), Array.from(wantMask), `n=${n} offset=${offset}`);
+        assert.equal(s.done(), wantMask.every((m) => m !== 0));
+      }
+    }
+  });
+
   it('promotes dtypes as numpy.ma.where does (uint8 then uint16 → uint16)', () => {
     const s = pixelSelector('highest');
     s.feed({ dtype: 'uint8', bands: [Uint8Array.from([200, 5])], masks: [Uint8Array.from([255, 255])] });
