@@ -19,7 +19,7 @@ export interface GatewayWorkerData {
   timeoutMs: number;
   /** Bytes fetched from the start of a file when GDAL asks for its size (see `probe`). */
   probeBytes: number;
-  /** Port to listen on (0: any); a replacement thread takes over its predecessor's port. */
+  /** Port to listen on (0: the system picks one); a replacement thread takes over its predecessor's port. */
   port: number;
   /** Int32Array over a SharedArrayBuffer: [0] is set to the port, or -1 on failure, then notified. */
   ready: Int32Array;
