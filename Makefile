@@ -22,9 +22,10 @@ node_modules/.tessera-install: package-lock.json
 
 build: install dist/.built
 
+# The demo's data is served by tessera itself on loopback, which tessera refuses to read by default.
 run: build
 	@bin/tessera demo --out .demo --base-url http://$(HOST):$(PORT)/demo/
-	@bin/tessera serve --host $(HOST) --port $(PORT) --demo .demo
+	@TESSERA_ALLOWED_NETWORKS="$${TESSERA_ALLOWED_NETWORKS:-127.0.0.0/8,::1/128}" bin/tessera serve --host $(HOST) --port $(PORT) --demo .demo
 
 test: build
 	@bash tools/parity/setup.sh

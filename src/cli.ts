@@ -41,8 +41,12 @@ async function main(argv: string[]): Promise<number> {
       if (!Number.isInteger(threads) || threads < 0 || threads > 64) throw new Error(`invalid number of render threads '${values['render-threads']}' (0 to 64)`);
       overrides.renderThreads = threads;
     }
+    const settings = loadSettings(overrides);
+    if (settings.demoDir && settings.allowedNetworks.length === 0) {
+      console.error('tessera: the demo is read back over loopback, which is refused by default: set TESSERA_ALLOWED_NETWORKS=127.0.0.0/8 (make run does)');
+    }
     const { serveAll } = await import('./cluster.js');
-    await serveAll(loadSettings(overrides));
+    await serveAll(settings);
     return 0;
   }
   if (command === 'demo') {

@@ -19,6 +19,10 @@ export interface Settings {
   /** When non-empty, upstream hosts must match one of these (`example.com`, `*.example.com`). */
   allowedHosts: string[];
   deniedHosts: string[];
+  /** CIDRs of non-public networks upstream connections may reach (network-policy.ts); empty: public unicast only. */
+  allowedNetworks: string[];
+  /** GDAL drivers a raster may be opened with (GTiff: a COG is a GeoTIFF); nothing else is ever opened. */
+  allowedDrivers: string[];
   /** Connect and total timeouts for every upstream fetch (documents and raster ranges). */
   upstreamConnectTimeoutMs: number;
   upstreamTimeoutMs: number;
@@ -112,6 +116,8 @@ export function loadSettings(overrides: Partial<Settings> = {}): Settings {
     allowedLocalRoots: list(env['TESSERA_ALLOWED_LOCAL_ROOTS']),
     allowedHosts: list(env['TESSERA_ALLOWED_HOSTS']),
     deniedHosts: list(env['TESSERA_DENIED_HOSTS']),
+    allowedNetworks: list(env['TESSERA_ALLOWED_NETWORKS']),
+    allowedDrivers: env['TESSERA_ALLOWED_DRIVERS'] === undefined ? ['GTiff'] : list(env['TESSERA_ALLOWED_DRIVERS']),
     upstreamConnectTimeoutMs: int('TESSERA_UPSTREAM_CONNECT_TIMEOUT_MS', 5_000),
     upstreamTimeoutMs: int('TESSERA_UPSTREAM_TIMEOUT_MS', 15_000),
     upstreamGateway: bool('TESSERA_UPSTREAM_GATEWAY', true),

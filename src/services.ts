@@ -1,12 +1,14 @@
 /** The long-lived parts of a running tessera, built from the settings; no HTTP here. */
 import type { Settings } from './config.js';
 import { configureGdal, firstReadBytes } from './source/gdal.js';
-import { UpstreamGateway } from './source/gateway.js';
+import { UpstreamGateway } from './upstream/gateway.js';
 import { configureEncoders } from './image/encode/index.js';
-import { UrlPolicy } from './source/url-policy.js';
+import { UrlPolicy } from './upstream/url-policy.js';
 import { DatasetPool } from './source/pool.js';
 import { SourceContext } from './source/dataset.js';
-import { DocumentFetcher } from './fetch/documents.js';
+import { DocumentFetcher } from './upstream/documents.js';
+import { UpstreamClient } from './upstream/client.js';
+import { rasterOpener, diagnoseOpen } from './source/open.js';
 import { StacReader } from './stac/reader.js';
 import { RENDER_IN_THIS_THREAD, type Renderer } from './image/post-process.js';
 import { RenderThreads } from './image/render-threads.js';
@@ -16,6 +18,8 @@ export class Services {
   readonly pool: DatasetPool;
   readonly sources: SourceContext;
   readonly fetcher: DocumentFetcher;
+  /** Every upstream HTTP request made on this thread (documents, diagnoses) goes through it. */
+  readonly client: UpstreamClient;
   /** Post-processing and encoding: render threads, or this thread when there are none. */
   readonly renderer: Renderer;
   private readonly threads: RenderThreads | undefined;
@@ -25,10 +29,11 @@ export class Services {
     configureGdal({ connectTimeoutMs: settings.upstreamConnectTimeoutMs, timeoutMs: settings.upstreamTimeoutMs });
     configureEncoders({ pngLevel: settings.pngLevel });
     this.policy = new UrlPolicy(settings);
-    this.pool = new DatasetPool({ handlesPerSource: settings.handlesPerSource, maxHandles: settings.maxHandles });
+    this.pool = new DatasetPool({ handlesPerSource: settings.handlesPerSource, maxHandles: settings.maxHandles, open: rasterOpener(settings.allowedDrivers) });
+    this.client = new UpstreamClient({ policy: this.policy, connectTimeoutMs: settings.upstreamConnectTimeoutMs });
     this.gateway = settings.upstreamGateway
       ? new UpstreamGateway({
-          policy: { allowedLocalRoots: [], allowedHosts: settings.allowedHosts, deniedHosts: settings.deniedHosts },
+          policy: { allowedLocalRoots: [], allowedHosts: settings.allowedHosts, deniedHosts: settings.deniedHosts, allowedNetworks: settings.allowedNetworks },
           connectTimeoutMs: settings.upstreamConnectTimeoutMs,
           timeoutMs: settings.upstreamTimeoutMs,
           probeBytes: firstReadBytes(),
@@ -39,9 +44,12 @@ export class Services {
       ttlMs: settings.documentCacheTtlMs,
       size: settings.documentCacheSize,
       remotePath: gateway ? (url) => gateway.gdalPath(url) : undefined,
+      upstreamFaults: gateway ? () => gateway.faults() : undefined,
+      diagnose: (loc, label) => diagnoseOpen(loc, label, settings.allowedDrivers, this.client, settings.upstreamTimeoutMs),
     });
     this.fetcher = new DocumentFetcher({
       policy: this.policy,
+      client: this.client,
       timeoutMs: settings.upstreamTimeoutMs,
       maxBytes: settings.maxDocumentBytes,
       cacheTtlMs: settings.documentCacheTtlMs,
@@ -57,6 +65,7 @@ export class Services {
 
   async close(): Promise<void> {
     this.pool.closeAll();
+    this.client.close();
     await Promise.all([this.threads?.close(), this.gateway?.close()]);
   }
 }

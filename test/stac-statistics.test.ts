@@ -293,4 +293,34 @@ describe('request limits', () => {
       await small.close();
     }
   });
+
+  it('judges a feature by what is read: one that misses the data reads nothing and counts for nothing', async () => {
+    // 70°×70° far from the item: at the data's resolution ~13000² pixels, past every output limit.
+    const far = { type: 'Feature', geometry: { type: 'Polygon', coordinates: square(100, -40, 170, 30) }, properties: {} };
+    const inside = { type: 'Feature', geometry: POLYGON_A, properties: {} };
+    const started = Date.now();
+    const { json } = await ok('POST', `/stac/statistics?${q(item)}&assets=B01`, { type: 'FeatureCollection', features: [inside, far] });
+    assert.ok(Date.now() - started < 5000, 'answered quickly');
+    const [a, b] = json['features'].map((f: Json) => f['properties']['statistics']['B01_b1']);
+    assertStatistics(a, B01_FEATURE_A, 'feature inside');
+    assert.equal(b.valid_pixels, 0);
+    assert.equal(b.min, null);
+    assert.ok(b.masked_pixels > 100_000_000, String(b.masked_pixels));
+    // The same with limits far below its extent; the feature inside still counts.
+    const small = await startTessera({ maxSourcePixels: 10_000, maxOutputPixels: 20_000 });
+    try {
+      const res = await fetch(`${small.url}/stac/statistics?${q(item)}&assets=B01`, {
+        method: 'POST',
+        body: JSON.stringify({ type: 'FeatureCollection', features: [far, { ...far, geometry: POLYGON_OUTSIDE }] }),
+        headers: { 'content-type': 'application/json' },
+      });
+      assert.equal(res.status, 200, await res.clone().text());
+    } finally {
+      await small.close();
+    }
+    // An image of a feature that misses the data is a clear 404, not a size error.
+    const image = await request('POST', `/stac/feature.png?${q(item)}&assets=B01`, far);
+    assert.equal(image.status, 404, image.text);
+    assert.match(image.text, /Feature is outside dataset bounds/);
+  });
 });

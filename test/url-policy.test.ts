@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { UrlPolicy, gdalPath } from '../src/source/url-policy.js';
+import { UrlPolicy, gdalPath } from '../src/upstream/url-policy.js';
 import { TesseraError } from '../src/errors.js';
 
 const refused = (fn: () => unknown, pattern: RegExp): void => {
@@ -35,10 +35,23 @@ describe('URL policy', () => {
   });
 
   it('restricts hosts with allow and deny lists', () => {
-    const p = new UrlPolicy({ allowedLocalRoots: [], allowedHosts: ['*.example.com', '127.0.0.1'], deniedHosts: ['bad.example.com'] });
+    const p = new UrlPolicy({ allowedLocalRoots: [], allowedHosts: ['*.example.com', '127.0.0.1'], deniedHosts: ['bad.example.com'], allowedNetworks: ['127.0.0.1/32'] });
     assert.ok(p.resolve('https://data.example.com/a.tif'));
     assert.ok(p.resolve('http://127.0.0.1:9000/a.tif'));
     refused(() => p.resolve('https://bad.example.com/a.tif'), /denied/);
     refused(() => p.resolve('https://example.org/a.tif'), /not in the allowed hosts/);
+  });
+
+  it('refuses IP literals of non-public networks in any notation, unless TESSERA_ALLOWED_NETWORKS opens them', () => {
+    for (const url of ['http://127.0.0.1/a', 'http://2130706433/a', 'http://0x7f.1/a', 'http://127.1/a', 'http://0177.0.0.1/a', 'http://[::ffff:127.0.0.1]/a', 'http://[::1]/a']) {
+      refused(() => open.resolve(url), /loopback.*TESSERA_ALLOWED_NETWORKS/);
+    }
+    refused(() => open.resolve('http://169.254.169.254/latest/meta-data/'), /linkLocal/);
+    refused(() => open.resolve('https://10.0.0.1/a.tif'), /private/);
+    refused(() => open.resolve('http://[fd12::1]/a.tif'), /uniqueLocal/);
+    const lan = new UrlPolicy({ allowedLocalRoots: [], allowedHosts: [], deniedHosts: [], allowedNetworks: ['10.0.0.0/8'] });
+    assert.ok(lan.resolve('https://10.0.0.1/a.tif'));
+    refused(() => lan.resolve('http://127.0.0.1/a'), /loopback/);
+    assert.ok(open.resolve('https://93.184.216.34/a.tif'));
   });
 });

@@ -12,7 +12,7 @@
  */
 import { RasterReader, type ValueOptions, type PointValues, type ReadPlan } from '../source/reader.js';
 import type { SourceContext, SourceMeta } from '../source/dataset.js';
-import type { UrlPolicy } from '../source/url-policy.js';
+import type { UrlPolicy } from '../upstream/url-policy.js';
 import { sameCrs, srsFrom, transformBounds, transformPoint, TransformMemo } from '../source/crs.js';
 import type { SpatialReference } from '../source/gdal.js';
 import type { StacReader } from '../stac/reader.js';

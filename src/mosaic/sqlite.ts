@@ -12,7 +12,7 @@ import { readFile, stat } from 'node:fs/promises';
 import initSqlJs from 'sql.js';
 import type { SqlJsStatic, SqlValue } from 'sql.js';
 import { TesseraError, badRequest } from '../errors.js';
-import type { UrlPolicy } from '../source/url-policy.js';
+import type { UrlPolicy } from '../upstream/url-policy.js';
 
 const METADATA_TABLE = 'mosaicjson_metadata';
 const URL_RE = /^sqlite:\/\/\/(.+):([A-Za-z0-9_.-]+)$/;

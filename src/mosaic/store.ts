@@ -8,7 +8,7 @@
  * concurrent requests for one URL share one load, and failures are not kept.
  */
 import { LRUCache } from 'lru-cache';
-import type { DocumentFetcher } from '../fetch/documents.js';
+import type { DocumentFetcher } from '../upstream/documents.js';
 import { badRequest } from '../errors.js';
 import { parseMosaicDocument } from './document.js';
 import { Mosaic } from './mosaic.js';

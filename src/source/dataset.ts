@@ -10,7 +10,9 @@ import { srsFrom, transformBounds, WGS84, sameCrs } from './crs.js';
 import { gdal } from './gdal.js';
 import type { BBox } from '../tms/grid.js';
 import type { TileMatrixSet } from '../tms/grid.js';
-import { gdalPath, type Location } from './url-policy.js';
+import { gdalPath, type Location } from '../upstream/url-policy.js';
+import { OpenRefused } from './open.js';
+import { TesseraError } from '../errors.js';
 
 export interface BandMeta {
   dataType: string;
@@ -160,24 +162,55 @@ export class SourceContext {
 
   /** GDAL path of a remote raster (the upstream gateway's, or plain /vsicurl/). */
   private readonly remotePath: (url: string) => string;
+  /**
+   * Upstream faults seen so far by the gateway (undefined without one): a GDAL call that fails while
+   * the count stays put failed on a damaged file, not on a failing server.
+   */
+  readonly upstreamFaults: (() => number) | undefined;
+  /** Why no allowed driver opened a raster (source/open.ts); one look per source at a time. */
+  private readonly diagnose: (loc: Location, label: string) => Promise<TesseraError>;
+  private readonly diagnosing = new Map<string, Promise<TesseraError>>();
 
   constructor(
     readonly pool: DatasetPool,
-    opts: { ttlMs: number; size: number; remotePath?: ((url: string) => string) | undefined },
+    opts: {
+      ttlMs: number;
+      size: number;
+      remotePath?: ((url: string) => string) | undefined;
+      diagnose?: ((loc: Location, label: string) => Promise<TesseraError>) | undefined;
+      upstreamFaults?: (() => number) | undefined;
+    },
   ) {
+    this.upstreamFaults = opts.upstreamFaults;
     this.remotePath = opts.remotePath ?? ((url) => gdalPath({ kind: 'http', url }));
+    this.diagnose = opts.diagnose ?? (async (_loc, label) => new TesseraError('BadRequest', `${label} is not a raster tessera opens`));
     this.metaCache = new LRUCache({ max: Math.max(16, opts.size * 4), ttl: opts.ttlMs || undefined });
     this.zoomCache = new LRUCache({ max: Math.max(16, opts.size * 4), ttl: opts.ttlMs || undefined });
     this.nativeCache = new LRUCache({ max: Math.max(16, opts.size * 4), ttl: opts.ttlMs || undefined });
   }
 
+  /** A local file (tests, tools); sources named by clients come from `sourceAt`. */
   source(path: string, label: string): RasterSource {
-    return new RasterSource(path, label, this);
+    return new RasterSource(path, label, this, { kind: 'file', path });
   }
 
   /** The source at a location the URL policy allowed. */
   sourceAt(loc: Location, label: string): RasterSource {
-    return this.source(loc.kind === 'http' ? this.remotePath(loc.url) : loc.path, label);
+    return new RasterSource(loc.kind === 'http' ? this.remotePath(loc.url) : loc.path, label, this, loc);
+  }
+
+  /** The error to answer when no allowed driver opened `source`. */
+  openFailure(source: RasterSource): Promise<TesseraError> {
+    let pending = this.diagnosing.get(source.path);
+    if (!pending) {
+      pending = this.diagnose(source.location, source.label);
+      this.diagnosing.set(source.path, pending);
+      const settle = (): void => {
+        this.diagnosing.delete(source.path);
+      };
+      pending.then(settle, settle);
+    }
+    return pending;
   }
 }
 
@@ -188,6 +221,8 @@ export class RasterSource {
     /** What to call it in error messages (the URL the client gave). */
     readonly label: string,
     private readonly ctx: SourceContext,
+    /** Where it is, as the URL policy allowed it. */
+    readonly location: Location,
   ) {}
 
   /**
@@ -195,11 +230,18 @@ export class RasterSource {
    * the region read (see DatasetPool) so that reads of one region share a handle's block cache.
    */
   async use<T>(fn: (ds: Dataset) => Promise<T> | T, affinity?: number): Promise<T> {
+    const faultsBefore = this.ctx.upstreamFaults?.();
     try {
       return await this.ctx.pool.use(this.path, fn, affinity);
     } catch (err) {
       if (err instanceof Error && err.name === 'TesseraError') throw err;
-      throw gdalOpenError(err, this.label);
+      // Did upstream fail during the call (gateway on), or did GDAL fail on bytes served whole?
+      const upstreamFailed = faultsBefore === undefined ? undefined : this.ctx.upstreamFaults!() !== faultsBefore;
+      if (err instanceof OpenRefused) {
+        if (upstreamFailed) throw new TesseraError('UpstreamError', `${this.label} could not be opened: the upstream server failed while it was read`, { cause: err });
+        throw await this.ctx.openFailure(this);
+      }
+      throw gdalOpenError(err, this.label, { damaged: this.location.kind === 'file' || upstreamFailed === false });
     }
   }
 
@@ -223,9 +265,12 @@ export class RasterSource {
     return pending;
   }
 
-  /** The default transform of this source in a target CRS, computed once (failures are not kept). */
-  nativeTransform<T extends number[]>(crs: string, compute: () => Promise<T>): Promise<T> {
-    const key = `${this.path}\u0000${crs}`;
+  /**
+   * Numbers derived from this source for a target CRS (its default warp transform, its footprint),
+   * computed once per `key` (failures are not kept).
+   */
+  derived<T extends number[]>(key: string, compute: () => Promise<T>): Promise<T> {
+    key = `${this.path}\u0000${key}`;
     let pending = this.ctx.nativeCache.get(key) as Promise<T> | undefined;
     if (!pending) {
       pending = compute();

@@ -1,12 +1,18 @@
 /** Turns GDAL's error text into TesseraErrors a client can act on. */
 import { TesseraError } from '../errors.js';
-import { redactGateway } from './gateway.js';
+import { GATEWAY_REFUSED_STATUS, redactGateway } from '../upstream/gateway.js';
+import { ALLOWED_NETWORKS_SETTING } from '../upstream/network-policy.js';
 
-export function gdalOpenError(err: unknown, what: string): TesseraError {
+/**
+ * `damaged`: the bytes GDAL read arrived whole (a local file, or no upstream fault during the call),
+ * so an error GDAL gives no HTTP or network reason for is the file's own: a 400, not a 502.
+ */
+export function gdalOpenError(err: unknown, what: string, opts: { damaged?: boolean } = {}): TesseraError {
   const text = redactGateway(err instanceof Error ? err.message : String(err));
   const http = /HTTP response code:\s*(\d{3})/i.exec(text);
   if (http) {
     const code = Number(http[1]);
+    if (code === GATEWAY_REFUSED_STATUS) return refusedUpstream(what, err);
     if (code === 404 || code === 410) return new TesseraError('UpstreamNotFound', `${what} not found (upstream answered ${code})`, { cause: err });
     if (code === 401 || code === 403) return new TesseraError('UpstreamForbidden', `${what}: access refused (upstream answered ${code})`, { cause: err });
     return new TesseraError('UpstreamError', `${what}: upstream answered ${code}`, { cause: err });
@@ -23,12 +29,16 @@ export function gdalOpenError(err: unknown, what: string): TesseraError {
   if (/connect|resolve host|Connection refused|Could not resolve/i.test(text)) {
     return new TesseraError('UpstreamError', `${what}: could not connect to the upstream server`, { cause: err });
   }
+  if (opts.damaged) return new TesseraError('BadRequest', `${what} is damaged: GDAL could not read it (${text.trim()})`, { cause: err });
   return new TesseraError('UpstreamError', `${what} could not be read: ${text}`, { cause: err });
 }
 
-/** Errors while reading pixels from an opened dataset: truncated files, broken blocks, timeouts. */
-export function gdalReadError(err: unknown, what: string): TesseraError {
-  if (err instanceof TesseraError) return err;
-  const e = gdalOpenError(err, what);
-  return e.kind === 'BadRequest' ? new TesseraError('UpstreamError', `${what} could not be read: ${e.message}`, { cause: err }) : e;
+/** The gateway refused the upstream a raster (or one of its redirects) leads to. */
+export function refusedUpstream(what: string, cause?: unknown): TesseraError {
+  return new TesseraError(
+    'BadRequest',
+    `${what} is not allowed: it leads to an address or host tessera does not reach (loopback, private, link-local and other ` +
+      `non-public networks need ${ALLOWED_NETWORKS_SETTING}; hosts TESSERA_ALLOWED_HOSTS / TESSERA_DENIED_HOSTS)`,
+    { cause },
+  );
 }

@@ -4,12 +4,12 @@
  *
  * Defaults follow the COG-over-HTTP consensus (TiTiler's performance notes): no directory listing on
  * open, merged consecutive ranges, a 32 KiB first read, per-handle and global curl caches. Any of them
- * can be overridden by setting the same name in the environment, which GDAL reads itself.
+ * can be overridden by setting the same name in the environment, which GDAL reads itself, except the
+ * few that safety depends on (ENFORCED).
  */
 import gdal from 'gdal-async';
 
 const DEFAULTS: Record<string, string> = {
-  GDAL_DISABLE_READDIR_ON_OPEN: 'EMPTY_DIR',
   GDAL_HTTP_MERGE_CONSECUTIVE_RANGES: 'YES',
   GDAL_INGESTED_BYTES_AT_OPEN: '32768',
   VSI_CACHE: 'TRUE',
@@ -27,6 +27,17 @@ const DEFAULTS: Record<string, string> = {
   OSR_DEFAULT_AXIS_MAPPING_STRATEGY: 'TRADITIONAL_GIS_ORDER',
 };
 
+/**
+ * Settings that keep a remote file from making GDAL read other files, applied whatever the
+ * environment says: no directory listing and no sibling files (.aux.xml, .ovr, .msk, world files,
+ * RPC/IMD metadata are only looked for among a directory's listed files, and the list is empty),
+ * no PAM side files read or written.
+ */
+const ENFORCED: Record<string, string> = {
+  GDAL_DISABLE_READDIR_ON_OPEN: 'EMPTY_DIR',
+  GDAL_PAM_ENABLED: 'NO',
+};
+
 let configured = false;
 
 /** Applies the defaults (once) and the upstream timeouts, in seconds as GDAL wants them. */
@@ -39,6 +50,7 @@ export function configureGdal(opts: { connectTimeoutMs: number; timeoutMs: numbe
   for (const [key, value] of Object.entries(values)) {
     if (process.env[key] === undefined) gdal.config.set(key, value);
   }
+  for (const [key, value] of Object.entries(ENFORCED)) gdal.config.set(key, value);
   // GDAL logs errors to stderr by default; tessera turns them into TesseraErrors instead.
   gdal.quiet();
   configured = true;

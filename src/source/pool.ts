@@ -16,7 +16,8 @@
  *
  * The pool is bounded in total: idle handles of the least recently used sources are closed first.
  */
-import { gdal, type Dataset } from './gdal.js';
+import type { Dataset } from './gdal.js';
+import { rasterOpener } from './open.js';
 import { TesseraError } from '../errors.js';
 
 interface Handle {
@@ -44,7 +45,7 @@ interface Entry {
 export interface PoolOptions {
   handlesPerSource: number;
   maxHandles: number;
-  /** Opens a handle; defaults to gdal.openAsync. */
+  /** Opens a handle; defaults to GDAL's GTiff driver alone (see open.ts). */
   open?: (path: string) => Promise<Dataset>;
 }
 
@@ -55,7 +56,7 @@ export class DatasetPool {
   private readonly open: (path: string) => Promise<Dataset>;
 
   constructor(private readonly opts: PoolOptions) {
-    this.open = opts.open ?? ((p) => gdal.openAsync(p));
+    this.open = opts.open ?? rasterOpener(['GTiff']);
   }
 
   /**

@@ -143,7 +143,10 @@ export class RasterReader {
         grid = { gt, width: grid.width + 2 * padding, height: grid.height + 2 * padding };
       }
       const target: ReadTarget = { kind: 'warp', crs: dstText!, grid, width, height, ...(window ? { window } : {}) };
-      return { target, width, height, sourcePixels: sourcePixels(meta, grid.width, grid.height, width, height), bounds, crs: dstText!, crop: 0, empty: false };
+      // A part that misses the data reads nothing: the limits then judge what is read, not its extent.
+      const empty = !(await this.mayIntersect(arrayBounds(grid.height, grid.width, grid.gt), dstText!, dstSrs));
+      const source = empty ? 0 : sourcePixels(meta, grid.width, grid.height, width, height);
+      return { target, width, height, sourcePixels: source, bounds, crs: dstText!, crop: 0, empty };
     }
 
     const gt = meta.geoTransform as GeoTransform;
@@ -177,7 +180,7 @@ export class RasterReader {
       target: { kind: 'window', window, width: readW, height: readH },
       width,
       height,
-      sourcePixels: sourcePixels(meta, Math.ceil(Math.abs(window.width)), Math.ceil(Math.abs(window.height)), readW, readH),
+      sourcePixels: empty ? 0 : sourcePixels(meta, Math.ceil(Math.abs(window.width)), Math.ceil(Math.abs(window.height)), readW, readH),
       bounds,
       crs: meta.crs,
       crop,
@@ -260,9 +263,31 @@ export class RasterReader {
     return applyCutline(img, shape, shapeCrs);
   }
 
+  /**
+   * False only when `bounds` (in `crsText`) certainly miss the data: the dataset's bounds transformed
+   * into that CRS (cached), widened by a hundredth of their size against the densified edges'
+   * approximation. A footprint the transform cannot express counts as intersecting.
+   */
+  private async mayIntersect(bounds: BBox, crsText: string, crs: SpatialReference): Promise<boolean> {
+    const footprint = await this.source.derived(`footprint ${crsText}`, async () => {
+      const meta = await this.meta();
+      try {
+        return transformBounds(srsFrom(meta.crs), crs, meta.bounds, 21);
+      } catch {
+        return [NaN, NaN, NaN, NaN] as BBox;
+      }
+    });
+    if (!footprint.every(Number.isFinite)) return true;
+    const [l, b, r, t] = footprint;
+    const mx = (r - l) / 100;
+    const my = (t - b) / 100;
+    const [bl, bb, br, bt] = [Math.min(bounds[0], bounds[2]), Math.min(bounds[1], bounds[3]), Math.max(bounds[0], bounds[2]), Math.max(bounds[1], bounds[3])];
+    return bl < r + mx && br > l - mx && bt > b - my && bb < t + my;
+  }
+
   /** GDAL's suggested warp output (rasterio `calculate_default_transform`), cached per target CRS. */
   private async nativeTransform(dstText: string, dstSrs: SpatialReference): Promise<GeoTransform> {
-    return this.source.nativeTransform(dstText, async () => {
+    return this.source.derived(`transform ${dstText}`, async () => {
       const meta = await this.meta();
       const dsSrs = srsFrom(meta.crs);
       let bounds = meta.bounds;

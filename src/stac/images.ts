@@ -235,8 +235,10 @@ export async function stacFeature(
 ): Promise<ImageData> {
   const env = shape.getEnvelope();
   const bbox: [number, number, number, number] = [env.minX, env.minY, env.maxX, env.maxY];
-  const img = await stacPart(layer, bbox, { ...part, boundsCrs: shapeCrs, dstCrs: part.dstCrs ?? shapeCrs }, opts, limits);
-  return applyCutline(img, shape, shapeCrs);
+  const plans = await Promise.all(layer.readers().map((r) => r.planPart(bbox, { ...part, boundsCrs: shapeCrs, dstCrs: part.dstCrs ?? shapeCrs })));
+  if (plans.every((p) => p.empty)) throw new TesseraError('NotFound', 'Feature is outside dataset bounds');
+  await layer.checkLimits(plans, limits);
+  return applyCutline(await layer.read(plans, opts), shape, shapeCrs);
 }
 
 export interface StacPoint {

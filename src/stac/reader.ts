@@ -3,7 +3,7 @@
  * verbs (tile, part, preview, point, feature, statistics) build on the same asset sources.
  */
 import { parseItem, selectAssets, type StacAsset, type StacItem } from './item.js';
-import type { DocumentFetcher } from '../fetch/documents.js';
+import type { DocumentFetcher } from '../upstream/documents.js';
 import type { SourceContext, RasterSource, RasterInfo } from '../source/dataset.js';
 import type { BBox, TileMatrixSet } from '../tms/grid.js';
 

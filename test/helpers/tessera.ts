@@ -12,8 +12,11 @@ export interface RunningTessera {
   close(): Promise<void>;
 }
 
+/** Loopback only: the tests' file servers listen there, and tessera refuses it by default. */
+export const LOOPBACK: string[] = ['127.0.0.0/8', '::1/128'];
+
 export async function startTessera(overrides: Partial<Settings> = {}): Promise<RunningTessera> {
-  const services = new Services(loadSettings({ logLevel: 'silent', ...overrides }));
+  const services = new Services(loadSettings({ logLevel: 'silent', allowedNetworks: LOOPBACK, ...overrides }));
   const app = await buildApp(services, { logger: false });
   const address = await app.listen({ host: '127.0.0.1', port: 0 });
   return {

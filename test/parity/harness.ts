@@ -57,7 +57,12 @@ export interface ServerCommand {
   name: string;
   command: string;
   args(port: number): string[];
+  /** Environment the server always gets (the caller's `env` may override it). */
+  env?: Record<string, string>;
 }
+
+/** tessera's setting that opens loopback, where the tests' file servers listen. */
+export const LOOPBACK_NETWORKS = '127.0.0.0/8,::1/128';
 
 export const TITILER_COMMAND: ServerCommand = {
   name: 'TiTiler',
@@ -69,6 +74,8 @@ export const TESSERA_COMMAND: ServerCommand = {
   name: 'tessera',
   command: TESSERA_BIN,
   args: (port) => ['serve', '--host', '127.0.0.1', '--port', String(port)],
+  // The file server is on loopback, which tessera refuses by default.
+  env: { TESSERA_ALLOWED_NETWORKS: LOOPBACK_NETWORKS },
 };
 
 /**
@@ -147,7 +154,7 @@ export async function startServer(spec: ServerCommand, env: Record<string, strin
   const url = `http://127.0.0.1:${port}`;
   const child = spawn(spec.command, spec.args(port), {
     cwd: ROOT,
-    env: childEnv(env),
+    env: childEnv({ ...spec.env, ...env }),
     // Its own process group, so stop() reaches whatever the server spawns too.
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],

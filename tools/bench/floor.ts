@@ -31,7 +31,7 @@ async function main(): Promise<void> {
   const durationMs = Number(durationArg ?? 5000);
   const reps = Number(repsArg ?? 1);
 
-  const services = new Services(loadSettings({ logLevel: 'silent' }));
+  const services = new Services(loadSettings({ logLevel: 'silent', allowedNetworks: ['127.0.0.0/8'] }));
   const settings = services.settings;
   const limits = { maxOutputPixels: settings.maxOutputPixels, maxSourcePixels: settings.maxSourcePixels };
   const store = new MosaicStore({ fetcher: services.fetcher, cacheTtlMs: settings.documentCacheTtlMs, cacheSize: settings.documentCacheSize, maxBytes: settings.maxDocumentBytes });

@@ -96,6 +96,19 @@ function summarise(img: ImageData, algorithm: AlgorithmStep | undefined, opts: S
   return statisticsMapToJson(imageStatistics(algorithm ? algorithm.apply(img) : img, opts));
 }
 
+/**
+ * Statistics of a feature that misses the data, without an image of its extent: those of a small
+ * all-masked stand-in (same bands, dtype and algorithm), counted over the feature's whole window.
+ */
+async function emptyFeatureStatistics(layer: LayerPlan, plans: ReadPlan[], values: ValueOptions, algorithm: AlgorithmStep | undefined, opts: StatisticsOptions): Promise<Record<string, unknown>> {
+  const standIn = plans.map((p) => ({ ...p, width: Math.min(p.width, 16), height: Math.min(p.height, 16) }));
+  const img = await layer.read(standIn, values);
+  const stats = imageStatistics(algorithm ? algorithm.apply(img) : img, opts);
+  const total = Math.max(...plans.map((p) => p.width)) * Math.max(...plans.map((p) => p.height));
+  for (const band of stats.values()) band.maskedPixels = total - band.validPixels;
+  return statisticsMapToJson(stats);
+}
+
 function checkSourceTotal(total: number, limits: ReadLimits, what: string): void {
   if (total > limits.maxSourcePixels) {
     throw badRequest(`Requested area is too large: reading ${what} needs ${total} source pixels, above the limit of ${limits.maxSourcePixels}; use smaller areas, max_size or width/height`);
@@ -213,18 +226,21 @@ export function stacStatisticsRoutes(services: Services) {
         const part: PartOptions = { ...size, boundsCrs: coordCrs, dstCrs, alignBoundsWithDataset: true };
 
         // rio-tiler `feature`: the part of the shape's bounds, then the cutline. Planned for
-        // every feature first, so that the limits hold for the whole request.
+        // every feature first, so that the limits hold for the whole request. A feature that
+        // misses the data reads nothing, so the limits do not apply to its extent.
         const planFeature = async (f: BodyFeature): Promise<ReadPlan[]> => {
           const env = f.shape.getEnvelope();
           const plans = await Promise.all(layer.readers().map((r) => r.planPart([env.minX, env.minY, env.maxX, env.maxY], part)));
-          await layer.checkLimits(plans, limits);
+          if (!plans.every((p) => p.empty)) await layer.checkLimits(plans, limits);
           return plans;
         };
         const plans = await Promise.all(body.features.map(planFeature));
         checkSourceTotal(plans.flat().reduce((s, p) => s + p.sourcePixels, 0), limits, `the ${body.features.length} feature(s)`);
 
         const statistics = await mapWithConcurrency(body.features, FEATURE_CONCURRENCY, async (f, i) => {
-          const img = await applyCutline(await layer.read(plans[i]!, values), f.shape, coordCrs);
+          const featurePlans = plans[i]!;
+          if (featurePlans.every((p) => p.empty)) return emptyFeatureStatistics(layer, featurePlans, values, algorithm, opts);
+          const img = await applyCutline(await layer.read(featurePlans, values), f.shape, coordCrs);
           return summarise(img, algorithm, opts);
         });
         return sendJson(reply, featureBodyToJson(body, statistics), 'application/geo+json');

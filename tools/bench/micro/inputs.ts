@@ -44,7 +44,7 @@ export class BenchInputs {
 
   constructor() {
     this.scratch = mkdtempSync(path.join(os.tmpdir(), 'tessera-micro-'));
-    this.services = new Services(loadSettings({ logLevel: 'silent', allowedLocalRoots: [this.scratch, FIXTURES] }));
+    this.services = new Services(loadSettings({ logLevel: 'silent', allowedNetworks: ['127.0.0.0/8'], allowedLocalRoots: [this.scratch, FIXTURES] }));
   }
 
   /** The reader of a fixture (as the routes make one per asset) and its centre tile at `zoom`. */

@@ -6,8 +6,9 @@
  *   file size before its first ranged read, and no setting avoids it for plain URLs. The gateway
  *   answers that HEAD with one ranged GET of the file's first bytes (size from Content-Range) and
  *   serves GDAL's first read from those bytes.
- * - **Redirects pass the URL policy.** curl follows redirects wherever they point; the gateway
- *   follows them itself and refuses hops to hosts the policy refuses.
+ * - **Every connection passes the policies.** curl follows redirects wherever they point and
+ *   connects to whatever a name resolves to; the gateway's client (client.ts) follows redirects
+ *   itself under the URL policy and connects only to addresses the network policy allows.
  *
  * GDAL names a file as `/vsicurl/http://127.0.0.1:<port>/<token>/<scheme>/<host><path>?<query>`:
  * the original path stays last, so GDAL's extension checks see the same file name. The token, a
@@ -32,8 +33,18 @@ export interface GatewayOptions {
 
 const START_TIMEOUT_MS = 10_000;
 
+/**
+ * The status the gateway answers when tessera's own policy refuses an upstream (an address of a
+ * refused network, a redirect to a refused place). No upstream means it for us (an upstream answer
+ * with it is passed on as 502), so `gdalOpenError` can tell a refusal from an upstream fault in
+ * GDAL's message.
+ */
+export const GATEWAY_REFUSED_STATUS = 470;
+
 export class UpstreamGateway {
   private readonly token = randomBytes(16).toString('hex');
+  /** [0]: upstream faults the gateway has seen (5xx, cut bodies, timeouts, failed connections). */
+  private readonly faultCounter = new Int32Array(new SharedArrayBuffer(4));
   private worker: Worker;
   private port = 0;
   private closing = false;
@@ -49,6 +60,14 @@ export class UpstreamGateway {
     return `/vsicurl/http://127.0.0.1:${this.port}/${this.token}/${u.protocol.slice(0, -1)}/${u.host}${u.pathname}${u.search}`;
   }
 
+  /**
+   * How many upstream faults the gateway has seen so far. A GDAL call that fails while this number
+   * stays the same failed on bytes upstream served whole: the file is damaged, not the server.
+   */
+  faults(): number {
+    return Atomics.load(this.faultCounter, 0);
+  }
+
   async close(): Promise<void> {
     this.closing = true;
     await this.worker.terminate();
@@ -61,7 +80,7 @@ export class UpstreamGateway {
    */
   private spawn(): Worker {
     const ready = new Int32Array(new SharedArrayBuffer(4));
-    const workerData: GatewayWorkerData = { ...this.opts, token: this.token, port: this.port, ready };
+    const workerData: GatewayWorkerData = { ...this.opts, token: this.token, port: this.port, ready, faults: this.faultCounter };
     const worker = new Worker(new URL('./gateway-worker.js', import.meta.url), { workerData });
     // The gateway must not keep a process alive by itself (tests, the CLI's one-shot commands).
     worker.unref();

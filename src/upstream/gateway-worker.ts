@@ -7,10 +7,11 @@
  * Requests are `GET|HEAD /<token>/<scheme>/<authority><path>?<query>`; anything else is refused.
  */
 import http, { type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
-import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { parentPort, workerData } from 'node:worker_threads';
 import { UrlPolicy, type UrlPolicyOptions } from './url-policy.js';
+import { UpstreamClient, UpstreamRefused, UpstreamTimeout } from './client.js';
+import { GATEWAY_REFUSED_STATUS } from './gateway.js';
 
 export interface GatewayWorkerData {
   token: string;
@@ -23,9 +24,10 @@ export interface GatewayWorkerData {
   port: number;
   /** Int32Array over a SharedArrayBuffer: [0] is set to the port, or -1 on failure, then notified. */
   ready: Int32Array;
+  /** Int32Array over a SharedArrayBuffer: [0] counts upstream faults (see UpstreamGateway.faults). */
+  faults: Int32Array;
 }
 
-const MAX_REDIRECTS = 5;
 /** Probed file heads are kept this long: long enough for GDAL's first read, which follows at once. */
 const HEAD_TTL_MS = 30_000;
 const MAX_HEADS = 64;
@@ -34,10 +36,7 @@ const RELAYED = ['content-length', 'content-range', 'content-type', 'accept-rang
 
 const data = workerData as GatewayWorkerData;
 const policy = new UrlPolicy(data.policy);
-const agents = {
-  'http:': new http.Agent({ keepAlive: true, maxSockets: 64 }),
-  'https:': new https.Agent({ keepAlive: true, maxSockets: 64 }),
-};
+const client = new UpstreamClient({ policy, connectTimeoutMs: data.connectTimeoutMs });
 
 class GatewayFault extends Error {
   constructor(
@@ -48,61 +47,27 @@ class GatewayFault extends Error {
   }
 }
 
-/**
- * One upstream request, following redirects itself so that every hop passes the URL policy (curl
- * would follow them anywhere). Resolves with the final response; its body is not consumed.
- */
-async function upstream(url: string, method: 'GET', range: string | undefined, signal: AbortSignal): Promise<IncomingMessage> {
-  let current = url;
-  for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
-    const res = await requestOnce(current, method, range, signal);
-    const location = res.headers.location;
-    if (res.statusCode !== undefined && res.statusCode >= 300 && res.statusCode < 400 && location) {
-      res.resume();
-      let next: string;
-      try {
-        const loc = policy.resolve(new URL(location, current).href, 'redirect');
-        if (loc.kind !== 'http') throw new Error('not http');
-        next = loc.url;
-      } catch {
-        throw new GatewayFault(403, `redirect to a refused location: ${location}`);
-      }
-      current = next;
-      continue;
-    }
-    return res;
+/** Counts a fault of upstream's (not a refusal of tessera's): the main thread tells damaged files from failing servers by it. */
+function upstreamFault(): void {
+  Atomics.add(data.faults, 0, 1);
+}
+
+/** One upstream GET under the policies; resolves with the final response, its body not consumed. */
+async function upstream(url: string, range: string | undefined, signal: AbortSignal): Promise<IncomingMessage> {
+  const res = await client.get(url, { range, signal });
+  if ((res.statusCode ?? 0) >= 500) upstreamFault();
+  if (res.statusCode === GATEWAY_REFUSED_STATUS) {
+    res.resume();
+    throw new GatewayFault(502, `upstream answered ${GATEWAY_REFUSED_STATUS}`);
   }
-  throw new GatewayFault(502, 'too many redirects');
+  return res;
 }
 
-function requestOnce(url: string, method: string, range: string | undefined, signal: AbortSignal): Promise<IncomingMessage> {
-  return new Promise((resolve, reject) => {
-    const target = new URL(url);
-    const lib = target.protocol === 'https:' ? https : http;
-    const headers: Record<string, string> = { 'User-Agent': 'tessera', 'Accept-Encoding': 'identity' };
-    if (range) headers['Range'] = range;
-    const req = lib.request(target, { method, headers, agent: agents[target.protocol as 'http:' | 'https:'], signal });
-    const connectTimer = setTimeout(() => req.destroy(new GatewayFault(504, 'connect timeout')), data.connectTimeoutMs);
-    req.once('socket', (socket) => {
-      // A kept-alive socket is already connected.
-      if (!socket.connecting) clearTimeout(connectTimer);
-      else socket.once('connect', () => clearTimeout(connectTimer));
-    });
-    req.once('response', (res) => {
-      clearTimeout(connectTimer);
-      resolve(res);
-    });
-    req.once('error', (err) => {
-      clearTimeout(connectTimer);
-      reject(err);
-    });
-    req.end();
-  });
-}
-
-/** 504 when upstream was too slow, 403 for a refused redirect, 502 for anything else. */
+/** 470 for what tessera refuses, 504 when upstream was too slow, 502 for anything else. */
 function faultStatus(err: unknown): number {
   if (err instanceof GatewayFault) return err.status;
+  if (err instanceof UpstreamRefused) return GATEWAY_REFUSED_STATUS;
+  if (err instanceof UpstreamTimeout) return 504;
   if (err instanceof Error && (err.name === 'AbortError' || err.name === 'TimeoutError')) return 504;
   return 502;
 }
@@ -151,7 +116,7 @@ function heldHead(url: string): Promise<Head> | undefined {
 
 async function probeOnce(url: string): Promise<Head> {
   const signal = AbortSignal.timeout(data.timeoutMs);
-  const res = await upstream(url, 'GET', `bytes=0-${data.probeBytes - 1}`, signal);
+  const res = await upstream(url, `bytes=0-${data.probeBytes - 1}`, signal);
   const status = res.statusCode ?? 502;
   const headers = relayedHeaders(res.headers);
   delete headers['content-range'];
@@ -204,18 +169,18 @@ function relayedHeaders(from: IncomingHttpHeaders): Record<string, string> {
   return out;
 }
 
-/** The upstream URL a gateway path names, or undefined when it names none or fails the policy. */
-function targetOf(reqUrl: string): string | undefined {
+/** The upstream URL a gateway path names; else 403 (no token, not a gateway path) or 470 (refused by the policy). */
+function targetOf(reqUrl: string): string | number {
   const prefix = `/${data.token}/`;
-  if (!reqUrl.startsWith(prefix)) return undefined;
+  if (!reqUrl.startsWith(prefix)) return 403;
   const rest = reqUrl.slice(prefix.length);
   const m = /^(https?)\/([^/?#]+)(\/[^#]*)$/.exec(rest);
-  if (!m) return undefined;
+  if (!m) return 403;
   try {
     const loc = policy.resolve(`${m[1]}://${m[2]}${m[3]}`);
-    return loc.kind === 'http' ? loc.url : undefined;
+    return loc.kind === 'http' ? loc.url : GATEWAY_REFUSED_STATUS;
   } catch {
-    return undefined;
+    return GATEWAY_REFUSED_STATUS;
   }
 }
 
@@ -230,8 +195,8 @@ function simpleRange(header: string | undefined): [number, number] | undefined {
 
 async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
   const url = targetOf(req.url ?? '');
-  if (!url) {
-    res.writeHead(403, { 'Content-Length': 0 }).end();
+  if (typeof url === 'number') {
+    res.writeHead(url, { 'Content-Length': 0 }).end();
     return;
   }
   if (req.method === 'HEAD') {
@@ -263,27 +228,34 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
 /** Streams one upstream answer to GDAL; a body cut short upstream is cut short here too. */
 async function relay(url: string, range: string | undefined, res: ServerResponse): Promise<void> {
   const signal = AbortSignal.timeout(data.timeoutMs);
-  const up = await upstream(url, 'GET', range, signal);
+  const up = await upstream(url, range, signal);
   res.writeHead(up.statusCode ?? 502, relayedHeaders(up.headers));
   const onAbort = (): void => {
     up.destroy();
     res.destroy();
   };
   signal.addEventListener('abort', onAbort, { once: true });
-  up.on('error', () => res.destroy());
+  up.on('error', () => {
+    upstreamFault();
+    res.destroy();
+  });
   res.once('close', () => {
     signal.removeEventListener('abort', onAbort);
     if (!up.complete) up.destroy();
   });
   up.once('end', () => {
     // Content-Length promised more than arrived: the socket must close so curl reports the gap.
-    if (!up.complete) res.destroy();
+    if (!up.complete) {
+      upstreamFault();
+      res.destroy();
+    }
   });
   up.pipe(res);
 }
 
 const server = http.createServer((req, res) => {
   handle(req, res).catch((err: unknown) => {
+    if (!(err instanceof UpstreamRefused)) upstreamFault();
     if (res.headersSent) {
       res.destroy();
       return;

@@ -1,27 +1,28 @@
 /**
- * Fetches JSON documents (STAC items, MosaicJSON) from the locations the URL policy allows:
- * bounded in bytes and time, redirects followed only to allowed places, gzip understood, parsed
+ * Fetches JSON documents (STAC items, MosaicJSON) from the locations the URL policy allows, through
+ * the upstream client (client.ts: redirects and addresses under the policies): bounded in bytes and
+ * time, gzip understood (a `.json.gz` as sent; no transfer encoding is asked for), parsed
  * documents cached briefly (concurrent requests for one URL share one fetch).
  */
 import { readFile, stat } from 'node:fs/promises';
 import { gunzipSync } from 'node:zlib';
 import { LRUCache } from 'lru-cache';
 import { TesseraError, badRequest } from '../errors.js';
-import type { Location, UrlPolicy } from '../source/url-policy.js';
+import type { IncomingMessage } from 'node:http';
+import type { Location, UrlPolicy } from './url-policy.js';
+import { UpstreamRefused, UpstreamTimeout, type UpstreamClient } from './client.js';
 
 export interface DocumentFetcherOptions {
   policy: UrlPolicy;
+  client: UpstreamClient;
   timeoutMs: number;
   maxBytes: number;
   cacheTtlMs: number;
   cacheSize: number;
 }
 
-const MAX_REDIRECTS = 5;
-
 export class DocumentFetcher {
   private readonly cache: LRUCache<string, Promise<unknown>>;
-
   constructor(private readonly opts: DocumentFetcherOptions) {
     this.cache = new LRUCache({ max: Math.max(1, opts.cacheSize), ttl: opts.cacheTtlMs || undefined });
   }
@@ -73,38 +74,24 @@ export class DocumentFetcher {
   }
 
   private async fetchHttp(url: string, what: string): Promise<Buffer> {
-    let current = url;
     const signal = AbortSignal.timeout(this.opts.timeoutMs);
     try {
-      for (let hop = 0; hop <= MAX_REDIRECTS; hop++) {
-        const res = await fetch(current, {
-          redirect: 'manual',
-          signal,
-          headers: { Accept: 'application/json, application/geo+json;q=0.9, */*;q=0.1', 'Accept-Encoding': 'gzip' },
-        });
-        if (res.status >= 300 && res.status < 400 && res.headers.has('location')) {
-          await res.body?.cancel();
-          const next = new URL(res.headers.get('location')!, current).href;
-          const loc = this.opts.policy.resolve(next, `redirect of ${what}`);
-          if (loc.kind !== 'http') throw badRequest(`${what} at '${url}' redirects to a refused location`);
-          current = loc.url;
-          continue;
-        }
-        if (!res.ok) {
-          await res.body?.cancel();
-          throw upstreamStatus(res.status, what, url);
-        }
-        const declared = Number(res.headers.get('content-length') ?? NaN);
-        if (declared > this.opts.maxBytes) {
-          await res.body?.cancel();
-          throw badRequest(`${what} at '${url}' is larger than ${this.opts.maxBytes} bytes`);
-        }
-        return await readLimited(res, this.opts.maxBytes, what, url);
+      const res = await this.opts.client.get(url, { signal, accept: 'application/json, application/geo+json;q=0.9, */*;q=0.1' });
+      const status = res.statusCode ?? 502;
+      if (status < 200 || status >= 300) {
+        res.resume();
+        throw upstreamStatus(status, what, url);
       }
-      throw new TesseraError('UpstreamError', `${what} at '${url}': too many redirects`);
+      const declared = Number(res.headers['content-length'] ?? NaN);
+      if (declared > this.opts.maxBytes) {
+        res.destroy();
+        throw badRequest(`${what} at '${url}' is larger than ${this.opts.maxBytes} bytes (TESSERA_MAX_DOCUMENT_BYTES)`);
+      }
+      return await readLimited(res, this.opts.maxBytes, what, url);
     } catch (err) {
       if (err instanceof TesseraError) throw err;
-      if (signal.aborted) {
+      if (err instanceof UpstreamRefused) throw badRequest(`${what} at '${url}' is not allowed: ${err.message}`);
+      if (err instanceof UpstreamTimeout || signal.aborted) {
         throw new TesseraError('Timeout', `${what} at '${url}' did not arrive within ${this.opts.timeoutMs} ms`, { cause: err });
       }
       throw new TesseraError('UpstreamError', `${what} at '${url}' could not be fetched: ${causeText(err)}`, { cause: err });
@@ -118,21 +105,18 @@ function upstreamStatus(status: number, what: string, url: string): TesseraError
   return new TesseraError('UpstreamError', `${what} '${url}': upstream answered ${status}`);
 }
 
-async function readLimited(res: Response, maxBytes: number, what: string, url: string): Promise<Buffer> {
+async function readLimited(res: IncomingMessage, maxBytes: number, what: string, url: string): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
-  const reader = res.body?.getReader();
-  if (!reader) return Buffer.alloc(0);
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
+  for await (const chunk of res as AsyncIterable<Buffer>) {
+    size += chunk.length;
     if (size > maxBytes) {
-      await reader.cancel();
-      throw badRequest(`${what} at '${url}' is larger than ${maxBytes} bytes`);
+      res.destroy();
+      throw badRequest(`${what} at '${url}' is larger than ${maxBytes} bytes (TESSERA_MAX_DOCUMENT_BYTES)`);
     }
-    chunks.push(Buffer.from(value.buffer, value.byteOffset, value.byteLength));
+    chunks.push(chunk);
   }
+  if (!res.complete) throw new TesseraError('UpstreamError', `${what} at '${url}' arrived incomplete`);
   return Buffer.concat(chunks, size);
 }
 

@@ -1,15 +1,20 @@
 /**
  * What the attacker-controlled `url` parameter (and every href inside a fetched document) may name.
  * http(s) is allowed; local files only inside configured roots; GDAL virtual paths (/vsi…),
- * other schemes and hosts outside the allow list are refused with a 400.
+ * other schemes, hosts outside the allow list and IP literals of refused networks (network-policy.ts;
+ * `127.1`, `2130706433` and `[::ffff:127.0.0.1]` are normalised by the URL parser first) are refused
+ * with a 400. Names are checked where they are resolved, on the address connected to.
  */
 import path from 'node:path';
 import { badRequest } from '../errors.js';
+import { NetworkPolicy, NetworkRefused } from './network-policy.js';
 
 export interface UrlPolicyOptions {
   allowedLocalRoots: readonly string[];
   allowedHosts: readonly string[];
   deniedHosts: readonly string[];
+  /** CIDRs opened to upstream connections besides public unicast addresses (default: none). */
+  allowedNetworks?: readonly string[];
 }
 
 export type Location = { kind: 'http'; url: string } | { kind: 'file'; path: string };
@@ -23,9 +28,15 @@ function hostMatches(host: string, pattern: string): boolean {
 
 export class UrlPolicy {
   private readonly roots: string[];
+  readonly network: NetworkPolicy;
 
-  constructor(private readonly opts: UrlPolicyOptions) {
+  /** `network` replaces the policy made from `opts.allowedNetworks` (tests give one with their own resolver). */
+  constructor(
+    private readonly opts: UrlPolicyOptions,
+    network?: NetworkPolicy,
+  ) {
     this.roots = opts.allowedLocalRoots.map((r) => path.resolve(r));
+    this.network = network ?? new NetworkPolicy(opts.allowedNetworks ?? []);
   }
 
   get allowsLocalFiles(): boolean {
@@ -64,6 +75,12 @@ export class UrlPolicy {
     }
     if (url.username || url.password) {
       throw badRequest(`${what} '${text}' is not allowed: credentials in URLs are refused`);
+    }
+    try {
+      this.network.checkLiteral(host);
+    } catch (err) {
+      if (err instanceof NetworkRefused) throw badRequest(`${what} '${text}' is not allowed: ${err.message}`);
+      throw err;
     }
     return url.href;
   }

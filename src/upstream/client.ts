@@ -1,0 +1,137 @@
+/**
+ * The one way tessera sends HTTP requests upstream: documents (STAC items, MosaicJSON) and the
+ * gateway's raster ranges. node's http/https with keep-alive agents whose sockets resolve names
+ * through the network policy (the address checked is the address connected to), IP literals checked
+ * before a socket opens, redirects followed here so that every hop passes the URL and network
+ * policies (curl and fetch would follow them anywhere), and a connect timeout of its own.
+ */
+import http, { type IncomingMessage } from 'node:http';
+import https from 'node:https';
+import type { Socket } from 'node:net';
+import { TesseraError } from '../errors.js';
+import { NetworkRefused } from './network-policy.js';
+import type { UrlPolicy } from './url-policy.js';
+
+/** A redirect or an address that tessera's policies refuse; nothing refused was contacted. */
+export class UpstreamRefused extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'UpstreamRefused';
+  }
+}
+
+/** An upstream that did not connect, or did not answer, in time. */
+export class UpstreamTimeout extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UpstreamTimeout';
+  }
+}
+
+export interface UpstreamClientOptions {
+  policy: UrlPolicy;
+  connectTimeoutMs: number;
+  /** Sockets per upstream host (keep-alive). */
+  maxSockets?: number;
+  maxRedirects?: number;
+  userAgent?: string;
+}
+
+export interface UpstreamRequest {
+  /** A single `bytes=a-b` range, passed on as is. */
+  range?: string | undefined;
+  accept?: string;
+  /** Ends the request (and its body) when aborted: the caller's total deadline. */
+  signal: AbortSignal;
+}
+
+export class UpstreamClient {
+  private readonly agents: { 'http:': http.Agent; 'https:': https.Agent };
+
+  constructor(private readonly opts: UpstreamClientOptions) {
+    const agentOptions = { keepAlive: true, maxSockets: opts.maxSockets ?? 64, lookup: opts.policy.network.lookup };
+    this.agents = { 'http:': new http.Agent(agentOptions), 'https:': new https.Agent(agentOptions) };
+  }
+
+  /**
+   * GETs `url` (already allowed by the URL policy), following redirects that the policies allow.
+   * Resolves with the final response, body unread (the caller consumes or destroys it). Refusals
+   * reject with UpstreamRefused, timeouts with UpstreamTimeout, network failures with node's error.
+   */
+  async get(url: string, req: UpstreamRequest): Promise<IncomingMessage> {
+    let current = url;
+    const maxRedirects = this.opts.maxRedirects ?? 5;
+    for (let hop = 0; hop <= maxRedirects; hop++) {
+      const res = await this.once(current, req);
+      const location = res.headers.location;
+      const status = res.statusCode ?? 0;
+      if (status >= 300 && status < 400 && location) {
+        res.resume();
+        current = this.redirectTarget(location, current);
+        continue;
+      }
+      return res;
+    }
+    throw new TesseraError('UpstreamError', `too many redirects (more than ${maxRedirects})`);
+  }
+
+  close(): void {
+    this.agents['http:'].destroy();
+    this.agents['https:'].destroy();
+  }
+
+  private redirectTarget(location: string, from: string): string {
+    let next: string;
+    try {
+      next = new URL(location, from).href;
+    } catch {
+      throw new UpstreamRefused(`redirect to an invalid location '${location}'`);
+    }
+    try {
+      const loc = this.opts.policy.resolve(next, 'redirect');
+      if (loc.kind !== 'http') throw new Error('a redirect may only lead to http(s)');
+      return loc.url;
+    } catch (err) {
+      throw new UpstreamRefused(`redirect to a refused location: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    }
+  }
+
+  private once(url: string, req: UpstreamRequest): Promise<IncomingMessage> {
+    const target = new URL(url);
+    const network = this.opts.policy.network;
+    try {
+      network.checkLiteral(target.hostname);
+    } catch (err) {
+      return Promise.reject(err instanceof NetworkRefused ? new UpstreamRefused(err.message, { cause: err }) : err);
+    }
+    return new Promise((resolve, reject) => {
+      const lib = target.protocol === 'https:' ? https : http;
+      const headers: Record<string, string> = { 'User-Agent': this.opts.userAgent ?? 'tessera', 'Accept-Encoding': 'identity' };
+      if (req.range) headers['Range'] = req.range;
+      if (req.accept) headers['Accept'] = req.accept;
+      const agent = this.agents[target.protocol as 'http:' | 'https:'];
+      const request = lib.request(target, { method: 'GET', headers, agent, signal: req.signal });
+      const connectTimer = setTimeout(
+        () => request.destroy(new UpstreamTimeout(`could not connect within ${this.opts.connectTimeoutMs} ms`)),
+        this.opts.connectTimeoutMs,
+      );
+      request.once('socket', (socket: Socket) => {
+        network.checkSocket(socket);
+        // A kept-alive socket is already connected.
+        if (!socket.connecting) clearTimeout(connectTimer);
+        else socket.once('connect', () => clearTimeout(connectTimer));
+      });
+      request.once('response', (res) => {
+        clearTimeout(connectTimer);
+        resolve(res);
+      });
+      request.once('error', (err) => {
+        clearTimeout(connectTimer);
+        if (err instanceof NetworkRefused) reject(new UpstreamRefused(err.message, { cause: err }));
+        else if (err.name === 'AbortError' || err.name === 'TimeoutError') reject(new UpstreamTimeout('upstream did not answer in time'));
+        else reject(err);
+      });
+      request.end();
+    });
+  }
+}
