@@ -28,6 +28,8 @@ export interface Settings {
   upstreamTimeoutMs: number;
   /** Read remote rasters through the upstream gateway (source/gateway.ts); off: GDAL reaches upstream itself. */
   upstreamGateway: boolean;
+  /** Bytes one request may fetch from upstream, documents and raster reads together (upstream/budget.ts). */
+  maxUpstreamBytes: number;
   /** Largest JSON document (STAC item, MosaicJSON) fetched, in bytes. */
   maxDocumentBytes: number;
   /** Deadline of a whole request. */
@@ -122,6 +124,7 @@ export function loadSettings(overrides: Partial<Settings> = {}): Settings {
     upstreamTimeoutMs: int('TESSERA_UPSTREAM_TIMEOUT_MS', 15_000),
     upstreamGateway: bool('TESSERA_UPSTREAM_GATEWAY', true),
     maxDocumentBytes: int('TESSERA_MAX_DOCUMENT_BYTES', 32 * 1024 * 1024),
+    maxUpstreamBytes: Math.max(1, int('TESSERA_MAX_UPSTREAM_BYTES', 256 * 1024 * 1024)),
     requestTimeoutMs: int('TESSERA_REQUEST_TIMEOUT_MS', 30_000),
     documentCacheTtlMs: int('TESSERA_DOCUMENT_CACHE_TTL_MS', 300_000),
     documentCacheSize: int('TESSERA_DOCUMENT_CACHE_SIZE', 512),

@@ -5,10 +5,13 @@ import { UpstreamGateway } from './upstream/gateway.js';
 import { configureEncoders } from './image/encode/index.js';
 import { UrlPolicy } from './upstream/url-policy.js';
 import { DatasetPool } from './source/pool.js';
-import { SourceContext } from './source/dataset.js';
+import { SourceContext, type Meter } from './source/dataset.js';
 import { DocumentFetcher } from './upstream/documents.js';
 import { UpstreamClient } from './upstream/client.js';
 import { rasterOpener, diagnoseOpen } from './source/open.js';
+import { Budgets, UNMETERED_LANE } from './upstream/budget.js';
+import type { Dataset } from './source/gdal.js';
+import { badRequest } from './errors.js';
 import { StacReader } from './stac/reader.js';
 import { RENDER_IN_THIS_THREAD, type Renderer } from './image/post-process.js';
 import { RenderThreads } from './image/render-threads.js';
@@ -20,6 +23,8 @@ export class Services {
   readonly fetcher: DocumentFetcher;
   /** Every upstream HTTP request made on this thread (documents, diagnoses) goes through it. */
   readonly client: UpstreamClient;
+  /** Upstream bytes per request (TESSERA_MAX_UPSTREAM_BYTES). */
+  readonly budgets: Budgets;
   /** Post-processing and encoding: render threads, or this thread when there are none. */
   readonly renderer: Renderer;
   private readonly threads: RenderThreads | undefined;
@@ -29,7 +34,7 @@ export class Services {
     configureGdal({ connectTimeoutMs: settings.upstreamConnectTimeoutMs, timeoutMs: settings.upstreamTimeoutMs });
     configureEncoders({ pngLevel: settings.pngLevel });
     this.policy = new UrlPolicy(settings);
-    this.pool = new DatasetPool({ handlesPerSource: settings.handlesPerSource, maxHandles: settings.maxHandles, open: rasterOpener(settings.allowedDrivers) });
+    this.budgets = new Budgets(settings.maxUpstreamBytes);
     this.client = new UpstreamClient({ policy: this.policy, connectTimeoutMs: settings.upstreamConnectTimeoutMs });
     this.gateway = settings.upstreamGateway
       ? new UpstreamGateway({
@@ -37,19 +42,47 @@ export class Services {
           connectTimeoutMs: settings.upstreamConnectTimeoutMs,
           timeoutMs: settings.upstreamTimeoutMs,
           probeBytes: firstReadBytes(),
+          budgets: this.budgets.memory,
         })
       : undefined;
     const gateway = this.gateway;
+    // Each handle reads on a lane of its own, so that the gateway can charge its reads to the
+    // request holding it; the open itself is charged to the request that caused it.
+    const lanes = new WeakMap<Dataset, number>();
+    const budgets = this.budgets;
+    const openAllowed = rasterOpener(settings.allowedDrivers);
+    const open = async (path: string): Promise<Dataset> => {
+      const lane = gateway ? budgets.takeLane() : UNMETERED_LANE;
+      try {
+        const ds = await budgets.metered(lane, () => openAllowed(gateway ? gateway.onLane(path, lane) : path));
+        lanes.set(ds, lane);
+        return ds;
+      } catch (err) {
+        budgets.releaseLane(lane);
+        throw err;
+      }
+    };
+    const onClose = (ds: Dataset): void => {
+      const lane = lanes.get(ds);
+      if (lane !== undefined) budgets.releaseLane(lane);
+    };
+    this.pool = new DatasetPool({ handlesPerSource: settings.handlesPerSource, maxHandles: settings.maxHandles, open, onClose });
+    const meter: Meter = {
+      run: (ds, call) => budgets.metered(lanes.get(ds), call),
+      exhausted: () => (budgets.exhausted() ? badRequest(budgets.overBudgetMessage()) : undefined),
+    };
     this.sources = new SourceContext(this.pool, {
       ttlMs: settings.documentCacheTtlMs,
       size: settings.documentCacheSize,
       remotePath: gateway ? (url) => gateway.gdalPath(url) : undefined,
       upstreamFaults: gateway ? () => gateway.faults() : undefined,
+      meter: gateway ? meter : undefined,
       diagnose: (loc, label) => diagnoseOpen(loc, label, settings.allowedDrivers, this.client, settings.upstreamTimeoutMs),
     });
     this.fetcher = new DocumentFetcher({
       policy: this.policy,
       client: this.client,
+      budgets: this.budgets,
       timeoutMs: settings.upstreamTimeoutMs,
       maxBytes: settings.maxDocumentBytes,
       cacheTtlMs: settings.documentCacheTtlMs,

@@ -13,6 +13,7 @@ import path from 'node:path';
 import { FIXTURES, fixtureItem, startFileServer, type FileServer } from './helpers/fileserver.js';
 import { LOOPBACK, startTessera } from './helpers/tessera.js';
 import { GATEWAY_REFUSED_STATUS, UpstreamGateway, redactGateway } from '../src/upstream/gateway.js';
+import { budgetMemory } from '../src/upstream/budget.js';
 import { gdal } from '../src/source/gdal.js';
 
 let files: FileServer;
@@ -21,7 +22,7 @@ let oddUrl: string;
 let gateway: UpstreamGateway;
 let b01: Buffer;
 
-const OPTIONS = { connectTimeoutMs: 2000, timeoutMs: 2000, probeBytes: 65536 };
+const OPTIONS = { connectTimeoutMs: 2000, timeoutMs: 2000, probeBytes: 65536, budgets: budgetMemory() };
 
 /** The gateway URL GDAL would be given for `url`, without the /vsicurl/ prefix. */
 function via(g: UpstreamGateway, url: string): string {
@@ -63,7 +64,7 @@ after(async () => {
 describe('upstream gateway', () => {
   it('names files under a secret token, keeping the path and query last', () => {
     const p = gateway.gdalPath('https://example.com:8443/a/b%20c.tif?sig=1&x=2');
-    assert.match(p, /^\/vsicurl\/http:\/\/127\.0\.0\.1:\d+\/[0-9a-f]{32}\/https\/example\.com:8443\/a\/b%20c\.tif\?sig=1&x=2$/);
+    assert.match(p, /^\/vsicurl\/http:\/\/127\.0\.0\.1:\d+\/[0-9a-f]{32}\/0\/https\/example\.com:8443\/a\/b%20c\.tif\?sig=1&x=2$/);
     assert.equal(redactGateway(`HTTP error on ${p}`), 'HTTP error on /vsicurl/https://example.com:8443/a/b%20c.tif?sig=1&x=2');
   });
 

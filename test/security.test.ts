@@ -338,3 +338,105 @@ describe('network policy', () => {
     }
   });
 });
+
+describe('upstream bytes per request (TESSERA_MAX_UPSTREAM_BYTES)', () => {
+  it('stops a request that fetches more than its budget with a 400 naming the setting, and keeps serving', async () => {
+    files.put('/budget/item.json', (await itemWith(`${files.url}/cog.tif`)).replace('"data"', '"cog"'));
+    const item = q(`${files.url}/budget/item.json`);
+    const tight = await startTessera({ allowedNetworks: ['127.0.0.1/32'], maxUpstreamBytes: 100_000 });
+    try {
+      files.resetStats();
+      // A preview of cog.tif reads ~0.5 MB of overview blocks.
+      const r = await answer(tight, `/stac/preview.npy?url=${item}&assets=cog&max_size=512`);
+      assert.equal(r.status, 400, r.text);
+      assert.match(r.detail, /more than 100000 bytes from upstream.*TESSERA_MAX_UPSTREAM_BYTES/);
+      // What was fetched stayed near the budget: the read stopped, it did not finish first.
+      assert.ok(files.stats().bytes < 400_000, `fetched ${files.stats().bytes} bytes`);
+      // A document larger than the budget is refused as well.
+      files.put('/budget/big.json', JSON.stringify({ pad: 'x'.repeat(150_000) }));
+      const doc = await answer(tight, `/stac/info?url=${q(`${files.url}/budget/big.json`)}`);
+      assert.equal(doc.status, 400, doc.text);
+      assert.match(doc.detail, /TESSERA_MAX_UPSTREAM_BYTES/);
+      // Small requests within the budget still work, on the same server.
+      const tile = await answer(tight, `/stac/info?url=${item}&assets=cog`);
+      assert.equal(tile.status, 200, tile.text);
+    } finally {
+      await tight.close();
+    }
+    // The default budget takes the same preview.
+    const r = await answer(tessera, `/stac/preview.npy?url=${item}&assets=cog&max_size=512`);
+    assert.equal(r.status, 200, r.text);
+  });
+});
+
+describe('request bodies and parameters are bounded before work', () => {
+  const post = (p: string, body: string): Promise<{ status: number; detail: string; text: string }> =>
+    answer(tessera, p, { method: 'POST', body, headers: { 'content-type': 'application/json' } });
+
+  it('refuses JSON bodies nested deeper than GeoJSON needs, with a 400 detail (no stack overflow)', async () => {
+    files.put('/item.json', await fixtureItem(files.url));
+    const item = q(`${files.url}/item.json`);
+    const deep = `{"type":"Feature","properties":${'{"a":'.repeat(50_000)}1${'}'.repeat(50_000)},"geometry":null}`;
+    for (const route of [`/stac/statistics?url=${item}&assets=B01`, `/stac/feature.png?url=${item}&assets=B01`]) {
+      const r = await post(route, deep);
+      assert.equal(r.status, 400, r.text.slice(0, 200));
+      assert.match(r.detail, /nested deeper than 64 levels/);
+    }
+    const arrays = await post(`/stac/statistics?url=${item}&assets=B01`, `${'['.repeat(100_000)}${']'.repeat(100_000)}`);
+    assert.equal(arrays.status, 400);
+  });
+
+  it('refuses bodies over 8 MiB with a 413 detail, and more vertices than it rasterises', async () => {
+    const item = q(`${files.url}/item.json`);
+    const big = await post(`/stac/statistics?url=${item}&assets=B01`, JSON.stringify({ type: 'Feature', properties: { pad: 'x'.repeat(9 * 1024 * 1024) }, geometry: null }));
+    assert.equal(big.status, 413, big.text.slice(0, 200));
+    assert.ok(big.detail.length > 0);
+    const ring: number[][] = [];
+    for (let i = 0; i < 210_000; i++) ring.push([23.8 + (i % 1000) / 1e4, 32 + Math.floor(i / 1000) / 1e4]);
+    ring.push(ring[0]!);
+    const many = await post(`/stac/statistics?url=${item}&assets=B01`, JSON.stringify({ type: 'Feature', properties: {}, geometry: { type: 'Polygon', coordinates: [ring] } }));
+    assert.equal(many.status, 400, many.text.slice(0, 200));
+    assert.match(many.detail, /more than 200000 vertices/);
+  });
+
+  it('refuses colormaps and expressions past their size limits', async () => {
+    const item = q(`${files.url}/item.json`);
+    const tile = `/stac/tiles/WebMercatorQuad/8/144/103.png?url=${item}&assets=B01`;
+    // 4097 entries (the smallest of them, to fit a URL): one past the limit.
+    const cmap = await answer(tessera, `${tile}&colormap=${q(JSON.stringify(Array.from({ length: 4097 }, () => 0)))}`);
+    assert.equal(cmap.status, 400, cmap.text.slice(0, 200));
+    assert.match(cmap.detail, /at most 4096/);
+    const expression = await answer(tessera, `/stac/tiles/WebMercatorQuad/8/144/103.png?url=${item}&expression=${q(Array.from({ length: 600 }, () => 'B01_b1').join('+'))}`);
+    assert.equal(expression.status, 400, expression.text.slice(0, 200));
+    assert.match(expression.detail, /too large|longer than/);
+    // A legitimate long colormap (400 entries) fits in a URL; past 64 KiB the answer is a JSON 431.
+    const long = Array.from({ length: 400 }, (_, i) => [[i * 10, i * 10 + 10], [i % 256, 100, 200, 255]]);
+    const ok = await answer(tessera, `${tile}&rescale=0,4000&colormap=${q(JSON.stringify(long))}`);
+    assert.equal(ok.status, 200, ok.text.slice(0, 200));
+    const huge = await answer(tessera, `${tile}&x=${'y'.repeat(70_000)}`);
+    assert.equal(huge.status, 431);
+    assert.match(huge.detail, /larger than 65536 bytes/);
+    assert.equal((await answer(tessera, '/healthz')).status, 200);
+  });
+});
+
+describe('tile indices are checked against the grid before any work', () => {
+  it('answers x = 2^64 and zooms past a grid with a 400 at once, and keeps serving', async () => {
+    files.put('/item.json', await fixtureItem(files.url));
+    const item = q(`${files.url}/item.json`);
+    const started = Date.now();
+    for (const path of [
+      '/stac/tiles/WebMercatorQuad/12/18446744073709551616/1542.png',
+      '/stac/tiles/WebMercatorQuad/12/1000000000000/1542.png',
+      '/stac/tiles/WebMercatorQuad/12/-1/1542.png',
+      '/stac/tiles/WebMercatorQuad/31/0/0.png',
+      '/stac/tiles/CDB1GlobalGrid/25/0/0.png',
+      '/stac/tiles/GNOSISGlobalGrid/30/0/0.png',
+      '/mosaicjson/tiles/WebMercatorQuad/12/18446744073709551616/1542.png',
+    ]) {
+      await refused(tessera, `${path}?url=${item}&assets=B01`, /is not a tile of/);
+    }
+    assert.ok(Date.now() - started < 2000, `took ${Date.now() - started} ms`);
+    assert.equal((await answer(tessera, '/healthz')).status, 200);
+  });
+});

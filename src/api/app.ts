@@ -9,7 +9,8 @@ import compress from '@fastify/compress';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { Services } from '../services.js';
-import { installErrorHandling } from './errors.js';
+import { answerClientError, installErrorHandling, MAX_HEADER_BYTES } from './errors.js';
+import { installJsonBodyParser, MAX_BODY_BYTES } from './json-body.js';
 import { installLargeRequestGate } from './large-requests.js';
 import { normaliseBooleans, type Query } from './params.js';
 import { tmsRoutes } from './routes/tms.js';
@@ -28,7 +29,11 @@ export async function buildApp(services: Services, opts: { logger?: boolean | ob
   const app = Fastify({
     logger: opts.logger ?? { level: settings.logLevel },
     trustProxy: process.env['TESSERA_TRUST_PROXY'] === 'true',
-    bodyLimit: 8 * 1024 * 1024,
+    bodyLimit: MAX_BODY_BYTES,
+    // URLs carry colormaps, expressions and GeoJSON-ish parameters: 64 KiB of URL and headers
+    // (Node's default 16 KiB refused a 400-entry colormap). Over it: 431 with a JSON detail.
+    http: { maxHeaderSize: MAX_HEADER_BYTES },
+    clientErrorHandler: answerClientError,
     ajv: { customOptions: { coerceTypes: 'array', allErrors: true, removeAdditional: false, useDefaults: true } },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 2048 },
     // Each request carries a deadline; the handler's own work is bounded by upstream timeouts.
@@ -36,6 +41,7 @@ export async function buildApp(services: Services, opts: { logger?: boolean | ob
   });
 
   installErrorHandling(app);
+  installJsonBodyParser(app);
   installLargeRequestGate(app, settings.largeRequests);
 
   await app.register(cors, {
@@ -64,8 +70,11 @@ export async function buildApp(services: Services, opts: { logger?: boolean | ob
     if (request.query && typeof request.query === 'object') normaliseBooleans(request.query as Query);
   });
 
-  // The request deadline: a client never waits longer than requestTimeoutMs for an answer.
+  // The request deadline: a client never waits longer than requestTimeoutMs for an answer. The
+  // request's upstream byte budget starts here too (entered before any await, so that the rest of
+  // the request's asynchronous flow charges it).
   app.addHook('onRequest', async (request, reply) => {
+    reply.raw.once('close', services.budgets.enter());
     const timer = setTimeout(() => {
       if (!reply.sent) {
         request.log.warn('request deadline passed');

@@ -3,6 +3,7 @@
  * schema validation becomes FastAPI's 422 body, and anything unexpected is a logged 500 with a short
  * detail. Bodies are always `{"detail": ...}` as TiTiler sends them; 204 has no body.
  */
+import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { TesseraError, type ErrorKind } from '../errors.js';
 import { pyDumps } from '../pyjson.js';
@@ -135,6 +136,28 @@ function send(reply: FastifyReply, status: number, body: unknown): void {
     return;
   }
   reply.code(status).type('application/json').send(Buffer.from(pyDumps(body), 'utf8'));
+}
+
+/** Largest request line plus headers the HTTP server reads. */
+export const MAX_HEADER_BYTES = 64 * 1024;
+
+/**
+ * Errors Node's HTTP parser finds before Fastify sees a request (headers too large, malformed
+ * requests): answered with a JSON `{"detail"}` like every other 4xx, then the connection closes.
+ */
+export function answerClientError(err: Error & { code?: string }, socket: Duplex): void {
+  if (err.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const [status, reason, detail] =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'Request Header Fields Too Large', `The request line and headers are larger than ${MAX_HEADER_BYTES} bytes: send less in the URL`]
+      : err.code === 'HPE_HEADERS_TIMEOUT' || err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'Request Timeout', 'The request did not arrive in time']
+        : [400, 'Bad Request', 'Malformed HTTP request'];
+  const body = pyDumps({ detail });
+  socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
 }
 
 export function installErrorHandling(app: FastifyInstance): void {

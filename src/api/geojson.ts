@@ -27,12 +27,22 @@ function checkPosition(p: unknown, loc: Loc): void {
   }
 }
 
-function checkPolygon(rings: unknown, loc: Loc): void {
+/** Most positions one body may hold, all its features together: rasterising and reprojecting cost grows with them. */
+export const MAX_VERTICES = 200_000;
+
+/** Positions counted so far in one body. */
+interface Tally {
+  vertices: number;
+}
+
+function checkPolygon(rings: unknown, loc: Loc, tally: Tally): void {
   if (!Array.isArray(rings) || rings.length === 0) throw invalid(loc, 'Value error, a Polygon needs at least one linear ring', rings);
   rings.forEach((ring, i) => {
     if (!Array.isArray(ring) || ring.length < 4) {
       throw invalid([...loc, i], 'Value error, a linear ring needs at least 4 positions', ring);
     }
+    tally.vertices += ring.length;
+    if (tally.vertices > MAX_VERTICES) throw badRequest(`The GeoJSON body has more than ${MAX_VERTICES} vertices; simplify the geometries or send fewer features`);
     ring.forEach((p, j) => checkPosition(p, [...loc, i, j]));
     const first = ring[0] as number[];
     const last = ring[ring.length - 1] as number[];
@@ -43,14 +53,14 @@ function checkPolygon(rings: unknown, loc: Loc): void {
 }
 
 /** A Polygon or MultiPolygon object (at `loc` in the body) as a GDAL geometry. */
-function polygonGeometry(g: Json, loc: Loc): gdal.Geometry {
+function polygonGeometry(g: Json, loc: Loc, tally: Tally): gdal.Geometry {
   const coordinatesLoc = [...loc, 'coordinates'];
   if (g['type'] === 'Polygon') {
-    checkPolygon(g['coordinates'], coordinatesLoc);
+    checkPolygon(g['coordinates'], coordinatesLoc, tally);
   } else if (g['type'] === 'MultiPolygon') {
     const polys = g['coordinates'];
     if (!Array.isArray(polys) || polys.length === 0) throw invalid(coordinatesLoc, 'Value error, a MultiPolygon needs at least one polygon', polys);
-    polys.forEach((p, i) => checkPolygon(p, [...coordinatesLoc, i]));
+    polys.forEach((p, i) => checkPolygon(p, [...coordinatesLoc, i], tally));
   } else {
     throw badRequest(`Unsupported geometry type '${String(g['type'])}': use a Polygon or MultiPolygon`);
   }
@@ -65,10 +75,10 @@ function polygonGeometry(g: Json, loc: Loc): gdal.Geometry {
 export function parseFeatureBody(body: unknown): gdal.Geometry {
   if (!isRecord(body)) throw invalid([], 'Input should be a valid GeoJSON Feature object', body);
   if (body['type'] === 'FeatureCollection') throw badRequest('Expected a GeoJSON Feature, got a FeatureCollection');
-  if (body['type'] !== 'Feature') return polygonGeometry(body, []);
+  if (body['type'] !== 'Feature') return polygonGeometry(body, [], { vertices: 0 });
   const geometry = body['geometry'];
   if (!isRecord(geometry)) throw invalid(['geometry'], 'Input should be a valid GeoJSON geometry object', geometry);
-  return polygonGeometry(geometry, ['geometry']);
+  return polygonGeometry(geometry, ['geometry'], { vertices: 0 });
 }
 
 // ---- Feature or FeatureCollection (POST statistics) --------------------------------------------
@@ -98,12 +108,12 @@ function parseBbox(value: unknown, loc: Loc): number[] | undefined {
   return value as number[];
 }
 
-function parseBodyFeature(f: unknown, loc: Loc): BodyFeature {
+function parseBodyFeature(f: unknown, loc: Loc, tally: Tally): BodyFeature {
   if (!isRecord(f) || f['type'] !== 'Feature') throw invalid(loc, "Input should be a GeoJSON object of type 'Feature'", f);
   const geometry = f['geometry'];
   if (geometry === null || geometry === undefined) throw badRequest('Invalid geometry: a feature without geometry has no pixels to summarise');
   if (!isRecord(geometry)) throw invalid([...loc, 'geometry'], 'Input should be a valid GeoJSON geometry object', geometry);
-  const shape = polygonGeometry(geometry, [...loc, 'geometry']);
+  const shape = polygonGeometry(geometry, [...loc, 'geometry'], tally);
   // geojson-pydantic requires `properties` (null allowed); a missing one is read as null here.
   const properties = f['properties'] ?? null;
   if (properties !== null && !isRecord(properties)) throw invalid([...loc, 'properties'], 'Input should be a valid dictionary', properties);
@@ -132,7 +142,7 @@ function parseBodyFeature(f: unknown, loc: Loc): BodyFeature {
 export function parseFeatureOrCollectionBody(body: unknown): FeatureBody {
   if (!isRecord(body)) throw invalid([], 'Input should be a valid GeoJSON Feature or FeatureCollection object', body);
   if (body['type'] === 'Feature') {
-    const feature = parseBodyFeature(body, []);
+    const feature = parseBodyFeature(body, [], { vertices: 0 });
     return { type: 'Feature', features: [feature] };
   }
   if (body['type'] !== 'FeatureCollection') {
@@ -140,7 +150,8 @@ export function parseFeatureOrCollectionBody(body: unknown): FeatureBody {
   }
   const features = body['features'];
   if (!Array.isArray(features)) throw invalid(['features'], 'Input should be a valid list of features', features ?? null);
-  const out: FeatureBody = { type: 'FeatureCollection', features: features.map((f, i) => parseBodyFeature(f, ['features', i])) };
+  const tally: Tally = { vertices: 0 };
+  const out: FeatureBody = { type: 'FeatureCollection', features: features.map((f, i) => parseBodyFeature(f, ['features', i], tally)) };
   const bbox = parseBbox(body['bbox'], ['bbox']);
   if (bbox) out.bbox = bbox;
   return out;

@@ -82,6 +82,9 @@ export function parseColor(value: unknown): Rgba {
 
 const PARSE_FAILURE = 'Could not parse the colormap value.';
 
+/** Most entries a `colormap` may have: a lookup table needs 256; intervals are searched per pixel. */
+export const MAX_COLORMAP_ENTRIES = 4096;
+
 /**
  * The `colormap` query parameter: a JSON object `{"<int>": colour}` or a JSON list
  * `[[[min, max], colour], …]`, parsed as TiTiler does (Python's json, so `NaN`/`Infinity` are
@@ -95,6 +98,8 @@ export function parseColormapJson(text: string): ColorMap {
   } catch {
     throw badRequest(PARSE_FAILURE);
   }
+  const size = Array.isArray(doc) ? doc.length : doc !== null && typeof doc === 'object' ? Object.keys(doc).length : 0;
+  if (size > MAX_COLORMAP_ENTRIES) throw badRequest(`Invalid colormap: ${size} entries, at most ${MAX_COLORMAP_ENTRIES}`);
   if (Array.isArray(doc)) return { kind: 'intervals', entries: doc.map(parseInterval) };
   if (doc === null || typeof doc !== 'object') {
     throw badRequest('Invalid colormap: expected a JSON object {"value": color} or a list [[[min, max], color], ...]');

@@ -13,7 +13,7 @@ import type { MosaicDocument } from './document.js';
 import { quadkeyZoomOf } from './document.js';
 import { lowerBound, quadkey, quadkeyToTile } from './quadkey.js';
 import { getTms, WEB_MERCATOR_QUAD } from '../tms/registry.js';
-import type { BBox, TileMatrixSet, Tile } from '../tms/grid.js';
+import { checkTile, type BBox, type TileMatrixSet, type Tile } from '../tms/grid.js';
 import { sameCrs, srsFrom, transformBounds, transformPoint, WGS84 } from '../source/crs.js';
 import { badRequest } from '../errors.js';
 
@@ -184,9 +184,3 @@ function safeTransform(from: ReturnType<typeof srsFrom>, to: ReturnType<typeof s
   }
 }
 
-/** A tile the grid does not have is the client's mistake. */
-export function checkTile(tms: TileMatrixSet, x: number, y: number, z: number): void {
-  if (z > 30 || !tms.isValid({ x, y, z })) {
-    throw badRequest(`Tile(x=${x}, y=${y}, z=${z}) is not a tile of ${tms.id}`);
-  }
-}

@@ -151,6 +151,13 @@ async function readMeta(ds: Dataset): Promise<SourceMeta> {
   };
 }
 
+/** Runs a call on a handle with its upstream bytes charged to the current request; `exhausted` says whether that budget ran out. */
+export interface Meter {
+  run<T>(ds: Dataset, call: () => Promise<T> | T): Promise<T>;
+  /** The error to answer when the current request has spent its budget; undefined while it has not. */
+  exhausted(): TesseraError | undefined;
+}
+
 /** Shared state of every source: the handle pool and the metadata caches. */
 export class SourceContext {
   readonly metaCache: LRUCache<string, SourceMeta>;
@@ -167,6 +174,8 @@ export class SourceContext {
    * the count stays put failed on a damaged file, not on a failing server.
    */
   readonly upstreamFaults: (() => number) | undefined;
+  /** Charges a call's upstream bytes to the current request (upstream/budget.ts); none: unmetered. */
+  readonly meter: Meter | undefined;
   /** Why no allowed driver opened a raster (source/open.ts); one look per source at a time. */
   private readonly diagnose: (loc: Location, label: string) => Promise<TesseraError>;
   private readonly diagnosing = new Map<string, Promise<TesseraError>>();
@@ -179,9 +188,11 @@ export class SourceContext {
       remotePath?: ((url: string) => string) | undefined;
       diagnose?: ((loc: Location, label: string) => Promise<TesseraError>) | undefined;
       upstreamFaults?: (() => number) | undefined;
+      meter?: Meter | undefined;
     },
   ) {
     this.upstreamFaults = opts.upstreamFaults;
+    this.meter = opts.meter;
     this.remotePath = opts.remotePath ?? ((url) => gdalPath({ kind: 'http', url }));
     this.diagnose = opts.diagnose ?? (async (_loc, label) => new TesseraError('BadRequest', `${label} is not a raster tessera opens`));
     this.metaCache = new LRUCache({ max: Math.max(16, opts.size * 4), ttl: opts.ttlMs || undefined });
@@ -231,10 +242,13 @@ export class RasterSource {
    */
   async use<T>(fn: (ds: Dataset) => Promise<T> | T, affinity?: number): Promise<T> {
     const faultsBefore = this.ctx.upstreamFaults?.();
+    const meter = this.ctx.meter;
     try {
-      return await this.ctx.pool.use(this.path, fn, affinity);
+      return await this.ctx.pool.use(this.path, meter ? (ds) => meter.run(ds, () => fn(ds)) : fn, affinity);
     } catch (err) {
       if (err instanceof Error && err.name === 'TesseraError') throw err;
+      const spent = meter?.exhausted();
+      if (spent) throw spent;
       // Did upstream fail during the call (gateway on), or did GDAL fail on bytes served whole?
       const upstreamFailed = faultsBefore === undefined ? undefined : this.ctx.upstreamFaults!() !== faultsBefore;
       if (err instanceof OpenRefused) {

@@ -47,6 +47,8 @@ export interface PoolOptions {
   maxHandles: number;
   /** Opens a handle; defaults to GDAL's GTiff driver alone (see open.ts). */
   open?: (path: string) => Promise<Dataset>;
+  /** Told of every handle the pool closes (before it is closed). */
+  onClose?: (ds: Dataset) => void;
 }
 
 export class DatasetPool {
@@ -206,6 +208,7 @@ export class DatasetPool {
     if (idle >= 0) entry.idle.splice(idle, 1);
     if (entry.slots[handle.slot] === handle) entry.slots[handle.slot] = undefined;
     this.total--;
+    this.opts.onClose?.(handle.ds);
     try {
       handle.ds.close();
     } catch {

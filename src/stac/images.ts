@@ -14,7 +14,7 @@ import { promote, stackImages } from '../image/stack.js';
 import { allocate, type ImageData } from '../image/image-data.js';
 import { applyExpression, parseExpression, evaluateExpression, type Expression } from '../image/expression.js';
 import { TesseraError, pyList } from '../errors.js';
-import type { TileMatrixSet } from '../tms/grid.js';
+import { checkTile, type TileMatrixSet } from '../tms/grid.js';
 
 export interface LayerOptions {
   assets?: readonly string[];
@@ -191,6 +191,7 @@ export async function stacTile(
   withExpression = true,
 ): Promise<ImageData> {
   const { x, y, z } = tile;
+  checkTile(tms, x, y, z);
   const outside = (): TesseraError => new TesseraError('TileOutsideBounds', `Tile(x=${x}, y=${y}, z=${z}) is outside bounds`);
   if (!itemCoversTile(stac, tms, x, y, z)) throw outside();
   const readers = layer.readers();

@@ -3,6 +3,7 @@
  * Pure arithmetic over the grid definition (no CRS library); mirrors morecantile 5 so that tile
  * boundaries are the same to the last bit as TiTiler's.
  */
+import { badRequest } from '../errors.js';
 
 export interface VariableMatrixWidth {
   coalesce: number;
@@ -198,5 +199,18 @@ export class TileMatrixSet {
       ox + m.cellSize * m.tileWidth * m.matrixWidth,
       oy,
     ];
+  }
+}
+
+/** Deepest zoom tessera serves in any grid (morecantile extrapolates quadtree grids without end). */
+export const MAX_ZOOM = 30;
+
+/**
+ * A tile the grid does not have is the client's mistake: checked before any work, so that no
+ * index (2^64, 1e12) ever sizes a loop or a coordinate transform.
+ */
+export function checkTile(tms: TileMatrixSet, x: number, y: number, z: number): void {
+  if (!Number.isSafeInteger(x) || !Number.isSafeInteger(y) || !Number.isSafeInteger(z) || z > MAX_ZOOM || !tms.isValid({ x, y, z })) {
+    throw badRequest(`Tile(x=${x}, y=${y}, z=${z}) is not a tile of ${tms.id}`);
   }
 }

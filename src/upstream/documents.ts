@@ -11,10 +11,13 @@ import { TesseraError, badRequest } from '../errors.js';
 import type { IncomingMessage } from 'node:http';
 import type { Location, UrlPolicy } from './url-policy.js';
 import { UpstreamRefused, UpstreamTimeout, type UpstreamClient } from './client.js';
+import type { Budgets } from './budget.js';
 
 export interface DocumentFetcherOptions {
   policy: UrlPolicy;
   client: UpstreamClient;
+  /** Charged for every byte fetched (the current request's upstream budget). */
+  budgets?: Budgets;
   timeoutMs: number;
   maxBytes: number;
   cacheTtlMs: number;
@@ -87,7 +90,7 @@ export class DocumentFetcher {
         res.destroy();
         throw badRequest(`${what} at '${url}' is larger than ${this.opts.maxBytes} bytes (TESSERA_MAX_DOCUMENT_BYTES)`);
       }
-      return await readLimited(res, this.opts.maxBytes, what, url);
+      return await readLimited(res, this.opts.maxBytes, what, url, this.opts.budgets);
     } catch (err) {
       if (err instanceof TesseraError) throw err;
       if (err instanceof UpstreamRefused) throw badRequest(`${what} at '${url}' is not allowed: ${err.message}`);
@@ -105,11 +108,15 @@ function upstreamStatus(status: number, what: string, url: string): TesseraError
   return new TesseraError('UpstreamError', `${what} '${url}': upstream answered ${status}`);
 }
 
-async function readLimited(res: IncomingMessage, maxBytes: number, what: string, url: string): Promise<Buffer> {
+async function readLimited(res: IncomingMessage, maxBytes: number, what: string, url: string, budgets: Budgets | undefined): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of res as AsyncIterable<Buffer>) {
     size += chunk.length;
+    if (budgets && !budgets.chargeCurrent(chunk.length)) {
+      res.destroy();
+      throw badRequest(budgets.overBudgetMessage());
+    }
     if (size > maxBytes) {
       res.destroy();
       throw badRequest(`${what} at '${url}' is larger than ${maxBytes} bytes (TESSERA_MAX_DOCUMENT_BYTES)`);

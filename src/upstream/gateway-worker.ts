@@ -4,14 +4,16 @@
  * main thread on network I/O (metadata read synchronously from an open dataset) can never wait on
  * an event loop that it is itself blocking.
  *
- * Requests are `GET|HEAD /<token>/<scheme>/<authority><path>?<query>`; anything else is refused.
+ * Requests are `GET|HEAD /<token>/<lane>/<scheme>/<authority><path>?<query>`; anything else is refused.
+ * Bytes relayed are charged to the budget of the request reading on the lane (budget.ts).
  */
 import http, { type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parentPort, workerData } from 'node:worker_threads';
 import { UrlPolicy, type UrlPolicyOptions } from './url-policy.js';
 import { UpstreamClient, UpstreamRefused, UpstreamTimeout } from './client.js';
-import { GATEWAY_REFUSED_STATUS } from './gateway.js';
+import { GATEWAY_BUDGET_STATUS, GATEWAY_REFUSED_STATUS } from './gateway.js';
+import { charge, mayFetch, type BudgetMemory } from './budget.js';
 
 export interface GatewayWorkerData {
   token: string;
@@ -20,6 +22,7 @@ export interface GatewayWorkerData {
   timeoutMs: number;
   /** Bytes fetched from the start of a file when GDAL asks for its size (see `probe`). */
   probeBytes: number;
+  budgets: BudgetMemory;
   /** Port to listen on (0: the system picks one); a replacement thread takes over its predecessor's port. */
   port: number;
   /** Int32Array over a SharedArrayBuffer: [0] is set to the port, or -1 on failure, then notified. */
@@ -94,10 +97,10 @@ const heads = new Map<string, HeadEntry>();
  * Content-Range, and keeps those bytes for the read that follows: a cold open costs one round trip.
  * Concurrent probes of one file share one request.
  */
-function probe(url: string): Promise<Head> {
+function probe(url: string, lane: number): Promise<Head> {
   const known = heldHead(url);
   if (known) return known;
-  const pending = probeOnce(url);
+  const pending = probeOnce(url, lane);
   heads.delete(url);
   heads.set(url, { pending, expires: Date.now() + HEAD_TTL_MS });
   const forget = (): void => {
@@ -114,7 +117,7 @@ function heldHead(url: string): Promise<Head> | undefined {
   return entry && entry.expires > Date.now() ? entry.pending : undefined;
 }
 
-async function probeOnce(url: string): Promise<Head> {
+async function probeOnce(url: string, lane: number): Promise<Head> {
   const signal = AbortSignal.timeout(data.timeoutMs);
   const res = await upstream(url, `bytes=0-${data.probeBytes - 1}`, signal);
   const status = res.statusCode ?? 502;
@@ -126,6 +129,7 @@ async function probeOnce(url: string): Promise<Head> {
     const total = /\/(\d+)\s*$/.exec(res.headers['content-range'] ?? '');
     size = total ? Number(total[1]) : undefined;
     bytes = await readAll(res, data.probeBytes, signal);
+    charge(data.budgets, lane, bytes.length);
     if (size === undefined) bytes = undefined;
   } else {
     if (status === 200 && res.headers['content-length'] !== undefined) size = Number(res.headers['content-length']);
@@ -169,16 +173,21 @@ function relayedHeaders(from: IncomingHttpHeaders): Record<string, string> {
   return out;
 }
 
-/** The upstream URL a gateway path names; else 403 (no token, not a gateway path) or 470 (refused by the policy). */
-function targetOf(reqUrl: string): string | number {
+interface Target {
+  url: string;
+  lane: number;
+}
+
+/** The upstream URL and lane a gateway path names; else 403 (no token, not a gateway path) or 470 (refused by the policy). */
+function targetOf(reqUrl: string): Target | number {
   const prefix = `/${data.token}/`;
   if (!reqUrl.startsWith(prefix)) return 403;
   const rest = reqUrl.slice(prefix.length);
-  const m = /^(https?)\/([^/?#]+)(\/[^#]*)$/.exec(rest);
+  const m = /^(\d{1,9})\/(https?)\/([^/?#]+)(\/[^#]*)$/.exec(rest);
   if (!m) return 403;
   try {
-    const loc = policy.resolve(`${m[1]}://${m[2]}${m[3]}`);
-    return loc.kind === 'http' ? loc.url : GATEWAY_REFUSED_STATUS;
+    const loc = policy.resolve(`${m[2]}://${m[3]}${m[4]}`);
+    return loc.kind === 'http' ? { url: loc.url, lane: Number(m[1]) } : GATEWAY_REFUSED_STATUS;
   } catch {
     return GATEWAY_REFUSED_STATUS;
   }
@@ -194,13 +203,18 @@ function simpleRange(header: string | undefined): [number, number] | undefined {
 }
 
 async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const url = targetOf(req.url ?? '');
-  if (typeof url === 'number') {
-    res.writeHead(url, { 'Content-Length': 0 }).end();
+  const target = targetOf(req.url ?? '');
+  if (typeof target === 'number') {
+    res.writeHead(target, { 'Content-Length': 0 }).end();
     return;
   }
+  const { url, lane } = target;
   if (req.method === 'HEAD') {
-    const head = await probe(url);
+    if (!heldHead(url) && !mayFetch(data.budgets, lane)) {
+      res.writeHead(GATEWAY_BUDGET_STATUS, { 'Content-Length': 0 }).end();
+      return;
+    }
+    const head = await probe(url, lane);
     const headers: Record<string, string | number> = { ...head.headers };
     if (head.size !== undefined) headers['content-length'] = head.size;
     res.writeHead(head.status, headers).end();
@@ -222,14 +236,25 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
       return;
     }
   }
-  await relay(url, range, res);
+  if (!mayFetch(data.budgets, lane)) {
+    res.writeHead(GATEWAY_BUDGET_STATUS, { 'Content-Length': 0 }).end();
+    return;
+  }
+  await relay(url, lane, range, res);
 }
 
 /** Streams one upstream answer to GDAL; a body cut short upstream is cut short here too. */
-async function relay(url: string, range: string | undefined, res: ServerResponse): Promise<void> {
+async function relay(url: string, lane: number, range: string | undefined, res: ServerResponse): Promise<void> {
   const signal = AbortSignal.timeout(data.timeoutMs);
   const up = await upstream(url, range, signal);
   res.writeHead(up.statusCode ?? 502, relayedHeaders(up.headers));
+  // Past the reading request's budget the body is cut: GDAL's read fails, and the request says why.
+  up.on('data', (chunk: Buffer) => {
+    if (!charge(data.budgets, lane, chunk.length)) {
+      up.destroy();
+      res.destroy();
+    }
+  });
   const onAbort = (): void => {
     up.destroy();
     res.destroy();

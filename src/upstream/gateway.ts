@@ -10,8 +10,10 @@
  *   connects to whatever a name resolves to; the gateway's client (client.ts) follows redirects
  *   itself under the URL policy and connects only to addresses the network policy allows.
  *
- * GDAL names a file as `/vsicurl/http://127.0.0.1:<port>/<token>/<scheme>/<host><path>?<query>`:
- * the original path stays last, so GDAL's extension checks see the same file name. The token, a
+ * GDAL names a file as `/vsicurl/http://127.0.0.1:<port>/<token>/<lane>/<scheme>/<host><path>?<query>`:
+ * the original path stays last, so GDAL's extension checks see the same file name. The lane names
+ * the dataset handle that reads, so that the bytes it fetches are charged to the request holding
+ * it (budget.ts); `gdalPath` gives lane 0 (unmetered), `onLane` another. The token, a
  * per-process secret, keeps other local processes from using the port as a proxy; `redactGateway`
  * takes it out of any text shown to a client.
  *
@@ -22,6 +24,7 @@ import { randomBytes } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
 import type { UrlPolicyOptions } from './url-policy.js';
 import type { GatewayWorkerData } from './gateway-worker.js';
+import { UNMETERED_LANE, type BudgetMemory } from './budget.js';
 
 export interface GatewayOptions {
   policy: UrlPolicyOptions;
@@ -29,6 +32,8 @@ export interface GatewayOptions {
   timeoutMs: number;
   /** Bytes read from the start of a file on open: at least what GDAL's first read asks for. */
   probeBytes: number;
+  /** Per-request upstream byte budgets, charged by lane. */
+  budgets: BudgetMemory;
 }
 
 const START_TIMEOUT_MS = 10_000;
@@ -40,6 +45,8 @@ const START_TIMEOUT_MS = 10_000;
  * GDAL's message.
  */
 export const GATEWAY_REFUSED_STATUS = 470;
+/** The status the gateway answers when the reading request has spent its upstream byte budget. */
+export const GATEWAY_BUDGET_STATUS = 471;
 
 export class UpstreamGateway {
   private readonly token = randomBytes(16).toString('hex');
@@ -54,10 +61,16 @@ export class UpstreamGateway {
     this.worker = this.spawn();
   }
 
-  /** The GDAL path that reads `url` (an http(s) URL the policy allowed) through the gateway. */
+  /** The GDAL path that reads `url` (an http(s) URL the policy allowed) through the gateway, on lane 0. */
   gdalPath(url: string): string {
     const u = new URL(url);
-    return `/vsicurl/http://127.0.0.1:${this.port}/${this.token}/${u.protocol.slice(0, -1)}/${u.host}${u.pathname}${u.search}`;
+    return `/vsicurl/http://127.0.0.1:${this.port}/${this.token}/${UNMETERED_LANE}/${u.protocol.slice(0, -1)}/${u.host}${u.pathname}${u.search}`;
+  }
+
+  /** `path` (from `gdalPath`) read on `lane`; any other path as it is. */
+  onLane(path: string, lane: number): string {
+    const prefix = `/vsicurl/http://127.0.0.1:${this.port}/${this.token}/${UNMETERED_LANE}/`;
+    return path.startsWith(prefix) ? `/vsicurl/http://127.0.0.1:${this.port}/${this.token}/${lane}/${path.slice(prefix.length)}` : path;
   }
 
   /**
@@ -112,7 +125,7 @@ function keepCurlOffProxies(): void {
   process.env['no_proxy'] = current ? `${current},127.0.0.1` : '127.0.0.1';
 }
 
-const GATEWAY_URL = /http:\/\/127\.0\.0\.1:\d+\/[0-9a-f]{32}\/(https?)\//g;
+const GATEWAY_URL = /http:\/\/127\.0\.0\.1:\d+\/[0-9a-f]{32}\/\d+\/(https?)\//g;
 
 /** `text` (a GDAL message) with gateway URLs turned back into the upstream URLs they stand for. */
 export function redactGateway(text: string): string {

@@ -43,7 +43,8 @@ import { MosaicStore } from '../../mosaic/store.js';
 import { MosaicReader, type MosaicContext, type MosaicLayer } from '../../mosaic/reader.js';
 import { mosaicDocumentJson, parseMosaicDocument } from '../../mosaic/document.js';
 import { PIXEL_SELECTION_METHODS, type PixelSelection } from '../../mosaic/methods.js';
-import { checkTile, type Mosaic, type MosaicInfo } from '../../mosaic/mosaic.js';
+import { type Mosaic, type MosaicInfo } from '../../mosaic/mosaic.js';
+import { checkTile } from '../../tms/grid.js';
 import { TesseraError, badRequest } from '../../errors.js';
 
 const WGS84 = 'EPSG:4326';

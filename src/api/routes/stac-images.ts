@@ -3,6 +3,7 @@
  * families, resolves the assets (or expression) to read, reads through the STAC image verbs and
  * hands the image to the shared rendering step.
  */
+import { checkTile } from '../../tms/grid.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../../services.js';
 import { getTms } from '../../tms/registry.js';
@@ -93,7 +94,7 @@ export function stacImageRoutes(services: Services) {
         const layer = layerOptions(q);
         const values = valueOptions(q);
         const render = parseRenderOptions(q);
-        if (path.z < tms.minzoom || path.z > 30) throw new TesseraError('BadRequest', `Invalid zoom ${path.z} for ${tms.id}`);
+        checkTile(tms, path.x, path.y, path.z);
         const stac = await services.stac(q.url);
         const plan = await LayerPlan.resolve(stac, layer);
         const img = await stacTile(

@@ -1,0 +1,134 @@
+/**
+ * Bytes a request may fetch from upstream (TESSERA_MAX_UPSTREAM_BYTES): documents and raster reads
+ * together, so that no request (a hostile TIFF with huge tiles, a mosaic of many large files) can
+ * make tessera download without bound.
+ *
+ * A request's budget lives in shared memory, in a *slot*, so that the gateway's thread can charge
+ * it as bytes arrive. GDAL's reads reach the gateway under a *lane* (a path segment given to each
+ * open dataset handle): a handle serves one call at a time, so for the length of a call its lane
+ * names the slot of the request that holds it (`Budgets.metered`). The gateway charges the lane's
+ * slot for every byte relayed and refuses (or cuts) reads once the slot is spent; the call then
+ * fails and `exhausted` says why. Parallel reads of one request (mosaic assets, STAC assets) charge
+ * one slot, so the bound holds for the request as a whole.
+ *
+ * Which request is current comes from an AsyncLocalStorage entered when the request starts; work
+ * outside a request (tools, tests of the core) is not metered. So is a request that finds every
+ * slot taken (thousands in flight), and every read when the gateway is off (GDAL then fetches by
+ * itself).
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+
+export const MAX_UPSTREAM_BYTES_SETTING = 'TESSERA_MAX_UPSTREAM_BYTES';
+
+/** Lanes (open handles) and slots (requests in flight) the shared arrays hold. */
+export const LANES = 4096;
+export const SLOTS = 4096;
+/** Lane 0 is never metered: handles opened past LANES share it. */
+export const UNMETERED_LANE = 0;
+
+/** The shared arrays, handed to the gateway's thread. */
+export interface BudgetMemory {
+  /** Per lane: the slot it charges, or -1 for none. */
+  laneSlot: Int32Array;
+  /** Per slot: bytes the request may still fetch (may go below zero by the last chunk). */
+  remaining: BigInt64Array;
+}
+
+export function budgetMemory(): BudgetMemory {
+  const laneSlot = new Int32Array(new SharedArrayBuffer(LANES * 4));
+  laneSlot.fill(-1);
+  return { laneSlot, remaining: new BigInt64Array(new SharedArrayBuffer(SLOTS * 8)) };
+}
+
+/** The gateway's side: charges `bytes` to the request reading on `lane`; false once its budget is spent. */
+export function charge(memory: BudgetMemory, lane: number, bytes: number): boolean {
+  const slot = lane > UNMETERED_LANE && lane < LANES ? Atomics.load(memory.laneSlot, lane) : -1;
+  if (slot < 0) return true;
+  return Atomics.sub(memory.remaining, slot, BigInt(bytes)) - BigInt(bytes) >= 0n;
+}
+
+/** The gateway's side: whether the request reading on `lane` may still fetch. */
+export function mayFetch(memory: BudgetMemory, lane: number): boolean {
+  const slot = lane > UNMETERED_LANE && lane < LANES ? Atomics.load(memory.laneSlot, lane) : -1;
+  return slot < 0 || Atomics.load(memory.remaining, slot) > 0n;
+}
+
+interface RequestBudget {
+  slot: number;
+}
+
+/** The main thread's side: slots per request, lanes per handle. */
+export class Budgets {
+  readonly memory = budgetMemory();
+  private readonly current = new AsyncLocalStorage<RequestBudget>();
+  private readonly freeSlots: number[] = [];
+  private readonly freeLanes: number[] = [];
+
+  constructor(readonly maxBytes: number) {
+    for (let s = SLOTS - 1; s >= 0; s--) this.freeSlots.push(s);
+    for (let l = LANES - 1; l > UNMETERED_LANE; l--) this.freeLanes.push(l);
+  }
+
+  /**
+   * Makes the rest of the current asynchronous flow (a request) charge a budget of its own, until
+   * `release` is called. With no slot free, the flow is not metered.
+   */
+  enter(): () => void {
+    const slot = this.freeSlots.pop();
+    if (slot === undefined) return () => undefined;
+    Atomics.store(this.memory.remaining, slot, BigInt(Math.min(this.maxBytes, Number.MAX_SAFE_INTEGER)));
+    this.current.enterWith({ slot });
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      // A read still running keeps charging: the slot is only reused after the next fills it again.
+      this.freeSlots.unshift(slot);
+    };
+  }
+
+  /** Bytes the current request may still fetch (Infinity outside a request). */
+  remaining(): number {
+    const budget = this.current.getStore();
+    return budget ? Number(Atomics.load(this.memory.remaining, budget.slot)) : Infinity;
+  }
+
+  /** Charges the current request for bytes fetched on this thread (documents); false once spent. */
+  chargeCurrent(bytes: number): boolean {
+    const budget = this.current.getStore();
+    if (!budget) return true;
+    return Atomics.sub(this.memory.remaining, budget.slot, BigInt(bytes)) - BigInt(bytes) >= 0n;
+  }
+
+  /** A lane for a new handle (UNMETERED_LANE when every lane is taken). */
+  takeLane(): number {
+    return this.freeLanes.pop() ?? UNMETERED_LANE;
+  }
+
+  releaseLane(lane: number): void {
+    if (lane === UNMETERED_LANE) return;
+    Atomics.store(this.memory.laneSlot, lane, -1);
+    this.freeLanes.push(lane);
+  }
+
+  /** Runs one call on a handle whose reads come in on `lane`, charging the current request. */
+  async metered<T>(lane: number | undefined, fn: () => Promise<T> | T): Promise<T> {
+    const budget = this.current.getStore();
+    if (!budget || lane === undefined || lane === UNMETERED_LANE) return fn();
+    Atomics.store(this.memory.laneSlot, lane, budget.slot);
+    try {
+      return await fn();
+    } finally {
+      Atomics.store(this.memory.laneSlot, lane, -1);
+    }
+  }
+
+  /** True when the current request has spent its budget (a failed read then failed for that). */
+  exhausted(): boolean {
+    return this.remaining() <= 0;
+  }
+
+  overBudgetMessage(): string {
+    return `The request fetched more than ${this.maxBytes} bytes from upstream (${MAX_UPSTREAM_BYTES_SETTING}); ask for a smaller area or fewer assets`;
+  }
+}
