@@ -41,6 +41,8 @@ export interface PartOptions {
   buffer?: number;
   padding?: number;
   alignBoundsWithDataset?: boolean;
+  /** The caller already knows the bounds touch the data (tiles, after `tileExists`): no footprint check. */
+  covered?: boolean;
 }
 
 /** A read decided but not executed: what limits are checked against. */
@@ -100,6 +102,8 @@ export class RasterReader {
       boundsCrs: tms.srs,
       height: tilesize,
       width: tilesize,
+      // Callers ask tileExists first (rio-tiler's order), so a tile's bounds touch the data.
+      covered: true,
       ...(opts.buffer !== undefined ? { buffer: opts.buffer } : {}),
       ...(opts.padding !== undefined ? { padding: opts.padding } : {}),
     });
@@ -144,7 +148,7 @@ export class RasterReader {
       }
       const target: ReadTarget = { kind: 'warp', crs: dstText!, grid, width, height, ...(window ? { window } : {}) };
       // A part that misses the data reads nothing: the limits then judge what is read, not its extent.
-      const empty = !(await this.mayIntersect(arrayBounds(grid.height, grid.width, grid.gt), dstText!, dstSrs));
+      const empty = !opts.covered && !(await this.mayIntersect(arrayBounds(grid.height, grid.width, grid.gt), dstText!, dstSrs));
       const source = empty ? 0 : sourcePixels(meta, grid.width, grid.height, width, height);
       return { target, width, height, sourcePixels: source, bounds, crs: dstText!, crop: 0, empty };
     }
