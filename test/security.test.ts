@@ -440,3 +440,35 @@ describe('tile indices are checked against the grid before any work', () => {
     assert.equal((await answer(tessera, '/healthz')).status, 200);
   });
 });
+
+describe('upstream failures are not remembered', () => {
+  it('serves a file again once its server recovers, and never marks an error cacheable', async () => {
+    let failures = 1;
+    const flaky = createServer((req, res) => {
+      if (failures > 0) {
+        failures--;
+        res.writeHead(500, { 'Content-Length': 0 }).end();
+        return;
+      }
+      const m = /bytes=(\d+)-(\d+)/.exec(req.headers.range ?? '');
+      const start = m ? Number(m[1]) : 0;
+      const end = m ? Math.min(Number(m[2]), b01.length - 1) : b01.length - 1;
+      res.writeHead(m ? 206 : 200, { 'Content-Length': end - start + 1, 'Content-Range': `bytes ${start}-${end}/${b01.length}` });
+      res.end(b01.subarray(start, end + 1));
+    });
+    await new Promise<void>((resolve) => flaky.listen(0, '127.0.0.1', resolve));
+    try {
+      files.put('/flaky.json', await itemWith(`http://127.0.0.1:${(flaky.address() as AddressInfo).port}/B01.tif`));
+      const path = `${tessera.url}/stac/info?url=${q(`${files.url}/flaky.json`)}&assets=data`;
+      const first = await fetch(path);
+      assert.equal(first.status, 502, await first.text());
+      assert.equal(first.headers.get('cache-control'), 'no-store');
+      const second = await fetch(path);
+      assert.equal(second.status, 200, await second.text());
+      assert.equal(second.headers.get('cache-control'), 'public, max-age=3600');
+    } finally {
+      flaky.closeAllConnections();
+      await new Promise<void>((resolve) => flaky.close(() => resolve()));
+    }
+  });
+});

@@ -268,9 +268,10 @@ describe('/tileMatrixSets', () => {
 });
 
 describe('global behaviour', () => {
-  it('Cache-Control on GET answers below 500 (4xx included), not on /healthz', async () => {
+  it('Cache-Control on successful GET answers, no-store on errors, none on /healthz', async () => {
     assert.equal((await tessera.get(`/stac/bounds?${q(item)}`)).headers.get('cache-control'), 'public, max-age=3600');
-    assert.equal((await tessera.get('/stac/bounds')).headers.get('cache-control'), 'public, max-age=3600');
+    assert.equal((await tessera.get('/stac/bounds')).headers.get('cache-control'), 'no-store');
+    assert.equal((await tessera.get(`/stac/bounds?${q(`${files.url}/no-such-item.json`)}`)).headers.get('cache-control'), 'no-store');
     assert.equal((await tessera.get('/healthz')).headers.get('cache-control'), null);
   });
 

@@ -35,7 +35,8 @@ export async function buildApp(services: Services, opts: { logger?: boolean | ob
     http: { maxHeaderSize: MAX_HEADER_BYTES },
     clientErrorHandler: answerClientError,
     ajv: { customOptions: { coerceTypes: 'array', allErrors: true, removeAdditional: false, useDefaults: true } },
-    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 2048 },
+    // A path piece is bounded by the URL's own limit (431 past it); a smaller one answered 414 without a detail.
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_HEADER_BYTES },
     // Each request carries a deadline; the handler's own work is bounded by upstream timeouts.
     requestTimeout: settings.requestTimeoutMs,
   });
@@ -85,12 +86,14 @@ export async function buildApp(services: Services, opts: { logger?: boolean | ob
     reply.raw.once('close', () => clearTimeout(timer));
   });
 
-  // TiTiler's Cache-Control middleware: GET/HEAD, status < 500, not /healthz, unless already set.
+  // TiTiler's Cache-Control middleware (GET/HEAD, not /healthz, unless already set), but for
+  // successful answers only: TiTiler also marks 4xx public for an hour, so one passing upstream
+  // failure became an hour of missing tiles in every CDN and browser. Errors are not stored.
   app.addHook('onSend', async (request, reply, payload) => {
     const method = request.method;
-    if ((method === 'GET' || method === 'HEAD') && reply.statusCode < 500 && !request.url.startsWith('/healthz') && !reply.hasHeader('cache-control') && settings.cacheControl) {
-      reply.header('cache-control', settings.cacheControl);
-    }
+    if (method !== 'GET' && method !== 'HEAD') return payload;
+    if (reply.statusCode >= 400) reply.header('cache-control', 'no-store');
+    else if (!request.url.startsWith('/healthz') && !reply.hasHeader('cache-control') && settings.cacheControl) reply.header('cache-control', settings.cacheControl);
     return payload;
   });
 

@@ -177,13 +177,20 @@ export interface TileOptions {
   padding: number | undefined;
 }
 
-/** TileParams: buffer must be a multiple of 0.5 (rio-tiler's InvalidBufferSize, a 400 here). */
+/** Largest `buffer` and `padding`, in pixels: wider than any tile needs, small enough to size no read. */
+export const MAX_TILE_MARGIN = 1024;
+
+/** TileParams: buffer must be a multiple of 0.5 (rio-tiler's InvalidBufferSize, a 400 here); both bounded. */
 export function parseTile(q: Query): TileOptions {
   const buffer = q['buffer'] as number | undefined;
+  const padding = q['padding'] as number | undefined;
   if (buffer !== undefined && !Number.isInteger(buffer * 2)) {
     throw badRequest(`Invalid buffer ${buffer}: must be a multiple of 0.5`);
   }
-  return { buffer, padding: q['padding'] as number | undefined };
+  for (const [name, value] of [['buffer', buffer], ['padding', padding]] as const) {
+    if (value !== undefined && value > MAX_TILE_MARGIN) throw badRequest(`Invalid ${name} ${value}: at most ${MAX_TILE_MARGIN} pixels`);
+  }
+  return { buffer, padding };
 }
 
 /** RescalingParams: each entry `min,max` (spaces and brackets ignored). */

@@ -16,6 +16,7 @@
  * Sums run in numpy's order and precision: along the stack one image after another, in float32 for
  * float32 stacks and float64 otherwise. Every method works over whole typed arrays, band by band.
  */
+import { badRequest } from '../errors.js';
 import { allocate, isFloat, type BandArray, type DType } from '../image/image-data.js';
 import { convert, promote } from '../image/stack.js';
 
@@ -176,6 +177,8 @@ class ReplaceSelector implements PixelSelector {
   result(): PixelLayer | undefined {
     const m = this.mosaic;
     if (!m || !this.byLastBand) return m;
+    // The last band decides and is dropped: with one band nothing would be left to draw.
+    if (m.bands.length < 2) throw badRequest('pixel_selection lastbandlow/lastbandhight needs at least two bands: the last one decides and is not drawn');
     return { dtype: m.dtype, bands: m.bands.slice(0, -1), masks: m.masks.slice(0, -1) };
   }
 }

@@ -89,6 +89,7 @@ class CogLayer {
         if (!m || Number(m[1]) < 1) throw badRequest(`Invalid expression: '${v}' is not a band name (use b1, b2 …)`);
         indexes.add(Number(m[1]));
       }
+      if (indexes.size === 0) throw badRequest(`Could not find any valid bands in '${layer.expression}' expression.`);
       this.indexes = [...indexes].sort((a, b) => a - b);
     } else if (layer.bidx && layer.bidx.length > 0) {
       this.indexes = [...layer.bidx];

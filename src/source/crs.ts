@@ -55,7 +55,12 @@ function transformer(src: SpatialReference, dst: SpatialReference): gdal.Coordin
   if (!bySrc) transformCache.set(src, (bySrc = new Map()));
   let ct = bySrc.get(dst);
   if (!ct) {
-    ct = new gdal.CoordinateTransformation(src, dst);
+    try {
+      ct = new gdal.CoordinateTransformation(src, dst);
+    } catch (err) {
+      // A CRS the client named that PROJ cannot reach from the data's (or the other way round).
+      throw badRequest(`Cannot transform coordinates between the requested CRS and the data's: ${(err as Error).message}`);
+    }
     bySrc.set(dst, ct);
   }
   return ct;

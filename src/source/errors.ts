@@ -3,6 +3,9 @@ import { TesseraError } from '../errors.js';
 import { GATEWAY_REFUSED_STATUS, redactGateway } from '../upstream/gateway.js';
 import { ALLOWED_NETWORKS_SETTING } from '../upstream/network-policy.js';
 
+/** GDAL's words for data it cannot decode or find in a file (libtiff, the block readers, codecs). */
+const DAMAGE = /TIFF|IReadBlock|Read error|read failed|IRasterIO|decod|decompress|LZW|Deflate|ZSTD|LERC|JPEG|WebP|corrupt|offset|past the end|end of file/i;
+
 /**
  * `damaged`: the bytes GDAL read arrived whole (a local file, or no upstream fault during the call),
  * so an error GDAL gives no HTTP or network reason for is the file's own: a 400, not a 502.
@@ -29,7 +32,10 @@ export function gdalOpenError(err: unknown, what: string, opts: { damaged?: bool
   if (/connect|resolve host|Connection refused|Could not resolve/i.test(text)) {
     return new TesseraError('UpstreamError', `${what}: could not connect to the upstream server`, { cause: err });
   }
-  if (opts.damaged) return new TesseraError('BadRequest', `${what} is damaged: GDAL could not read it (${text.trim()})`, { cause: err });
+  if (/coordinate operation|reproject|PROJ\b|transformation/i.test(text)) {
+    return new TesseraError('BadRequest', `${what} cannot be reprojected as asked: ${text.trim()}`, { cause: err });
+  }
+  if (opts.damaged && DAMAGE.test(text)) return new TesseraError('BadRequest', `${what} is damaged: GDAL could not read it (${text.trim()})`, { cause: err });
   return new TesseraError('UpstreamError', `${what} could not be read: ${text}`, { cause: err });
 }
 

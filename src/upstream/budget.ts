@@ -105,10 +105,15 @@ export class Budgets {
     return this.freeLanes.pop() ?? UNMETERED_LANE;
   }
 
+  /**
+   * Frees a lane; it is reused last (after every other free lane). GDAL remembers per URL what it
+   * learned of a file, failures included (a HEAD answered 500 makes later opens say "does not
+   * exist"): a handle opened after a failure gets a lane, so a URL, that GDAL has not seen fail.
+   */
   releaseLane(lane: number): void {
     if (lane === UNMETERED_LANE) return;
     Atomics.store(this.memory.laneSlot, lane, -1);
-    this.freeLanes.push(lane);
+    this.freeLanes.unshift(lane);
   }
 
   /** Runs one call on a handle whose reads come in on `lane`, charging the current request. */

@@ -299,8 +299,8 @@ function plainDifferences(x: Exchange, c: Case): Difference[] {
   const out: Difference[] = [];
   if (x.titiler.status !== x.tessera.status) out.push({ path: 'status', message: `${x.titiler.status} vs ${x.tessera.status}` });
   const headers = ['content-type', ...(c.compareHeaders ?? [])];
-  // TiTiler adds Cache-Control to GET answers below 500 only.
-  if (x.titiler.status < 500) headers.push('cache-control');
+  // TiTiler adds Cache-Control to GET answers below 500; tessera to those below 400 (errors: no-store).
+  if (x.titiler.status < 400) headers.push('cache-control');
   for (const name of headers) {
     const a = x.titiler.headers.get(name);
     const b = x.tessera.headers.get(name);
