@@ -6,7 +6,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 SRC := $(shell find src test tools -name '*.ts' 2>/dev/null) tsconfig.json package.json
 
-.PHONY: install build run test parity bench bench-quick clean
+.PHONY: install build run test parity fuzz bench bench-quick clean
 
 install:
 	@bash scripts/install.sh
@@ -34,6 +34,10 @@ test: build
 parity: build
 	@bash tools/parity/setup.sh
 	@node --test --test-reporter=spec dist/test/parity/
+
+# A long fuzzing run (minutes) with a random seed; failures are saved in .fuzz/failures/ with their replay.
+fuzz: build
+	@FUZZ_RUNS=$${FUZZ_RUNS:-20000} FUZZ_SEED=$${FUZZ_SEED:-random} node --test --test-reporter=spec dist/test/fuzz.test.js
 
 # Not a test: measures (several minutes; generates ~700 MB of data in .bench/data once).
 bench: build
