@@ -5,7 +5,9 @@
  *   - an answer within the deadline;
  *   - no 500 ever; 502/504 only where the mutation named an upstream (a `url`);
  *   - every 4xx is JSON `{"detail": …}`;
- *   - `/healthz` still answers.
+ *   - `/healthz` still answers;
+ *   - no piece of work holds the event loop longer than MAX_STALL_MS (tessera runs in this process,
+ *     so its stalls are measured here: the watchdog).
  *
  * `make test` runs a short seeded run (FUZZ_RUNS, default 300; FUZZ_SEED, default fixed). `make fuzz`
  * runs long with a random seed; a failure is saved to .fuzz/failures/ with the seed, the replay path
@@ -15,6 +17,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import fc from 'fast-check';
 import { FIXTURES, fixtureItem, startFileServer, type FileServer } from './helpers/fileserver.js';
 import { startTessera, type RunningTessera } from './helpers/tessera.js';
@@ -24,6 +27,8 @@ const RUNS = Number(process.env['FUZZ_RUNS'] ?? 300);
 const SEED = process.env['FUZZ_SEED'] === 'random' ? Date.now() % 2 ** 31 : Number(process.env['FUZZ_SEED'] ?? 20261125);
 const REPLAY_PATH = process.env['FUZZ_PATH'];
 const DEADLINE_MS = 10_000;
+/** Longest the event loop may be held by one piece of work while fuzzing (a stall delays every client). */
+const MAX_STALL_MS = 250;
 
 let files: FileServer;
 let tessera: RunningTessera;
@@ -225,9 +230,17 @@ describe('fuzzing every route family', () => {
       const problems = await check(request, upstreamNamed);
       if (problems.length > 0) throw new Error(`${request.method} ${urlOf(request).slice(0, 400)}${request.body !== undefined ? ` body ${request.body.slice(0, 200)}` : ''}\n  ${problems.join('\n  ')}`);
     });
+    // The watchdog: tessera runs in this process, so a request that holds the event loop shows here.
+    const loop = monitorEventLoopDelay({ resolution: 10 });
+    loop.enable();
     try {
       await fc.assert(property, { seed: SEED, numRuns: RUNS, ...(REPLAY_PATH ? { path: REPLAY_PATH } : {}), endOnFailure: true });
+      loop.disable();
+      const stallMs = loop.max / 1e6;
+      if (process.env['FUZZ_VERBOSE']) console.log(`event loop: max stall ${stallMs.toFixed(1)} ms, p99 ${(loop.percentile(99) / 1e6).toFixed(1)} ms`);
+      assert.ok(stallMs < MAX_STALL_MS, `a request held the event loop for ${stallMs.toFixed(0)} ms (bound ${MAX_STALL_MS} ms)`);
     } catch (err) {
+      if (err instanceof assert.AssertionError) throw err;
       const dir = path.join(REPO_ROOT, '.fuzz', 'failures');
       await fs.mkdir(dir, { recursive: true });
       const file = path.join(dir, `${Date.now()}-seed-${SEED}.txt`);
