@@ -6,7 +6,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 SRC := $(shell find src test tools -name '*.ts' 2>/dev/null) tsconfig.json package.json
 
-.PHONY: install build run test parity fuzz bench bench-quick clean
+.PHONY: install build run test parity fuzz bench bench-quick soak clean
 
 install:
 	@bash scripts/install.sh
@@ -49,6 +49,10 @@ bench-quick: build
 	@bash tools/parity/setup.sh
 	@node dist/tools/bench/main.js --quick $(BENCH_ARGS)
 	@node dist/tools/bench/micro.js --quick
+
+# Not a test: 30 minutes of mixed load with failing upstreams, RSS sampled (.bench/soak/report.md).
+soak: build
+	@node dist/tools/bench/soak.js $(SOAK_ARGS)
 
 clean:
 	rm -rf dist .demo

@@ -12,6 +12,8 @@ export interface LoadOptions {
   passes?: number;
   /** Per-request deadline (ms); a request over it counts as an error. */
   timeoutMs?: number;
+  /** Keep every status per path (`statusesByPath`), for long runs that check each answer. */
+  perPath?: boolean;
 }
 
 export interface LoadResult {
@@ -26,6 +28,8 @@ export interface LoadResult {
   bytes: number;
   /** Status per path of the first answer seen (to compare servers). */
   statusByPath: Map<string, number>;
+  /** Every status per path, with `perPath`. */
+  statusesByPath?: Map<string, number[]>;
 }
 
 export function percentile(sorted: readonly number[], p: number): number {
@@ -64,6 +68,7 @@ export async function runLoad(baseUrl: string, paths: readonly string[], opts: L
   const latencies: number[] = [];
   const statuses: Record<string, number> = {};
   const statusByPath = new Map<string, number>();
+  const statusesByPath = opts.perPath ? new Map<string, number[]>() : undefined;
   let next = 0;
   let errors = 0;
   let bytes = 0;
@@ -76,6 +81,11 @@ export async function runLoad(baseUrl: string, paths: readonly string[], opts: L
       latencies.push(performance.now() - t0);
       statuses[String(r.status)] = (statuses[String(r.status)] ?? 0) + 1;
       if (!statusByPath.has(path)) statusByPath.set(path, r.status);
+      if (statusesByPath) {
+        const list = statusesByPath.get(path);
+        if (list) list.push(r.status);
+        else statusesByPath.set(path, [r.status]);
+      }
       if (r.status !== 200 && r.status !== 204) errors++;
       bytes += r.bytes;
     }
@@ -95,5 +105,6 @@ export async function runLoad(baseUrl: string, paths: readonly string[], opts: L
     latencyMs: { p50: percentile(latencies, 50), p90: percentile(latencies, 90), p99: percentile(latencies, 99), mean, max: latencies[latencies.length - 1] ?? NaN },
     bytes,
     statusByPath,
+    ...(statusesByPath ? { statusesByPath } : {}),
   };
 }
