@@ -1,6 +1,7 @@
 /**
  * Property-based fuzzing over every route family (fast-check): each run takes a valid request, mutates
- * one or two of its query values, path pieces or its body with hostile values, sends it to a real
+ * one or two of its query values, path pieces, its body or the STAC item / MosaicJSON it names (a
+ * copy with one node replaced, served by the file server) with hostile values, sends it to a real
  * tessera reading the fixtures over the Range file server, and checks what must hold for any input:
  *   - an answer within the deadline;
  *   - no 500 ever; 502/504 only where the mutation named an upstream (a `url`);
@@ -117,7 +118,8 @@ type Mutation =
   | { kind: 'query'; index: number; value: string }
   | { kind: 'param'; name: string; value: string }
   | { kind: 'piece'; index: number; value: string }
-  | { kind: 'body'; value: string };
+  | { kind: 'body'; value: string }
+  | { kind: 'document'; node: number; value: unknown };
 
 const body: fc.Arbitrary<string> = fc.oneof(
   fc.json({ maxDepth: 6 }),
@@ -138,7 +140,39 @@ const mutation: fc.Arbitrary<Mutation> = fc.oneof(
   fc.record({ kind: fc.constant('param' as const), name: fc.constantFrom(...PARAMS), value: nastyValue }),
   fc.record({ kind: fc.constant('piece' as const), index: fc.nat(6), value: nastyValue }),
   fc.record({ kind: fc.constant('body' as const), value: body }),
+  fc.record({ kind: fc.constant('document' as const), node: fc.nat(), value: fc.oneof(nastyValue, fc.jsonValue({ maxDepth: 3 }), fc.double(), fc.constant(null)) }),
 );
+
+/** The STAC item and MosaicJSON the requests name, parsed: document mutations edit a copy. */
+const documents = new Map<string, unknown>();
+let served = 0;
+
+/** Paths to every node of a JSON document (objects' keys and arrays' indexes). */
+function nodes(doc: unknown, at: Array<string | number> = [], out: Array<Array<string | number>> = []): Array<Array<string | number>> {
+  if (doc !== null && typeof doc === 'object') {
+    for (const [k, v] of Object.entries(doc)) {
+      const p = [...at, Array.isArray(doc) ? Number(k) : k];
+      out.push(p);
+      nodes(v, p, out);
+    }
+  }
+  return out;
+}
+
+/** Serves a copy of the document at `url` with one node replaced; returns the copy's URL. */
+function mutatedDocument(url: string, node: number, value: unknown): string | undefined {
+  const original = documents.get(url);
+  if (original === undefined) return undefined;
+  const doc = structuredClone(original) as Record<string | number, unknown>;
+  const all = nodes(doc);
+  const where = all[node % all.length]!;
+  let parent: Record<string | number, unknown> = doc;
+  for (const key of where.slice(0, -1)) parent = parent[key] as Record<string | number, unknown>;
+  parent[where[where.length - 1]!] = value;
+  const name = `/fuzz/${served++}.json`;
+  files.put(name, JSON.stringify(doc) ?? 'null');
+  return `${files.url}${name}`;
+}
 
 function apply(base: Request, mutations: Mutation[]): { request: Request; upstreamNamed: boolean } {
   const request: Request = { ...base, pieces: [...base.pieces], query: base.query.map(([k, v]) => [k, v] as [string, string]) };
@@ -156,6 +190,14 @@ function apply(base: Request, mutations: Mutation[]): { request: Request; upstre
       request.pieces[1 + (m.index % (request.pieces.length - 1))] = m.value;
     } else if (m.kind === 'body' && request.method === 'POST') {
       request.body = m.value;
+    } else if (m.kind === 'document') {
+      const entry = request.query.find(([k]) => k === 'url');
+      const copy = entry ? mutatedDocument(entry[1], m.node, m.value) : undefined;
+      if (entry && copy) {
+        entry[1] = copy;
+        // A document may name any upstream, unreachable ones included.
+        upstreamNamed = true;
+      }
     }
   }
   return { request, upstreamNamed };
@@ -208,6 +250,8 @@ before(async () => {
   const doc = JSON.parse(await fs.readFile(path.join(FIXTURES, 'mosaic.json'), 'utf8')) as { tiles: Record<string, string[]> };
   doc.tiles = Object.fromEntries(Object.entries(doc.tiles).map(([k, v]) => [k, v.map((a) => `${files.url}/${a}`)]));
   files.put('/mosaic.json', JSON.stringify(doc));
+  documents.set(`${files.url}/item.json`, JSON.parse(await fixtureItem(files.url)));
+  documents.set(`${files.url}/mosaic.json`, doc);
   tessera = await startTessera({ requestTimeoutMs: DEADLINE_MS });
 });
 
