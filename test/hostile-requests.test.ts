@@ -5,6 +5,8 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { FIXTURES, fixtureItem, startFileServer, type FileServer } from './helpers/fileserver.js';
@@ -81,6 +83,24 @@ describe('client mistakes that answered 5xx', () => {
     const res = await fetch(`${tessera.url}/stac/statistics?url=${item}&assets=B01`, { method: 'POST', body: huge, headers: { 'content-type': 'application/json' } });
     assert.ok(res.status < 500, `${res.status} ${await res.clone().text()}`);
     await clientMistake(`/stac/feature.png?url=${item}&assets=B01`, /outside dataset bounds|too large/, { method: 'POST', body: huge, headers: { 'content-type': 'application/json' } });
+  });
+
+  it('reads a small file whole (within the byte budget) from an upstream that ignores Range', async () => {
+    const b01 = await fs.readFile(path.join(FIXTURES, 'B01.tif'));
+    const whole = createServer((_req, res) => res.writeHead(200, { 'Content-Length': b01.length, 'Content-Type': 'image/tiff' }).end(b01));
+    await new Promise<void>((resolve) => whole.listen(0, '127.0.0.1', resolve));
+    try {
+      const doc = JSON.parse(await fixtureItem(files.url)) as { assets: Record<string, unknown> };
+      doc.assets = { data: { href: `http://127.0.0.1:${(whole.address() as AddressInfo).port}/B01.tif`, type: 'image/tiff' } };
+      files.put('/no-range.json', JSON.stringify(doc));
+      const res = await fetch(`${tessera.url}/stac/info?url=${q(`${files.url}/no-range.json`)}&assets=data`);
+      const text = await res.text();
+      assert.equal(res.status, 200, text);
+      assert.equal((JSON.parse(text) as { data: { width: number } }).data.width, 183);
+    } finally {
+      whole.closeAllConnections();
+      await new Promise<void>((resolve) => whole.close(() => resolve()));
+    }
   });
 
   it('keeps serving', async () => {

@@ -248,13 +248,6 @@ async function relay(url: string, lane: number, range: string | undefined, res: 
   const signal = AbortSignal.timeout(data.timeoutMs);
   const up = await upstream(url, range, signal);
   res.writeHead(up.statusCode ?? 502, relayedHeaders(up.headers));
-  // Past the reading request's budget the body is cut: GDAL's read fails, and the request says why.
-  up.on('data', (chunk: Buffer) => {
-    if (!charge(data.budgets, lane, chunk.length)) {
-      up.destroy();
-      res.destroy();
-    }
-  });
   const onAbort = (): void => {
     up.destroy();
     res.destroy();
@@ -276,6 +269,17 @@ async function relay(url: string, lane: number, range: string | undefined, res: 
     }
   });
   up.pipe(res);
+  // Past the reading request's budget the body is cut (after the chunk that spent it, which the
+  // pipe has already written): GDAL's read fails, and the request says why.
+  up.on('data', (chunk: Buffer) => {
+    if (!charge(data.budgets, lane, chunk.length)) {
+      up.unpipe(res);
+      up.destroy();
+      res.destroy();
+    }
+  });
+  // A write racing a destroy must not become an unhandled 'error' that ends the thread.
+  res.on('error', () => undefined);
 }
 
 const server = http.createServer((req, res) => {
