@@ -20,7 +20,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import fc from 'fast-check';
-import { FIXTURES, fixtureItem, startFileServer, type FileServer } from './helpers/fileserver.js';
+import { FIXTURES, fixtureItem, fixtureMosaic, startFileServer, type FileServer } from './helpers/fileserver.js';
 import { startTessera, type RunningTessera } from './helpers/tessera.js';
 import { REPO_ROOT } from './helpers/paths.js';
 
@@ -247,8 +247,7 @@ async function check(r: Request, upstreamNamed: boolean): Promise<string[]> {
 before(async () => {
   files = await startFileServer(FIXTURES);
   files.put('/item.json', await fixtureItem(files.url));
-  const doc = JSON.parse(await fs.readFile(path.join(FIXTURES, 'mosaic.json'), 'utf8')) as { tiles: Record<string, string[]> };
-  doc.tiles = Object.fromEntries(Object.entries(doc.tiles).map(([k, v]) => [k, v.map((a) => `${files.url}/${a}`)]));
+  const doc = await fixtureMosaic(files.url);
   files.put('/mosaic.json', JSON.stringify(doc));
   documents.set(`${files.url}/item.json`, JSON.parse(await fixtureItem(files.url)));
   documents.set(`${files.url}/mosaic.json`, doc);

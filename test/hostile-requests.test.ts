@@ -9,7 +9,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { FIXTURES, fixtureItem, startFileServer, type FileServer } from './helpers/fileserver.js';
+import { FIXTURES, fixtureItem, fixtureMosaic, startFileServer, type FileServer } from './helpers/fileserver.js';
 import { startTessera, type RunningTessera } from './helpers/tessera.js';
 
 let files: FileServer;
@@ -23,8 +23,7 @@ const polygon = (ring: number[][]): string => JSON.stringify({ type: 'Feature', 
 before(async () => {
   files = await startFileServer(FIXTURES);
   files.put('/item.json', await fixtureItem(files.url));
-  const doc = JSON.parse(await fs.readFile(path.join(FIXTURES, 'mosaic.json'), 'utf8')) as { tiles: Record<string, string[]> };
-  doc.tiles = Object.fromEntries(Object.entries(doc.tiles).map(([k, v]) => [k, v.map((a) => `${files.url}/${a}`)]));
+  const doc = await fixtureMosaic(files.url);
   files.put('/mosaic.json', JSON.stringify(doc));
   item = q(`${files.url}/item.json`);
   mosaic = q(`${files.url}/mosaic.json`);

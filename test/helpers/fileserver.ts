@@ -167,3 +167,10 @@ export async function fixtureItem(serverUrl: string): Promise<string> {
   const text = await fs.readFile(path.join(FIXTURES, 'item.json'), 'utf8');
   return text.replaceAll('https://myurl.com/', `${serverUrl}/`);
 }
+
+/** The shared fixture mosaic (MosaicJSON 0.0.2) with its bare asset names made absolute on a local server. */
+export async function fixtureMosaic(serverUrl: string): Promise<{ tiles: Record<string, string[]> } & Record<string, unknown>> {
+  const doc = JSON.parse(await fs.readFile(path.join(FIXTURES, 'mosaic.json'), 'utf8')) as { tiles: Record<string, string[]> } & Record<string, unknown>;
+  doc.tiles = Object.fromEntries(Object.entries(doc.tiles).map(([k, v]) => [k, v.map((a) => `${serverUrl}/${a}`)]));
+  return doc;
+}
