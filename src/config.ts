@@ -1,6 +1,7 @@
 /** Settings, from TESSERA_* environment variables (command-line flags override a few). */
 import os from 'node:os';
 import { DEFAULT_PNG_LEVEL } from './image/encode/png.js';
+import { defaultImageBytes } from './image/whole-image-gate.js';
 
 export interface Settings {
   host: string;
@@ -9,8 +10,10 @@ export interface Settings {
   workers: number;
   /** Worker threads per process that post-process and encode images (image/render-threads.ts); 0: the main thread does. */
   renderThreads: number;
-  /** Whole-image requests (previews, parts, statistics) running at once per process; more wait (api/large-requests.ts). */
+  /** Whole-image requests (previews, parts, statistics) running at once per process; more wait (image/whole-image-gate.ts). */
   largeRequests: number;
+  /** Bytes whole-image requests may hold together per process, estimated before reading; more wait. */
+  maxImageBytes: number;
   /** Cache-Control added to GET/HEAD responses below 500 (TiTiler's TITILER_API_CACHECONTROL). */
   cacheControl: string;
   corsOrigins: string[];
@@ -113,6 +116,7 @@ export function loadSettings(overrides: Partial<Settings> = {}): Settings {
     workers: Math.min(64, Math.max(1, int('TESSERA_WORKERS', 1))),
     renderThreads: -1,
     largeRequests: Math.max(1, int('TESSERA_LARGE_REQUESTS', os.availableParallelism())),
+    maxImageBytes: Math.max(1, int('TESSERA_MAX_IMAGE_BYTES', defaultImageBytes())),
     cacheControl: env['TESSERA_CACHE_CONTROL'] ?? 'public, max-age=3600',
     corsOrigins: list(env['TESSERA_CORS_ORIGINS'] ?? '*'),
     allowedLocalRoots: list(env['TESSERA_ALLOWED_LOCAL_ROOTS']),

@@ -15,6 +15,7 @@ import { badRequest } from './errors.js';
 import { StacReader } from './stac/reader.js';
 import { RENDER_IN_THIS_THREAD, type Renderer } from './image/post-process.js';
 import { RenderThreads } from './image/render-threads.js';
+import { WholeImageGate } from './image/whole-image-gate.js';
 
 export class Services {
   readonly policy: UrlPolicy;
@@ -25,6 +26,8 @@ export class Services {
   readonly client: UpstreamClient;
   /** Upstream bytes per request (TESSERA_MAX_UPSTREAM_BYTES). */
   readonly budgets: Budgets;
+  /** How many whole-image requests run and what they hold together (TESSERA_LARGE_REQUESTS, TESSERA_MAX_IMAGE_BYTES). */
+  readonly wholeImages: WholeImageGate;
   /** Post-processing and encoding: render threads, or this thread when there are none. */
   readonly renderer: Renderer;
   private readonly threads: RenderThreads | undefined;
@@ -35,6 +38,7 @@ export class Services {
     configureEncoders({ pngLevel: settings.pngLevel });
     this.policy = new UrlPolicy(settings);
     this.budgets = new Budgets(settings.maxUpstreamBytes);
+    this.wholeImages = new WholeImageGate(settings.largeRequests, settings.maxImageBytes);
     this.client = new UpstreamClient({ policy: this.policy, connectTimeoutMs: settings.upstreamConnectTimeoutMs });
     this.gateway = settings.upstreamGateway
       ? new UpstreamGateway({

@@ -11,7 +11,6 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { Services } from '../services.js';
 import { answerClientError, installErrorHandling, MAX_HEADER_BYTES } from './errors.js';
 import { installJsonBodyParser, MAX_BODY_BYTES } from './json-body.js';
-import { installLargeRequestGate } from './large-requests.js';
 import { normaliseBooleans, type Query } from './params.js';
 import { tmsRoutes } from './routes/tms.js';
 import { stacRoutes } from './routes/stac.js';
@@ -23,6 +22,13 @@ import { colormapRoutes } from './routes/colormaps.js';
 import { pageRoutes } from './routes/pages.js';
 import { demoRoutes } from './routes/demo.js';
 import { pyDumps } from '../pyjson.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route reads whole images: it runs under the whole-image gate (image/whole-image-gate.ts). */
+    large?: boolean;
+  }
+}
 
 export async function buildApp(services: Services, opts: { logger?: boolean | object } = {}): Promise<FastifyInstance> {
   const settings = services.settings;
@@ -43,7 +49,6 @@ export async function buildApp(services: Services, opts: { logger?: boolean | ob
 
   installErrorHandling(app);
   installJsonBodyParser(app);
-  installLargeRequestGate(app, settings.largeRequests);
 
   await app.register(cors, {
     origin: settings.corsOrigins.includes('*') ? true : settings.corsOrigins,
@@ -73,9 +78,10 @@ export async function buildApp(services: Services, opts: { logger?: boolean | ob
 
   // The request deadline: a client never waits longer than requestTimeoutMs for an answer. The
   // request's upstream byte budget starts here too (entered before any await, so that the rest of
-  // the request's asynchronous flow charges it).
+  // the request's asynchronous flow charges it), and so does its hold on the whole-image gate.
   app.addHook('onRequest', async (request, reply) => {
     reply.raw.once('close', services.budgets.enter());
+    if (request.routeOptions.config.large === true) reply.raw.once('close', services.wholeImages.enter());
     const timer = setTimeout(() => {
       if (!reply.sent) {
         request.log.warn('request deadline passed');

@@ -15,6 +15,7 @@ import { allocate, type ImageData } from '../image/image-data.js';
 import { applyExpression, parseExpression, evaluateExpression, type Expression } from '../image/expression.js';
 import { TesseraError, pyList } from '../errors.js';
 import { checkTile, type TileMatrixSet } from '../tms/grid.js';
+import { estimateImageBytes, type WholeImageGate } from '../image/whole-image-gate.js';
 
 export interface LayerOptions {
   assets?: readonly string[];
@@ -29,6 +30,17 @@ export interface ReadLimits {
   maxOutputPixels: number;
   /** Largest number of source pixels one request may read (after overview choice). */
   maxSourcePixels: number;
+  /** Where whole-image requests reserve a slot and the bytes their reads will hold (none: not counted). */
+  gate?: WholeImageGate;
+  /** The answer is statistics of the image, whose copies of the values add to what the read holds. */
+  statistics?: boolean;
+}
+
+/** Bytes of one sample of a GDAL data type ('Byte', 'UInt16', 'Float32', 'CInt16' …). */
+function sampleBytes(dataType: string | undefined): number {
+  const bits = /(\d+)$/.exec(dataType ?? '');
+  const size = bits ? Number(bits[1]) / 8 : 1;
+  return dataType?.startsWith('C') ? 2 * size : size;
 }
 
 interface AssetRead {
@@ -109,7 +121,10 @@ export class LayerPlan {
     expr.checkVariables(await this.bandNames());
   }
 
-  /** Checks every asset's plan against the limits, before reading. */
+  /**
+   * Checks every asset's plan against the limits, before reading, then waits in the limits'
+   * whole-image gate for a slot and the bytes the reads will hold.
+   */
   async checkLimits(plans: ReadPlan[], limits: ReadLimits): Promise<void> {
     const bands = (await this.bandNames()).length;
     const first = plans[0];
@@ -123,6 +138,21 @@ export class LayerPlan {
     if (source > limits.maxSourcePixels) {
       throw new TesseraError('BadRequest', `Requested area is too large: reading it needs ${source} source pixels, above the limit of ${limits.maxSourcePixels}; use a smaller area, max_size or width/height`);
     }
+    if (limits.gate) await limits.gate.reserve(await this.heldBytes(plans, limits.statistics));
+  }
+
+  /** Bytes reading `plans` (one per asset) and making an answer of them holds at its peak, estimated. */
+  async heldBytes(plans: ReadPlan[], statistics = false): Promise<number> {
+    const perAsset = await Promise.all(
+      this.reads.map(async (r, k) => {
+        const plan = plans[k];
+        if (!plan || plan.empty) return 0;
+        const meta = await r.reader.meta();
+        const bands = r.indexes?.length ?? nonAlphaIndexes(meta).length;
+        return estimateImageBytes(plan.width * plan.height, bands, sampleBytes(meta.bands[0]?.dataType), statistics);
+      }),
+    );
+    return perAsset.reduce((a, b) => a + b, 0);
   }
 
   /**

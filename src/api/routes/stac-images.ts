@@ -71,7 +71,7 @@ function notFound(reply: FastifyReply): FastifyReply {
 }
 
 export function stacImageRoutes(services: Services) {
-  const limits: ReadLimits = { maxOutputPixels: services.settings.maxOutputPixels, maxSourcePixels: services.settings.maxSourcePixels };
+  const limits: ReadLimits = { maxOutputPixels: services.settings.maxOutputPixels, maxSourcePixels: services.settings.maxSourcePixels, gate: services.wholeImages };
 
   return async function plugin(app: FastifyInstance): Promise<void> {
     const imageQuery = [urlSchema, layerSchema, datasetSchema, algorithmSchema, renderSchema];

@@ -182,7 +182,7 @@ interface AssetJob {
 // ---- routes -------------------------------------------------------------------------------------
 
 export function stacStatisticsRoutes(services: Services) {
-  const limits: ReadLimits = { maxOutputPixels: services.settings.maxOutputPixels, maxSourcePixels: services.settings.maxSourcePixels };
+  const limits: ReadLimits = { maxOutputPixels: services.settings.maxOutputPixels, maxSourcePixels: services.settings.maxSourcePixels, gate: services.wholeImages, statistics: true };
 
   return async function plugin(app: FastifyInstance): Promise<void> {
     app.get(
@@ -236,6 +236,9 @@ export function stacStatisticsRoutes(services: Services) {
         };
         const plans = await Promise.all(body.features.map(planFeature));
         checkSourceTotal(plans.flat().reduce((s, p) => s + p.sourcePixels, 0), limits, `the ${body.features.length} feature(s)`);
+        // Each feature reserved its own bytes; FEATURE_CONCURRENCY of them are read at once.
+        const held = (await Promise.all(plans.map((p) => layer.heldBytes(p, true)))).sort((a, b) => b - a);
+        await services.wholeImages.reserve(held.slice(0, FEATURE_CONCURRENCY).reduce((a, b) => a + b, 0));
 
         const statistics = await mapWithConcurrency(body.features, FEATURE_CONCURRENCY, async (f, i) => {
           const featurePlans = plans[i]!;
