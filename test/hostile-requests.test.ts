@@ -84,22 +84,38 @@ describe('client mistakes that answered 5xx', () => {
     await clientMistake(`/stac/feature.png?url=${item}&assets=B01`, /outside dataset bounds|too large/, { method: 'POST', body: huge, headers: { 'content-type': 'application/json' } });
   });
 
-  it('reads a small file whole (within the byte budget) from an upstream that ignores Range', async () => {
-    const b01 = await fs.readFile(path.join(FIXTURES, 'B01.tif'));
-    const whole = createServer((_req, res) => res.writeHead(200, { 'Content-Length': b01.length, 'Content-Type': 'image/tiff' }).end(b01));
+  /** Serves `name` from the fixtures whole, whatever Range asks, as the only asset of an item; returns the info answer. */
+  async function infoFromServerWithoutRange(name: string): Promise<{ status: number; text: string; fetched: number }> {
+    const body = await fs.readFile(path.join(FIXTURES, name));
+    let fetched = 0;
+    const whole = createServer((_req, res) => {
+      fetched++;
+      res.writeHead(200, { 'Content-Length': body.length, 'Content-Type': 'image/tiff' }).end(body);
+    });
     await new Promise<void>((resolve) => whole.listen(0, '127.0.0.1', resolve));
     try {
       const doc = JSON.parse(await fixtureItem(files.url)) as { assets: Record<string, unknown> };
-      doc.assets = { data: { href: `http://127.0.0.1:${(whole.address() as AddressInfo).port}/B01.tif`, type: 'image/tiff' } };
-      files.put('/no-range.json', JSON.stringify(doc));
-      const res = await fetch(`${tessera.url}/stac/info?url=${q(`${files.url}/no-range.json`)}&assets=data`);
-      const text = await res.text();
-      assert.equal(res.status, 200, text);
-      assert.equal((JSON.parse(text) as { data: { width: number } }).data.width, 183);
+      doc.assets = { data: { href: `http://127.0.0.1:${(whole.address() as AddressInfo).port}/${name}`, type: 'image/tiff' } };
+      files.put(`/no-range-${name}.json`, JSON.stringify(doc));
+      const res = await fetch(`${tessera.url}/stac/info?url=${q(`${files.url}/no-range-${name}.json`)}&assets=data`);
+      return { status: res.status, text: await res.text(), fetched };
     } finally {
       whole.closeAllConnections();
       await new Promise<void>((resolve) => whole.close(() => resolve()));
     }
+  }
+
+  it('reads a small file whole (within the byte budget) from an upstream that ignores Range', async () => {
+    const { status, text } = await infoFromServerWithoutRange('B01.tif');
+    assert.equal(status, 200, text);
+    assert.equal((JSON.parse(text) as { data: { width: number } }).data.width, 183);
+  });
+
+  it('says that an upstream ignores Range when a large file comes whole (502, not "not a raster")', async () => {
+    const { status, text, fetched } = await infoFromServerWithoutRange('cog1.tif');
+    assert.equal(status, 502, text);
+    assert.match(JSON.parse(text).detail, /does not support HTTP range requests/);
+    assert.ok(fetched > 0 && fetched <= 8, `${fetched} upstream requests`);
   });
 
   it('keeps serving', async () => {
