@@ -1,6 +1,7 @@
 /**
  * Everything after the reader, in TiTiler's order: [expression →] algorithm → rescale →
- * color_formula → colormap + automatic format/dtype → encoder. A RenderSpec is plain data (structured-cloneable), so the same
+ * color_formula → colormap + automatic format/dtype → encoder; or, for statistics routes,
+ * [expression →] algorithm → statistics. Specs are plain data (structured-cloneable), so the same
  * steps run on the main thread or in a render thread (render-threads.ts) with identical output.
  */
 import type { ImageData } from './image-data.js';
@@ -12,6 +13,8 @@ import { prepareAlgorithm, type AlgorithmId } from './algorithms/index.js';
 import { renderImage, type RenderedImage } from './render.js';
 import type { encode } from './encode/index.js';
 import type { ImageFormat } from './formats.js';
+import { imageStatistics, type BandStatistics } from './statistics.js';
+import type { StatisticsOptions } from './statistics-options.js';
 
 export interface RenderSpec {
   /**
@@ -27,9 +30,25 @@ export interface RenderSpec {
   returnMask: boolean;
 }
 
-/** Something that post-processes and encodes images: this thread, or a pool of render threads. */
+/** What the statistics routes make of an image: its statistics per band. */
+export interface StatisticsSpec {
+  /** An expression the reader left to this step (validated on the way in), evaluated first. */
+  expression?: string;
+  algorithm: { id: AlgorithmId; params: Record<string, unknown> } | undefined;
+  options: StatisticsOptions;
+}
+
+/** Something that post-processes images and encodes them or summarises them: this thread, or a pool of render threads. */
 export interface Renderer {
   render(img: ImageData, format: ImageFormat | undefined, spec: RenderSpec): Promise<RenderedImage>;
+  statistics(img: ImageData, spec: StatisticsSpec): Promise<Map<string, BandStatistics>>;
+}
+
+/** Statistics of `img` per band (after the spec's expression and algorithm), in this thread; plain data, to cross threads. */
+export function summariseImage(img: ImageData, spec: StatisticsSpec): Map<string, BandStatistics> {
+  let out = spec.expression ? applyExpression(img, cachedExpression(spec.expression)) : img;
+  if (spec.algorithm) out = prepareAlgorithm(spec.algorithm.id, spec.algorithm.params).apply(out);
+  return imageStatistics(out, spec.options);
 }
 
 /** Post-processes and encodes `img` in this thread (with `encoder` in place of the usual one, if given). */
@@ -49,4 +68,4 @@ export async function postProcessAndRender(img: ImageData, format: ImageFormat |
 }
 
 /** The renderer without threads. */
-export const RENDER_IN_THIS_THREAD: Renderer = { render: postProcessAndRender };
+export const RENDER_IN_THIS_THREAD: Renderer = { render: postProcessAndRender, statistics: async (img, spec) => summariseImage(img, spec) };

@@ -18,26 +18,25 @@ import { TesseraError, type ErrorKind } from '../errors.js';
 import type { BandArray, ImageData } from './image-data.js';
 import type { ImageFormat } from './formats.js';
 import type { RenderedImage } from './render.js';
-import { postProcessAndRender, type Renderer, type RenderSpec } from './post-process.js';
+import type { BandStatistics } from './statistics.js';
+import { postProcessAndRender, summariseImage, type Renderer, type RenderSpec, type StatisticsSpec } from './post-process.js';
 import { encode, type EncoderSettings, type GeoReference, type RasterData } from './encode/index.js';
 import { MEDIA_TYPES } from './formats.js';
 
-/** main → render thread */
-export interface RenderRequest {
-  id: number;
-  img: ImageData;
-  format: ImageFormat | undefined;
-  spec: RenderSpec;
-}
+/** main → render thread: an image to render, or to summarise. */
+export type RenderRequest =
+  | { id: number; kind: 'render'; img: ImageData; format: ImageFormat | undefined; spec: RenderSpec }
+  | { id: number; kind: 'statistics'; img: ImageData; spec: StatisticsSpec };
 
 /** render thread → main */
 export type RenderReply =
   | { id: number; ok: true; body: Uint8Array; format: ImageFormat; mediaType: string }
+  | { id: number; ok: true; statistics: Map<string, BandStatistics> }
   | { id: number; ok: false; encodeOnMain: { data: RasterData; mask: Uint8Array | undefined; format: ImageFormat; geo: GeoReference | undefined } }
   | { id: number; ok: false; error: { name: string; kind?: ErrorKind; message: string } };
 
 interface Job {
-  resolve(out: RenderedImage): void;
+  resolve(out: RenderedImage | Map<string, BandStatistics>): void;
   reject(err: unknown): void;
 }
 
@@ -67,16 +66,26 @@ export class RenderThreads implements Renderer {
 
   render(img: ImageData, format: ImageFormat | undefined, spec: RenderSpec): Promise<RenderedImage> {
     if ((format && GDAL_FORMATS.has(format)) || this.closing) return postProcessAndRender(img, format, spec);
+    return this.send((id, moved) => ({ id, kind: 'render', img: moved, format, spec }), img) as Promise<RenderedImage>;
+  }
+
+  /** Statistics are the heaviest pass over a whole image (sorting for percentiles): seconds at 64 M values. */
+  statistics(img: ImageData, spec: StatisticsSpec): Promise<Map<string, BandStatistics>> {
+    if (this.closing) return Promise.resolve(summariseImage(img, spec));
+    return this.send((id, moved) => ({ id, kind: 'statistics', img: moved, spec }), img) as Promise<Map<string, BandStatistics>>;
+  }
+
+  /** Sends a job about `img` to the least busy thread. */
+  private send(message: (id: number, img: ImageData) => RenderRequest, img: ImageData): Promise<RenderedImage | Map<string, BandStatistics>> {
     let thread = this.threads[0]!;
     for (const t of this.threads) if (t.jobs.size < thread.jobs.size) thread = t;
     const id = this.nextId++;
-    return new Promise<RenderedImage>((resolve, reject) => {
+    return new Promise((resolve, reject) => {
       thread.jobs.set(id, { resolve, reject });
       // The image's buffers move to the thread (no copy); the caller is done with them.
       const { img: moved, buffers } = transferable(img);
-      const message: RenderRequest = { id, img: moved, format, spec };
       try {
-        thread.worker.postMessage(message, buffers);
+        thread.worker.postMessage(message(id, moved), buffers);
       } catch (err) {
         thread.jobs.delete(id);
         reject(err);
@@ -113,7 +122,9 @@ export class RenderThreads implements Renderer {
     const job = thread.jobs.get(reply.id);
     if (!job) return;
     thread.jobs.delete(reply.id);
-    if (reply.ok) {
+    if (reply.ok && 'statistics' in reply) {
+      job.resolve(reply.statistics);
+    } else if (reply.ok) {
       const body = Buffer.from(reply.body.buffer, reply.body.byteOffset, reply.body.byteLength);
       job.resolve({ body, format: reply.format, mediaType: reply.mediaType });
     } else if ('encodeOnMain' in reply) {

@@ -1,6 +1,6 @@
 /**
- * A render thread (see render-threads.ts): post-processes and encodes the images the main thread
- * sends, with the same code the main thread would run. Never loads GDAL: an image that needs one
+ * A render thread (see render-threads.ts): post-processes and encodes (or summarises) the images the
+ * main thread sends, with the same code the main thread would run. Never loads GDAL: an image that needs one
  * of GDAL's encoders goes back to the main thread as encoder input, after post-processing.
  */
 import { parentPort, workerData } from 'node:worker_threads';
@@ -8,7 +8,7 @@ import { TesseraError } from '../errors.js';
 import { configureEncoders, encode, type EncoderSettings, type GeoReference, type RasterData } from './encode/index.js';
 import { NeedsMainThread } from './encode/gdal-lazy.js';
 import type { ImageFormat } from './formats.js';
-import { postProcessAndRender } from './post-process.js';
+import { postProcessAndRender, summariseImage } from './post-process.js';
 import type { RenderReply, RenderRequest } from './render-threads.js';
 
 const port = parentPort;
@@ -29,7 +29,24 @@ const encodeHere: typeof encode = async (data, mask, format, geo) => {
   }
 };
 
+function fail(id: number, err: unknown): void {
+  let reply: RenderReply;
+  if (err instanceof EncodeOnMain) reply = { id, ok: false, encodeOnMain: err.input };
+  else if (err instanceof TesseraError) reply = { id, ok: false, error: { name: err.name, kind: err.kind, message: err.message } };
+  else reply = { id, ok: false, error: { name: err instanceof Error ? err.name : 'Error', message: err instanceof Error ? err.message : String(err) } };
+  port!.postMessage(reply);
+}
+
 port.on('message', (job: RenderRequest) => {
+  if (job.kind === 'statistics') {
+    try {
+      const reply: RenderReply = { id: job.id, ok: true, statistics: summariseImage(job.img, job.spec) };
+      port.postMessage(reply);
+    } catch (err) {
+      fail(job.id, err);
+    }
+    return;
+  }
   postProcessAndRender(job.img, job.format, job.spec, encodeHere).then(
     (out) => {
       // A copy that owns its buffer, handed over without another copy (the encoder's Buffer may be
@@ -38,12 +55,6 @@ port.on('message', (job: RenderRequest) => {
       const reply: RenderReply = { id: job.id, ok: true, body, format: out.format, mediaType: out.mediaType };
       port.postMessage(reply, [body.buffer]);
     },
-    (err: unknown) => {
-      let reply: RenderReply;
-      if (err instanceof EncodeOnMain) reply = { id: job.id, ok: false, encodeOnMain: err.input };
-      else if (err instanceof TesseraError) reply = { id: job.id, ok: false, error: { name: err.name, kind: err.kind, message: err.message } };
-      else reply = { id: job.id, ok: false, error: { name: err instanceof Error ? err.name : 'Error', message: err instanceof Error ? err.message : String(err) } };
-      port.postMessage(reply);
-    },
+    (err: unknown) => fail(job.id, err),
   );
 });

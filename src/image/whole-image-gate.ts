@@ -43,6 +43,13 @@ export function estimateImageBytes(pixels: number, bands: number, sampleBytes: n
   return pixels * (bands * perValue + BYTES_PER_PIXEL);
 }
 
+/** Bytes of one sample of a GDAL data type ('Byte', 'UInt16', 'Float32', 'CInt16' …). */
+export function sampleBytes(dataType: string | undefined): number {
+  const bits = /(\d+)$/.exec(dataType ?? '');
+  const size = bits ? Number(bits[1]) / 8 : 1;
+  return dataType?.startsWith('C') ? 2 * size : size;
+}
+
 /** The default byte capacity: an eighth of the memory this process may use, at most 1 GiB. */
 export function defaultImageBytes(): number {
   const constrained = typeof process.constrainedMemory === 'function' ? process.constrainedMemory() : 0;

@@ -17,6 +17,7 @@
 import { gdal, type Dataset, type RasterBand } from './gdal.js';
 import { numpyDtype, type BandMeta, type SourceMeta } from './dataset.js';
 import { ARRAY_OF, type BandArray, type DType } from '../image/image-data.js';
+import { maskFromAlpha, maskFromValues, normaliseMaskBand } from './masks.js';
 import { arrayBounds, type Grid, type Window } from './geometry.js';
 import { srsFrom, transformerBetween, transformPoints, type TransformMemo } from './crs.js';
 import { TesseraError } from '../errors.js';
@@ -224,37 +225,7 @@ async function readBandInto(band: RasterBand, dtype: DType, win: { x: number; y:
   return out;
 }
 
-function maskFromValues(values: BandArray, nodata: number): Uint8Array {
-  const mask = new Uint8Array(values.length);
-  if (Number.isNaN(nodata)) {
-    for (let i = 0; i < values.length; i++) mask[i] = Number.isNaN(values[i]!) ? 0 : 255;
-    return mask;
-  }
-  // One loop per common array type: a loop that sees several typed-array kinds runs several times slower.
-  if (values instanceof Uint16Array) maskUint16(values, nodata, mask);
-  else if (values instanceof Uint8Array) maskUint8(values, nodata, mask);
-  else if (values instanceof Float32Array) maskFloat32(values, nodata, mask);
-  else for (let i = 0; i < values.length; i++) mask[i] = values[i] === nodata ? 0 : 255;
-  return mask;
-}
-
-function maskUint16(values: Uint16Array, nodata: number, mask: Uint8Array): void {
-  for (let i = 0; i < values.length; i++) mask[i] = values[i] === nodata ? 0 : 255;
-}
-
-function maskUint8(values: Uint8Array, nodata: number, mask: Uint8Array): void {
-  for (let i = 0; i < values.length; i++) mask[i] = values[i] === nodata ? 0 : 255;
-}
-
-function maskFloat32(values: Float32Array, nodata: number, mask: Uint8Array): void {
-  for (let i = 0; i < values.length; i++) mask[i] = values[i] === nodata ? 0 : 255;
-}
-
-function maskFromAlpha(alpha: BandArray): Uint8Array {
-  const mask = new Uint8Array(alpha.length);
-  for (let i = 0; i < alpha.length; i++) mask[i] = alpha[i] !== 0 ? 255 : 0;
-  return mask;
-}
+const UNSIGNED: ReadonlySet<DType> = new Set(['uint8', 'uint16', 'uint32']);
 
 /**
  * Reads `indexes` (+ alpha) of `ds` on an integer window at the output size, then derives the masks.
@@ -281,13 +252,16 @@ async function readAndMask(
     bands.push(await readBandInto(ds.bands.get(i), dtype, win, width, height, resampling));
   }
   if (alpha !== undefined && nodata === undefined) {
-    const a = await readBandInto(ds.bands.get(alpha), dtype, win, width, height, resampling);
-    const mask = maskFromAlpha(a);
+    // An unsigned alpha is read as Byte: GDAL clamps, so what is not 0 stays not 0 (a float alpha
+    // of 0.3 would round to 0 and a negative one clamp to it, so those are read as they are).
+    const a = await readBandInto(ds.bands.get(alpha), UNSIGNED.has(dtype) ? 'uint8' : dtype, win, width, height, resampling);
+    const mask = await maskFromAlpha(a);
     return { bands, masks: bands.map(() => mask) };
   }
   if (nodata !== undefined) {
-    if (bands.length === 1) return { bands, masks: [maskFromValues(bands[0]!, nodata)] };
-    return { bands, masks: bands.map((b) => maskFromValues(b, nodata)) };
+    const masks: Uint8Array[] = [];
+    for (const b of bands) masks.push(await maskFromValues(b, nodata));
+    return { bands, masks };
   }
   // GDAL's per-band mask (internal mask, or all valid).
   const masks: Uint8Array[] = [];
@@ -303,9 +277,7 @@ async function readAndMask(
       masks.push((shared ??= new Uint8Array(width * height).fill(255)));
       continue;
     }
-    const m = (await readBandInto(maskBand, 'uint8', win, width, height, resampling)) as Uint8Array;
-    for (let p = 0; p < m.length; p++) m[p] = m[p] !== 0 ? 255 : 0;
-    masks.push(m);
+    masks.push(await normaliseMaskBand((await readBandInto(maskBand, 'uint8', win, width, height, resampling)) as Uint8Array));
   }
   return { bands, masks };
 }

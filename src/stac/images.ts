@@ -15,7 +15,7 @@ import { allocate, type ImageData } from '../image/image-data.js';
 import { applyExpression, parseExpression, evaluateExpression, type Expression } from '../image/expression.js';
 import { TesseraError, pyList } from '../errors.js';
 import { checkTile, type TileMatrixSet } from '../tms/grid.js';
-import { estimateImageBytes, type WholeImageGate } from '../image/whole-image-gate.js';
+import { estimateImageBytes, sampleBytes, type WholeImageGate } from '../image/whole-image-gate.js';
 
 export interface LayerOptions {
   assets?: readonly string[];
@@ -36,12 +36,7 @@ export interface ReadLimits {
   statistics?: boolean;
 }
 
-/** Bytes of one sample of a GDAL data type ('Byte', 'UInt16', 'Float32', 'CInt16' …). */
-function sampleBytes(dataType: string | undefined): number {
-  const bits = /(\d+)$/.exec(dataType ?? '');
-  const size = bits ? Number(bits[1]) / 8 : 1;
-  return dataType?.startsWith('C') ? 2 * size : size;
-}
+
 
 interface AssetRead {
   asset: StacAsset;
@@ -239,10 +234,18 @@ export async function stacTile(
   return layer.read(plans, opts, withExpression);
 }
 
-export async function stacPart(layer: LayerPlan, bbox: [number, number, number, number], part: PartOptions, opts: ValueOptions, limits: ReadLimits): Promise<ImageData> {
+/** `withExpression` false leaves the layer's expression to the caller (see LayerPlan.read), as for every verb below. */
+export async function stacPart(
+  layer: LayerPlan,
+  bbox: [number, number, number, number],
+  part: PartOptions,
+  opts: ValueOptions,
+  limits: ReadLimits,
+  withExpression = true,
+): Promise<ImageData> {
   const plans = await Promise.all(layer.readers().map((r) => r.planPart(bbox, part)));
   await layer.checkLimits(plans, limits);
-  return layer.read(plans, opts);
+  return layer.read(plans, opts, withExpression);
 }
 
 export async function stacPreview(
@@ -250,10 +253,11 @@ export async function stacPreview(
   size: { maxSize?: number; height?: number; width?: number; dstCrs?: string },
   opts: ValueOptions,
   limits: ReadLimits,
+  withExpression = true,
 ): Promise<ImageData> {
   const plans = await Promise.all(layer.readers().map((r) => r.planPreview(size)));
   await layer.checkLimits(plans, limits);
-  return layer.read(plans, opts);
+  return layer.read(plans, opts, withExpression);
 }
 
 export async function stacFeature(
@@ -263,13 +267,15 @@ export async function stacFeature(
   part: PartOptions,
   opts: ValueOptions,
   limits: ReadLimits,
+  withExpression = true,
 ): Promise<ImageData> {
   const env = shape.getEnvelope();
   const bbox: [number, number, number, number] = [env.minX, env.minY, env.maxX, env.maxY];
   const plans = await Promise.all(layer.readers().map((r) => r.planPart(bbox, { ...part, boundsCrs: shapeCrs, dstCrs: part.dstCrs ?? shapeCrs })));
   if (plans.every((p) => p.empty)) throw new TesseraError('NotFound', 'Feature is outside dataset bounds');
   await layer.checkLimits(plans, limits);
-  return applyCutline(await layer.read(plans, opts), shape, shapeCrs);
+  // The cutline masks every asset's bands, so an expression evaluated later is masked alike.
+  return applyCutline(await layer.read(plans, opts, withExpression), shape, shapeCrs);
 }
 
 export interface StacPoint {

@@ -32,6 +32,7 @@ import { parseBBoxPath, parseFormat, parseLonLat, parseSizeFormat, parseTilePath
 import { LayerPlan, stacFeature, stacPart, stacPoint, stacPreview, stacTile, type ReadLimits } from '../../stac/images.js';
 import type { ValueOptions } from '../../source/reader.js';
 import { parseRenderOptions, sendImage } from '../image-response.js';
+import type { RenderSpec } from '../../image/post-process.js';
 import { parseFeatureBody } from '../geojson.js';
 import { sendJson } from '../reply.js';
 import { floats } from '../../pyjson.js';
@@ -70,6 +71,14 @@ function notFound(reply: FastifyReply): FastifyReply {
   return reply.code(404).type('application/json').send({ detail: 'Not Found' });
 }
 
+/**
+ * The layer's expression left to the renderer: readers hand over the stacked assets and the
+ * expression is evaluated with the rest of the rendering, off the main thread.
+ */
+function withLayerExpression(render: RenderSpec, plan: LayerPlan): RenderSpec {
+  return plan.expression ? { ...render, expression: plan.expression.text } : render;
+}
+
 export function stacImageRoutes(services: Services) {
   const limits: ReadLimits = { maxOutputPixels: services.settings.maxOutputPixels, maxSourcePixels: services.settings.maxSourcePixels, gate: services.wholeImages };
 
@@ -104,10 +113,9 @@ export function stacImageRoutes(services: Services) {
           { x: path.x, y: path.y, z: path.z },
           { ...values, tilesize: 256 * path.scale, ...(tile.buffer ? { buffer: tile.buffer } : {}), ...(tile.padding ? { padding: tile.padding } : {}) },
           limits,
-          // The expression is evaluated with the rest of the rendering, off the main thread.
           false,
         );
-        return sendImage(reply, services.renderer, img, path.format, plan.expression ? { ...render, expression: plan.expression.text } : render);
+        return sendImage(reply, services.renderer, img, path.format, withLayerExpression(render, plan));
       },
     );
 
@@ -121,8 +129,8 @@ export function stacImageRoutes(services: Services) {
       const render = parseRenderOptions(q);
       const stac = await services.stac(q.url);
       const plan = await LayerPlan.resolve(stac, layer);
-      const img = await stacPreview(plan, { ...size, ...(dstCrs ? { dstCrs } : {}) }, values, limits);
-      return sendImage(reply, services.renderer, img, format, render);
+      const img = await stacPreview(plan, { ...size, ...(dstCrs ? { dstCrs } : {}) }, values, limits, false);
+      return sendImage(reply, services.renderer, img, format, withLayerExpression(render, plan));
     };
     app.get('/preview', { schema: previewSchema, preValidation: requireLayerFirst, config: { large: true } }, (req, reply) => preview(req, reply, undefined));
     app.get('/preview.:format', { schema: previewSchema, preValidation: requireLayerFirst, config: { large: true } }, (req, reply) =>
@@ -146,8 +154,8 @@ export function stacImageRoutes(services: Services) {
       }
       const stac = await services.stac(q.url);
       const plan = await LayerPlan.resolve(stac, layer);
-      const img = await stacPart(plan, parsed.bbox, { ...size, boundsCrs: coordCrs, dstCrs }, values, limits);
-      return sendImage(reply, services.renderer, img, parsed.format, render);
+      const img = await stacPart(plan, parsed.bbox, { ...size, boundsCrs: coordCrs, dstCrs }, values, limits, false);
+      return sendImage(reply, services.renderer, img, parsed.format, withLayerExpression(render, plan));
     });
 
     const featureSchema = { querystring: querySchema(['url'], ...imageQuery, partSizeSchema, dstCrsSchema, coordCrsSchema) };
@@ -160,8 +168,8 @@ export function stacImageRoutes(services: Services) {
       const render = parseRenderOptions(q);
       const stac = await services.stac(q.url);
       const plan = await LayerPlan.resolve(stac, layer);
-      const img = await stacFeature(plan, shape, coordCrs, { ...size, dstCrs }, values, limits);
-      return sendImage(reply, services.renderer, img, format, render);
+      const img = await stacFeature(plan, shape, coordCrs, { ...size, dstCrs }, values, limits, false);
+      return sendImage(reply, services.renderer, img, format, withLayerExpression(render, plan));
     };
     app.post('/feature', { schema: featureSchema, preValidation: requireLayerFirst, config: { large: true } }, (req, reply) => feature(req, reply, undefined));
     app.post('/feature.:format', { schema: featureSchema, preValidation: requireLayerFirst, config: { large: true } }, (req, reply) =>

@@ -38,9 +38,10 @@ import type { AlgorithmStep } from '../../image/algorithms/index.js';
 import { parseFeatureOrCollectionBody, featureBodyToJson, type BodyFeature } from '../geojson.js';
 import { imageStatistics, parseStatisticsOptions, type StatisticsOptions } from '../../image/statistics.js';
 import { statisticsMapToJson } from '../../image/statistics-json.js';
-import { evaluateExpression, parseExpression, type Expression } from '../../image/expression.js';
-import { intersectMasks, type ImageData } from '../../image/image-data.js';
+import { parseExpression, type Expression } from '../../image/expression.js';
 import { sendJson } from '../reply.js';
+import type { StatisticsSpec } from '../../image/post-process.js';
+import { estimateImageBytes, sampleBytes } from '../../image/whole-image-gate.js';
 import { badRequest } from '../../errors.js';
 
 const WGS84 = 'EPSG:4326';
@@ -92,8 +93,13 @@ function algorithmOf(q: Query): AlgorithmStep | undefined {
   return parseAlgorithm(name, typeof q['algorithm_params'] === 'string' ? q['algorithm_params'] : undefined);
 }
 
-function summarise(img: ImageData, algorithm: AlgorithmStep | undefined, opts: StatisticsOptions): Record<string, unknown> {
-  return statisticsMapToJson(imageStatistics(algorithm ? algorithm.apply(img) : img, opts));
+/** What becomes of a layer's image: its expression (left to this step by the reader) and algorithm, then statistics. */
+function statisticsSpec(layer: LayerPlan, algorithm: AlgorithmStep | undefined, options: StatisticsOptions): StatisticsSpec {
+  return {
+    ...(layer.expression ? { expression: layer.expression.text } : {}),
+    algorithm: algorithm ? { id: algorithm.id, params: algorithm.params } : undefined,
+    options,
+  };
 }
 
 /**
@@ -152,24 +158,6 @@ function expressionIndexes(expr: Expression, asset: string): number[] {
   return indexes;
 }
 
-/** rio-tiler `ImageData.apply_expression` on one asset's bands: masked where any band read is masked. */
-function applyBandExpression(img: ImageData, expr: Expression): ImageData {
-  const length = img.width * img.height;
-  const inputs = new Map(img.bandNames.map((name, i) => [name, { dtype: img.dtype, array: img.bands[i]! }]));
-  const result = evaluateExpression(expr, inputs, length);
-  const mask = intersectMasks(img.masks, length);
-  return {
-    width: img.width,
-    height: img.height,
-    dtype: result.dtype,
-    bands: result.bands,
-    masks: result.bands.map(() => mask),
-    bandNames: expr.blocks.map((b) => b.name),
-    bounds: img.bounds,
-    crs: img.crs,
-  };
-}
-
 interface AssetJob {
   name: string;
   reader: RasterReader;
@@ -196,8 +184,9 @@ export function stacStatisticsRoutes(services: Services) {
         const opts = parseStatisticsOptions(q);
         const stac = await services.stac(q.url);
         const plan = await LayerPlan.resolve(stac, statisticsLayer(q, stac));
-        const img = await stacPreview(plan, size, values, limits);
-        return sendJson(reply, summarise(img, algorithm, opts));
+        // Read here, summarised in a render thread: sorting 64 M values for percentiles takes seconds.
+        const img = await stacPreview(plan, size, values, limits, false);
+        return sendJson(reply, statisticsMapToJson(await services.renderer.statistics(img, statisticsSpec(plan, algorithm, opts))));
       },
     );
 
@@ -243,8 +232,8 @@ export function stacStatisticsRoutes(services: Services) {
         const statistics = await mapWithConcurrency(body.features, FEATURE_CONCURRENCY, async (f, i) => {
           const featurePlans = plans[i]!;
           if (featurePlans.every((p) => p.empty)) return emptyFeatureStatistics(layer, featurePlans, values, algorithm, opts);
-          const img = await applyCutline(await layer.read(featurePlans, values), f.shape, coordCrs);
-          return summarise(img, algorithm, opts);
+          const img = await applyCutline(await layer.read(featurePlans, values, false), f.shape, coordCrs);
+          return statisticsMapToJson(await services.renderer.statistics(img, statisticsSpec(layer, algorithm, opts)));
         });
         return sendJson(reply, featureBodyToJson(body, statistics), 'application/geo+json');
       },
@@ -281,12 +270,14 @@ export function stacStatisticsRoutes(services: Services) {
           throw badRequest(`Requested images are too large: ${outputValues} values over ${jobs.length} asset(s) exceed the limit of ${limits.maxOutputPixels}; use max_size or width/height`);
         }
         checkSourceTotal(jobs.reduce((s, j) => s + j.plan.sourcePixels, 0), limits, `the ${jobs.length} asset(s)`);
+        const held = await Promise.all(jobs.map(async (j) => estimateImageBytes(j.plan.width * j.plan.height, j.bands, sampleBytes((await j.reader.meta()).bands[0]?.dataType), true)));
+        await services.wholeImages.reserve(held.reduce((a, b) => a + b, 0));
 
         const results = await Promise.all(
           jobs.map(async (j) => {
-            let img = await j.reader.read(j.plan, { ...values, ...(j.indexes ? { indexes: j.indexes } : {}) });
-            if (j.expression) img = applyBandExpression(img, j.expression);
-            return [j.name, statisticsMapToJson(imageStatistics(img, opts))] as const;
+            const img = await j.reader.read(j.plan, { ...values, ...(j.indexes ? { indexes: j.indexes } : {}) });
+            const spec: StatisticsSpec = { ...(j.expression ? { expression: j.expression.text } : {}), algorithm: undefined, options: opts };
+            return [j.name, statisticsMapToJson(await services.renderer.statistics(img, spec))] as const;
           }),
         );
         return sendJson(reply, Object.fromEntries(results));
