@@ -65,6 +65,8 @@ export interface Settings {
   /** zlib level (0–9) of `png` output (TiTiler's is 6); `pngraw` always uses 1. */
   pngLevel: number;
   logLevel: string;
+  /** An event-loop stall longer than this is logged with the requests in flight (api/watchdog.ts). */
+  stallWarnMs: number;
 }
 
 function list(value: string | undefined): string[] {
@@ -144,6 +146,7 @@ export function loadSettings(overrides: Partial<Settings> = {}): Settings {
     basemapAttribution: env['TESSERA_BASEMAP_ATTRIBUTION'] ?? '',
     pngLevel: zlibLevel('TESSERA_PNG_LEVEL', DEFAULT_PNG_LEVEL),
     logLevel: env['TESSERA_LOG_LEVEL'] ?? 'info',
+    stallWarnMs: Math.max(1, int('TESSERA_STALL_WARN_MS', 200)),
   };
   const merged = { ...settings, ...overrides };
   // One process with a render thread per core is the default (one set of GDAL caches for all

@@ -10,6 +10,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { Services } from '../services.js';
 import { answerClientError, installErrorHandling, MAX_HEADER_BYTES } from './errors.js';
+import { LoopWatchdog } from './watchdog.js';
 import { installJsonBodyParser, MAX_BODY_BYTES } from './json-body.js';
 import { normaliseBooleans, type Query } from './params.js';
 import { tmsRoutes } from './routes/tms.js';
@@ -24,6 +25,10 @@ import { demoRoutes } from './routes/demo.js';
 import { pyDumps } from '../pyjson.js';
 
 declare module 'fastify' {
+  interface FastifyInstance {
+    /** The event-loop watchdog (api/watchdog.ts): stalls seen, the worst, delay percentiles. */
+    watchdog: LoopWatchdog;
+  }
   interface FastifyContextConfig {
     /** The route reads whole images: it runs under the whole-image gate (image/whole-image-gate.ts). */
     large?: boolean;
@@ -46,6 +51,12 @@ export async function buildApp(services: Services, opts: { logger?: boolean | ob
     // Each request carries a deadline; the handler's own work is bounded by upstream timeouts.
     requestTimeout: settings.requestTimeoutMs,
   });
+
+  const watchdog = new LoopWatchdog(settings.stallWarnMs, (stall) =>
+    app.log.warn({ stalledMs: stall.stalledMs, inFlight: stall.inFlight }, `event loop stalled for ${stall.stalledMs} ms; requests in flight named`),
+  );
+  app.decorate('watchdog', watchdog);
+  app.addHook('onReady', async () => void watchdog.start());
 
   installErrorHandling(app);
   installJsonBodyParser(app);
@@ -80,6 +91,7 @@ export async function buildApp(services: Services, opts: { logger?: boolean | ob
   // request's upstream byte budget starts here too (entered before any await, so that the rest of
   // the request's asynchronous flow charges it), and so does its hold on the whole-image gate.
   app.addHook('onRequest', async (request, reply) => {
+    reply.raw.once('close', watchdog.begin(request.id, request.method, request.url));
     reply.raw.once('close', services.budgets.enter());
     if (request.routeOptions.config.large === true) reply.raw.once('close', services.wholeImages.enter());
     const timer = setTimeout(() => {
@@ -119,6 +131,9 @@ export async function buildApp(services: Services, opts: { logger?: boolean | ob
     await app.register(demoRoutes(settings.demoDir));
   }
 
-  app.addHook('onClose', async () => services.close());
+  app.addHook('onClose', async () => {
+    watchdog.stop();
+    await services.close();
+  });
   return app;
 }
