@@ -5,6 +5,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { promises as fs } from 'node:fs';
@@ -106,6 +107,25 @@ describe('/stac image routes on the demo data', { timeout: 120_000 }, () => {
     // rio-tiler stacks the assets first (uint8 rgb promoted to float32 with the float32 DEM), so both
     // blocks are float32 arithmetic: float32 / int constant stays float32 in numexpr.
     assert.equal(arr.descr, '<f4');
+  });
+
+  it('a large answer streams: declared length when not compressed, the same bytes gzipped', async () => {
+    // 2000×2000 float32 values with a mask: ~20 MB, past the size above which bodies are streamed.
+    const url = `${server.url}/stac/preview.npy?url=${demoItem}&assets=dem&width=2000&height=2000`;
+    const plain = await new Promise<{ length: string | undefined; body: Buffer }>((resolve, reject) => {
+      http.get(url, { headers: { 'accept-encoding': 'identity' } }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ length: res.headers['content-length'], body: Buffer.concat(chunks) }));
+      }).on('error', reject);
+    });
+    assert.ok(plain.body.length > 16 * 1024 * 1024, `${plain.body.length} bytes`);
+    assert.equal(plain.length, String(plain.body.length));
+    const arr = parseNpy(plain.body);
+    assert.deepEqual(arr.shape, [2, 2000, 2000]);
+    const gzipped = await fetch(url, { headers: { 'accept-encoding': 'gzip' } });
+    assert.equal(gzipped.headers.get('content-encoding'), 'gzip');
+    assert.ok(Buffer.from(await gzipped.arrayBuffer()).equals(plain.body), 'the gzipped answer decodes to the same bytes');
   });
 
   it('preview, bbox, feature and point read the demo DEM', async () => {
