@@ -5,7 +5,7 @@ import { UpstreamGateway } from './upstream/gateway.js';
 import { configureEncoders } from './image/encode/index.js';
 import { UrlPolicy } from './upstream/url-policy.js';
 import { DatasetPool } from './source/pool.js';
-import { SourceContext, type Meter } from './source/dataset.js';
+import { SourceContext, type Meter, type RasterSource } from './source/dataset.js';
 import { DocumentFetcher } from './upstream/documents.js';
 import { UpstreamClient } from './upstream/client.js';
 import { rasterOpener, diagnoseOpen } from './source/open.js';
@@ -94,6 +94,11 @@ export class Services {
     });
     this.threads = settings.renderThreads > 0 ? new RenderThreads(settings.renderThreads, { pngLevel: settings.pngLevel }) : undefined;
     this.renderer = this.threads ?? RENDER_IN_THIS_THREAD;
+  }
+
+  /** The raster at a client-given URL, as the URL policy allows it. */
+  cog(url: string): RasterSource {
+    return this.sources.sourceAt(this.policy.resolve(url), url);
   }
 
   stac(url: string): Promise<StacReader> {

@@ -80,11 +80,10 @@ describe('whole-image gate', () => {
     const gate = new WholeImageGate(1, 100);
     const first = asRequest(gate, async () => {
       await gate.reserve(60);
-      await tick();
-      // A second request is now queued behind this one; growing past the capacity must not wait for it.
+      // Once a second request waits behind this one, growing past the capacity must not wait for it.
+      for (let i = 0; i < 1000 && gate.queued < 1; i++) await tick(1);
       await Promise.all([gate.reserve(80), gate.reserve(150), gate.reserve(10)]);
     });
-    await tick(1);
     const second = asRequest(gate, () => gate.reserve(50));
     await first.done;
     assert.equal(gate.queued, 1);

@@ -15,8 +15,7 @@ import { installJsonBodyParser, MAX_BODY_BYTES } from './json-body.js';
 import { normaliseBooleans, type Query } from './params.js';
 import { tmsRoutes } from './routes/tms.js';
 import { stacRoutes } from './routes/stac.js';
-import { stacImageRoutes } from './routes/stac-images.js';
-import { stacStatisticsRoutes } from './routes/stac-statistics.js';
+import { cogRoutes } from './routes/cog.js';
 import { mosaicRoutes } from './routes/mosaic.js';
 import { algorithmRoutes } from './routes/algorithms.js';
 import { colormapRoutes } from './routes/colormaps.js';
@@ -120,9 +119,8 @@ export async function buildApp(services: Services, opts: { logger?: boolean | ob
 
   await app.register(tmsRoutes);
   await app.register(colormapRoutes());
+  await app.register(cogRoutes(services), { prefix: '/cog' });
   await app.register(stacRoutes(services), { prefix: '/stac' });
-  await app.register(stacImageRoutes(services), { prefix: '/stac' });
-  await app.register(stacStatisticsRoutes(services), { prefix: '/stac' });
   await app.register(mosaicRoutes(services), { prefix: '/mosaicjson' });
   await app.register(algorithmRoutes());
   await app.register(pageRoutes(services));

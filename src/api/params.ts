@@ -62,6 +62,12 @@ export const layerSchema: Schema = {
   bidx: { type: 'array', items: int },
 };
 
+/** BidxExprParams (/cog): bands of one raster, or an expression over `b1 … bn`. */
+export const bandLayerSchema: Schema = {
+  bidx: { type: 'array', items: int },
+  expression: str,
+};
+
 /** DatasetParams. */
 export const datasetSchema: Schema = {
   nodata: str,
@@ -90,6 +96,9 @@ export const renderSchema: Schema = {
   colormap: str,
   return_mask: bool,
 };
+
+/** The grid of the deprecated forms without one in the path (TiTiler 0.18.10 takes it from the query). */
+export const gridQuerySchema: Schema = { tileMatrixSetId: { type: 'string', enum: [...tmsIds], default: 'WebMercatorQuad' } };
 
 /** TileJSON and map extras. */
 export const tilejsonSchema: Schema = {

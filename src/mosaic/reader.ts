@@ -16,7 +16,10 @@ import type { UrlPolicy } from '../upstream/url-policy.js';
 import { sameCrs, srsFrom, transformBounds, transformPoint, TransformMemo } from '../source/crs.js';
 import type { SpatialReference } from '../source/gdal.js';
 import type { StacReader } from '../stac/reader.js';
-import { LayerPlan, stacPoint, stacTile, type LayerOptions, type ReadLimits } from '../stac/images.js';
+import { stacItemReader, type StacLayerOptions } from '../readers/stac.js';
+import { mapLimited } from '../concurrency.js';
+import type { ReadLimits } from '../readers/reader.js';
+import { expressionBands } from '../readers/cog.js';
 import { allocate, intersectMasks, type ImageData } from '../image/image-data.js';
 import { resizeNearest } from '../image/stack.js';
 import { evaluateExpression, parseExpression, type Expression } from '../image/expression.js';
@@ -40,7 +43,7 @@ export interface MosaicLayer {
   bidx?: readonly number[];
   expression?: string;
   /** For mosaics of STAC items: which of each item's assets to read (`expression` names them). */
-  stac: Omit<LayerOptions, 'expression' | 'bidx'>;
+  stac: Omit<StacLayerOptions, 'expression' | 'bidx'>;
 }
 
 export interface MosaicTileOptions extends ValueOptions {
@@ -83,14 +86,7 @@ class CogLayer {
     if (layer.expression) {
       this.expression = parseExpression(layer.expression);
       // rio-tiler reads exactly the bands the expression names.
-      const indexes = new Set<number>();
-      for (const v of this.expression.variables) {
-        const m = /^b([0-9]+)$/.exec(v);
-        if (!m || Number(m[1]) < 1) throw badRequest(`Invalid expression: '${v}' is not a band name (use b1, b2 …)`);
-        indexes.add(Number(m[1]));
-      }
-      if (indexes.size === 0) throw badRequest(`Could not find any valid bands in '${layer.expression}' expression.`);
-      this.indexes = [...indexes].sort((a, b) => a - b);
+      this.indexes = expressionBands(this.expression);
     } else if (layer.bidx && layer.bidx.length > 0) {
       this.indexes = [...layer.bidx];
     }
@@ -213,22 +209,20 @@ export class MosaicReader {
   }
 
   private async stacTile(asset: string, tms: TileMatrixSet, x: number, y: number, z: number, opts: MosaicTileOptions): Promise<ImageData | undefined> {
-    const stac = await this.ctx.openStac(asset);
-    const plan = await LayerPlan.resolve(stac, this.stacLayer());
+    const reader = await stacItemReader(await this.ctx.openStac(asset), this.stacLayer());
     try {
-      return await stacTile(
-        stac,
-        plan,
+      const tile = await reader.tile(
         tms,
         { x, y, z },
         {
           ...valuesOf(opts),
+          limits: this.ctx.limits,
           tilesize: opts.tilesize,
           ...(opts.buffer !== undefined ? { buffer: opts.buffer } : {}),
           ...(opts.padding !== undefined ? { padding: opts.padding } : {}),
         },
-        this.ctx.limits,
       );
+      return tile.image;
     } catch (err) {
       if (err instanceof TesseraError && err.kind === 'TileOutsideBounds') return undefined;
       throw err;
@@ -245,14 +239,13 @@ export class MosaicReader {
   }
 
   private async stacPoint(asset: string, lon: number, lat: number, coordCrs: string, opts: ValueOptions): Promise<{ values: number[]; bandNames: string[] } | undefined> {
-    const stac = await this.ctx.openStac(asset);
-    const plan = await LayerPlan.resolve(stac, this.stacLayer());
-    const inside = await Promise.all(plan.readers().map((r) => pointInside(r, lon, lat, coordCrs)));
+    const reader = await stacItemReader(await this.ctx.openStac(asset), this.stacLayer());
+    const inside = await Promise.all(reader.plan.readers().map((r) => pointInside(r, lon, lat, coordCrs)));
     if (inside.some((i) => !i)) return undefined;
-    return stacPoint(plan, lon, lat, coordCrs, opts);
+    return reader.point(lon, lat, coordCrs, opts);
   }
 
-  private stacLayer(): LayerOptions {
+  private stacLayer(): StacLayerOptions {
     const { stac, expression, bidx } = this.layer;
     return { ...stac, ...(expression ? { expression } : {}), ...(bidx && bidx.length > 0 ? { bidx } : {}) };
   }
@@ -394,16 +387,3 @@ function fitTo(first: ImageData, img: ImageData, asset: string): PixelLayer {
   };
 }
 
-/** `fn` over every item with at most `limit` calls in flight; results in input order. */
-async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(Math.max(1, limit), items.length) }, worker));
-  return out;
-}

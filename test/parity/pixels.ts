@@ -5,7 +5,9 @@
  * apart so that the reading suite (stac-images) and the rendering suite measure pixels the same way.
  */
 import sharp from 'sharp';
-import type { Parity } from './harness.js';
+import assert from 'node:assert/strict';
+import type { Parity, ReportRow } from './harness.js';
+import { parseNpy } from '../helpers/npy.js';
 
 /** The bar of issues 3 and 4: at least 99.5% of values within ±1. */
 export const PASS = 0.995;
@@ -43,6 +45,16 @@ export function serveItems(p: Parity): void {
   for (const name of Object.keys(ITEMS)) p.fileserver.put(`/items/${name}.json`, itemDocument(p.fileserver.url, name));
 }
 
+/**
+ * `template` with `{s2}` etc. replaced by the URL-encoded URL of that test item, and `{file:NAME}`
+ * by the URL of fixture file NAME (a bare COG for /cog routes).
+ */
+export function fixturePath(p: Parity, template: string): string {
+  return template
+    .replace(/\{file:([\w.]+)\}/g, (_, name: string) => encodeURIComponent(`${p.fileserver.url}/${name}`))
+    .replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(`${p.fileserver.url}/items/${name}.json`));
+}
+
 /** One server's answer with its raw body. */
 export interface RawReply {
   status: number;
@@ -55,7 +67,7 @@ export interface RawReply {
  * etc. in `template` replaced by the URL-encoded item URL; returns the path sent and both answers.
  */
 export async function fetchBoth(p: Parity, template: string, body?: unknown): Promise<{ path: string; titiler: RawReply; tessera: RawReply }> {
-  const path = template.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(`${p.fileserver.url}/items/${name}.json`));
+  const path = fixturePath(p, template);
   const init: RequestInit = body
     ? { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json', 'accept-encoding': 'identity' } }
     : { headers: { 'accept-encoding': 'identity' } };
@@ -124,4 +136,103 @@ export async function sharpMeta(buf: Buffer, type: string | null): Promise<Recor
   }
   const m = await sharp(buf).metadata();
   return { format: m.format, width: m.width, height: m.height, channels: m.channels, depth: m.depth };
+}
+
+export type PixelKind = 'npy' | 'png' | 'image' | 'json' | 'status';
+
+/** One request sent to both servers and how its answers are compared. */
+export interface PixelCase {
+  id: string;
+  /** `{s2}` etc. are replaced by the URL of that test item. */
+  path: string;
+  kind: PixelKind;
+  /** Expected status of the reference (a broken setup must not pass as "both fail alike"). */
+  status?: number;
+  body?: unknown;
+  /** Mask agreement accepted below 100% for a documented GDAL-version difference. */
+  maskAtLeast?: number;
+  /** A known TiTiler failure: its status, and the shape tessera's answer must have instead. */
+  deliberate?: { status: number; shape: number[] };
+}
+
+/**
+ * Sends `c` to both servers and compares: statuses for `status` cases, JSON text for `json`, image
+ * layout for `image`, and decoded values (±1 on 99.5%, masks exact) for `npy` and `png`. Adds the
+ * case's row (and figures) to the report.
+ */
+export async function runPixelCase(p: Parity, c: PixelCase, rows: ReportRow[], figures: string[]): Promise<void> {
+  const x = await fetchBoth(p, c.path, c.body);
+  const note = (text: string, verdict: 'equal' | 'differs' = 'equal'): void => {
+    rows.push({ id: c.id, request: `${c.body ? 'POST' : 'GET'} ${c.path}`, verdict, note: text });
+  };
+  try {
+    if (c.deliberate) {
+      assert.equal(x.titiler.status, c.deliberate.status, 'the reference failure this case documents');
+      assert.equal(x.tessera.status, 200, `tessera failed: ${x.tessera.body.toString().slice(0, 300)}`);
+      assert.deepEqual(parseNpy(x.tessera.body).shape, c.deliberate.shape);
+      rows.push({ id: c.id, request: `GET ${c.path}`, verdict: 'deliberate', note: `TiTiler ${x.titiler.status}: ${x.titiler.body.toString().slice(0, 160)}; tessera 200 ${c.deliberate.shape.join('×')}` });
+      return;
+    }
+    if (c.kind === 'status') {
+      assert.equal(x.titiler.status, c.status, `reference status (body ${x.titiler.body.toString().slice(0, 200)})`);
+      assert.equal(x.tessera.status, x.titiler.status, `tessera: ${x.tessera.body.toString().slice(0, 300)}`);
+      note(`both ${x.titiler.status}`);
+      return;
+    }
+    assert.equal(x.titiler.status, 200, `reference failed: ${x.titiler.body.toString().slice(0, 300)}`);
+    assert.equal(x.tessera.status, 200, `tessera failed: ${x.tessera.body.toString().slice(0, 300)}`);
+    assert.equal(x.tessera.type, x.titiler.type, 'content-type');
+    if (c.kind === 'json') {
+      const a = JSON.parse(x.titiler.body.toString());
+      const b = JSON.parse(x.tessera.body.toString());
+      assert.deepEqual(b.band_names, a.band_names);
+      assert.deepEqual(b.coordinates, a.coordinates);
+      assert.equal(b.values.length, a.values.length);
+      a.values.forEach((v: number | null, i: number) => {
+        const w = b.values[i] as number | null;
+        if (v === null || w === null) assert.equal(w, v, `value ${i}`);
+        else assert.ok(Math.abs(v - w) <= 1e-9 * Math.max(1, Math.abs(v)), `value ${i}: ${w} vs ${v}`);
+      });
+      assert.equal(x.tessera.body.toString(), x.titiler.body.toString(), 'JSON text');
+      note('equal JSON');
+      return;
+    }
+    if (c.kind === 'image') {
+      const [ma, mb] = await Promise.all([sharpMeta(x.titiler.body, x.titiler.type), sharpMeta(x.tessera.body, x.tessera.type)]);
+      assert.deepEqual(mb, ma, 'size, bands and depth');
+      note(`${x.titiler.type}; ${JSON.stringify(ma)}`);
+      return;
+    }
+    let shape: string;
+    let dtype: string;
+    let r: { within: number; maskEqual: number };
+    if (c.kind === 'npy') {
+      const a = parseNpy(x.titiler.body);
+      const b = parseNpy(x.tessera.body);
+      assert.deepEqual(b.shape, a.shape, 'shape');
+      assert.equal(b.descr, a.descr, 'dtype');
+      const masked = c.path.includes('return_mask=false') ? 0 : 1;
+      r = compareArrays(a.values, b.values, a.shape[0]!, masked);
+      shape = a.shape.join('×');
+      dtype = a.descr;
+    } else {
+      const a = await decodePng(x.titiler.body);
+      const b = await decodePng(x.tessera.body);
+      assert.deepEqual([b.width, b.height, b.channels, b.depth], [a.width, a.height, a.channels, a.depth], 'png layout');
+      const alpha = a.channels === 2 || a.channels === 4 ? 1 : 0;
+      r = compareArrays(a.values, b.values, a.channels, alpha);
+      shape = `${a.channels}×${a.height}×${a.width}`;
+      dtype = `png ${a.depth}`;
+    }
+    figures.push(`| ${c.id} | ${shape} | ${dtype} | ${(r.within * 100).toFixed(3)}% | ${(r.maskEqual * 100).toFixed(3)}% |`);
+    const maskBar = c.maskAtLeast ?? 1;
+    const ok = r.within >= PASS && r.maskEqual >= maskBar;
+    const verdict = ok ? (r.maskEqual === 1 ? 'equal' : 'deliberate') : 'differs';
+    rows.push({ id: c.id, request: `${c.body ? 'POST' : 'GET'} ${c.path}`, verdict, note: `values within ±1: ${(r.within * 100).toFixed(3)}%, mask equal: ${(r.maskEqual * 100).toFixed(3)}%` });
+    assert.ok(r.within >= PASS, `values within ±1: ${(r.within * 100).toFixed(3)}% < 99.5%`);
+    assert.ok(r.maskEqual >= maskBar, `masks differ: ${(r.maskEqual * 100).toFixed(3)}% equal`);
+  } catch (err) {
+    if (!rows.some((row) => row.id === c.id)) note((err as Error).message.split('\n')[0]!, 'differs');
+    throw err;
+  }
 }

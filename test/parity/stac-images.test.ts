@@ -7,26 +7,8 @@
  * .parity/report-stac-images.md.
  */
 import { after, before, describe, it } from 'node:test';
-import assert from 'node:assert/strict';
 import { startParity, writeReport, type Parity, type ReportRow } from './harness.js';
-import { parseNpy } from '../helpers/npy.js';
-import { PASS, compareArrays, decodePng, fetchBoth, serveItems, sharpMeta } from './pixels.js';
-
-type Kind = 'npy' | 'png' | 'image' | 'json' | 'status';
-
-interface Case {
-  id: string;
-  /** `{s2}` etc. are replaced by the URL of that test item. */
-  path: string;
-  kind: Kind;
-  /** Expected status of the reference (a broken setup must not pass as "both fail alike"). */
-  status?: number;
-  body?: unknown;
-  /** Mask agreement accepted below 100% for a documented GDAL-version difference. */
-  maskAtLeast?: number;
-  /** A known TiTiler failure: its status, and the shape tessera's answer must have instead. */
-  deliberate?: { status: number; shape: number[] };
-}
+import { runPixelCase, serveItems, type PixelCase } from './pixels.js';
 
 const FEATURE = {
   type: 'Feature',
@@ -37,7 +19,7 @@ const FEATURE = {
   },
 };
 
-const CASES: Case[] = [
+const CASES: PixelCase[] = [
   // Tiles: nodata masks (B01), alpha masks (cog.tif has none), RGB (TCI), several grids and zooms.
   { id: 'tile-b01-z9', path: '/stac/tiles/WebMercatorQuad/9/289/207.npy?url={s2}&assets=B01', kind: 'npy' },
   { id: 'tile-b01-z8-edge', path: '/stac/tiles/WebMercatorQuad/8/144/104.npy?url={s2}&assets=B01', kind: 'npy' },
@@ -134,82 +116,5 @@ describe('parity: /stac image routes (decoded pixels)', { timeout: 600_000 }, ()
     await p?.stop();
   });
 
-  for (const c of CASES) {
-    it(c.id, async () => {
-      const x = await fetchBoth(p, c.path, c.body);
-      const note = (text: string, verdict: 'equal' | 'differs' = 'equal'): void => {
-        rows.push({ id: c.id, request: `${c.body ? 'POST' : 'GET'} ${c.path}`, verdict, note: text });
-      };
-      try {
-        if (c.deliberate) {
-          assert.equal(x.titiler.status, c.deliberate.status, 'the reference failure this case documents');
-          assert.equal(x.tessera.status, 200, `tessera failed: ${x.tessera.body.toString().slice(0, 300)}`);
-          assert.deepEqual(parseNpy(x.tessera.body).shape, c.deliberate.shape);
-          rows.push({ id: c.id, request: `GET ${c.path}`, verdict: 'deliberate', note: `TiTiler ${x.titiler.status}: ${x.titiler.body.toString().slice(0, 160)}; tessera 200 ${c.deliberate.shape.join('×')}` });
-          return;
-        }
-        if (c.kind === 'status') {
-          assert.equal(x.titiler.status, c.status, `reference status (body ${x.titiler.body.toString().slice(0, 200)})`);
-          assert.equal(x.tessera.status, x.titiler.status, `tessera: ${x.tessera.body.toString().slice(0, 300)}`);
-          note(`both ${x.titiler.status}`);
-          return;
-        }
-        assert.equal(x.titiler.status, 200, `reference failed: ${x.titiler.body.toString().slice(0, 300)}`);
-        assert.equal(x.tessera.status, 200, `tessera failed: ${x.tessera.body.toString().slice(0, 300)}`);
-        assert.equal(x.tessera.type, x.titiler.type, 'content-type');
-        if (c.kind === 'json') {
-          const a = JSON.parse(x.titiler.body.toString());
-          const b = JSON.parse(x.tessera.body.toString());
-          assert.deepEqual(b.band_names, a.band_names);
-          assert.deepEqual(b.coordinates, a.coordinates);
-          assert.equal(b.values.length, a.values.length);
-          a.values.forEach((v: number | null, i: number) => {
-            const w = b.values[i] as number | null;
-            if (v === null || w === null) assert.equal(w, v, `value ${i}`);
-            else assert.ok(Math.abs(v - w) <= 1e-9 * Math.max(1, Math.abs(v)), `value ${i}: ${w} vs ${v}`);
-          });
-          assert.equal(x.tessera.body.toString(), x.titiler.body.toString(), 'JSON text');
-          note('equal JSON');
-          return;
-        }
-        if (c.kind === 'image') {
-          const [ma, mb] = await Promise.all([sharpMeta(x.titiler.body, x.titiler.type), sharpMeta(x.tessera.body, x.tessera.type)]);
-          assert.deepEqual(mb, ma, 'size, bands and depth');
-          note(`${x.titiler.type}; ${JSON.stringify(ma)}`);
-          return;
-        }
-        let shape: string;
-        let dtype: string;
-        let r: { within: number; maskEqual: number };
-        if (c.kind === 'npy') {
-          const a = parseNpy(x.titiler.body);
-          const b = parseNpy(x.tessera.body);
-          assert.deepEqual(b.shape, a.shape, 'shape');
-          assert.equal(b.descr, a.descr, 'dtype');
-          const masked = c.path.includes('return_mask=false') ? 0 : 1;
-          r = compareArrays(a.values, b.values, a.shape[0]!, masked);
-          shape = a.shape.join('×');
-          dtype = a.descr;
-        } else {
-          const a = await decodePng(x.titiler.body);
-          const b = await decodePng(x.tessera.body);
-          assert.deepEqual([b.width, b.height, b.channels, b.depth], [a.width, a.height, a.channels, a.depth], 'png layout');
-          const alpha = a.channels === 2 || a.channels === 4 ? 1 : 0;
-          r = compareArrays(a.values, b.values, a.channels, alpha);
-          shape = `${a.channels}×${a.height}×${a.width}`;
-          dtype = `png ${a.depth}`;
-        }
-        figures.push(`| ${c.id} | ${shape} | ${dtype} | ${(r.within * 100).toFixed(3)}% | ${(r.maskEqual * 100).toFixed(3)}% |`);
-        const maskBar = c.maskAtLeast ?? 1;
-        const ok = r.within >= PASS && r.maskEqual >= maskBar;
-        const verdict = ok ? (r.maskEqual === 1 ? 'equal' : 'deliberate') : 'differs';
-        rows.push({ id: c.id, request: `${c.body ? 'POST' : 'GET'} ${c.path}`, verdict, note: `values within ±1: ${(r.within * 100).toFixed(3)}%, mask equal: ${(r.maskEqual * 100).toFixed(3)}%` });
-        assert.ok(r.within >= PASS, `values within ±1: ${(r.within * 100).toFixed(3)}% < 99.5%`);
-        assert.ok(r.maskEqual >= maskBar, `masks differ: ${(r.maskEqual * 100).toFixed(3)}% equal`);
-      } catch (err) {
-        if (!rows.some((row) => row.id === c.id)) note((err as Error).message.split('\n')[0]!, 'differs');
-        throw err;
-      }
-    });
-  }
+  for (const c of CASES) it(c.id, () => runPixelCase(p, c, rows, figures));
 });

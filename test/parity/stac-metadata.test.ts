@@ -180,6 +180,26 @@ const CASES: Case[] = [
     expect: { status: 200, contentType: 'application/xml' },
   },
 
+  // The forms without a grid (deprecated in TiTiler 0.18.10, still served): WebMercatorQuad, or the query's.
+  { id: 'stac-tilejson-no-grid', path: `/stac/tilejson.json?url=${ITEM}&assets=B01`, expect: { status: 200, contentType: 'application/json' } },
+  { id: 'stac-tilejson-no-grid-query-tms', path: `/stac/tilejson.json?url=${ITEM}&assets=B01&tileMatrixSetId=WorldCRS84Quad`, expect: { status: 200 } },
+  { id: 'stac-wmts-no-grid', path: `/stac/WMTSCapabilities.xml?url=${ITEM}&assets=B01`, expect: { status: 200, contentType: 'application/xml' } },
+
+  // /cog: a bare GeoTIFF.
+  { id: 'cog-bounds', path: '/cog/bounds?url={FILES}/cog.tif', expect: { status: 200, contentType: 'application/json' } },
+  { id: 'cog-info', path: '/cog/info?url={FILES}/cog.tif', expect: { status: 200, contentType: 'application/json' } },
+  { id: 'cog-info-rgb', path: '/cog/info?url={FILES}/TCI.tif', expect: { status: 200 } },
+  { id: 'cog-info-scale', path: '/cog/info?url={FILES}/cog_scale.tif', expect: { status: 200 } },
+  { id: 'cog-info-geojson', path: '/cog/info.geojson?url={FILES}/B01.tif', expect: { status: 200, contentType: 'application/geo+json' } },
+  ...TILEJSON_TMS.map(
+    (tms): Case => ({ id: `cog-tilejson-${tms}`, path: `/cog/${tms}/tilejson.json?url={FILES}/cog.tif`, expect: { status: 200, contentType: 'application/json' } }),
+  ),
+  { id: 'cog-tilejson-expression', path: '/cog/WebMercatorQuad/tilejson.json?url={FILES}/TCI.tif&expression=b1/b3&rescale=0,2&tile_format=png&tile_scale=2', expect: { status: 200 } },
+  { id: 'cog-tilejson-no-grid', path: '/cog/tilejson.json?url={FILES}/cog.tif&bidx=1', expect: { status: 200 } },
+  { id: 'cog-wmts', path: '/cog/WebMercatorQuad/WMTSCapabilities.xml?url={FILES}/cog.tif', expect: { status: 200, contentType: 'application/xml' } },
+  { id: 'cog-wmts-no-grid', path: '/cog/WMTSCapabilities.xml?url={FILES}/B01.tif&tile_format=jpg', expect: { status: 200, contentType: 'application/xml' } },
+  { id: 'cog-missing-url', path: '/cog/info', expect: { status: 422 } },
+
   // Validation errors: FastAPI's 422 body, to the letter.
   { id: 'missing-url-bounds', path: '/stac/bounds', expect: { status: 422 }, showHeaders: true },
   { id: 'missing-url-info', path: '/stac/info', expect: { status: 422 } },

@@ -11,7 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startParity, writeReport, type Parity, type ReportRow } from './harness.js';
 import { compareJson, formatDifferences, parseJson, toPlain, type JsonValue, type PlainJson } from './compare.js';
-import { serveItems } from './pixels.js';
+import { fixturePath, serveItems } from './pixels.js';
 
 type Json = Record<string, unknown>;
 
@@ -121,6 +121,16 @@ const CASES: Case[] = [
     body: { type: 'FeatureCollection', bbox: [23.8, 32, 23.9, 32.1], features: [feature(POLYGON_A, { k: 1 })] },
   },
 
+  // GET /cog/statistics: one raster, bands b1 … bn (the same reads as the STAC verbs, another layer).
+  { id: 'cog-get-default', path: '/cog/statistics?url={file:cog.tif}' },
+  { id: 'cog-get-bidx', path: '/cog/statistics?url={file:TCI.tif}&bidx=3&bidx=1&max_size=256' },
+  { id: 'cog-get-expression', path: '/cog/statistics?url={file:TCI.tif}&expression=(b1-b3)/(b1%2Bb3);b2*2&max_size=256' },
+  { id: 'cog-get-p-histogram', path: '/cog/statistics?url={file:B01.tif}&p=10&p=90&histogram_bins=5&histogram_range=1000,4000' },
+  { id: 'cog-get-categorical', path: '/cog/statistics?url={file:cog.tif}&categorical=true&c=1&c=2' },
+  { id: 'cog-get-unscale', path: '/cog/statistics?url={file:cog_scale.tif}&unscale=true' },
+  { id: 'cog-get-algorithm', path: '/cog/statistics?url={file:dem.tif}&algorithm=hillshade&max_size=128' },
+  { id: 'cog-err-bidx', path: '/cog/statistics?url={file:cog.tif}&bidx=5', deliberate: { titiler: 500, tessera: 400, why: 'a band the raster does not have is the client\'s mistake (rasterio IndexError in TiTiler)' } },
+
   // GET /stac/asset_statistics.
   { id: 'asset-default', path: '/stac/asset_statistics?url={item}' },
   { id: 'asset-p-max-size', path: '/stac/asset_statistics?url={item}&assets=B09&assets=B01&p=25&p=75&max_size=100' },
@@ -198,7 +208,7 @@ describe('parity: /stac statistics routes', { timeout: 600_000 }, () => {
   });
 
   const resolve = (path: string): string =>
-    path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(name === 'item' ? p.itemUrl : `${p.fileserver.url}/items/${name}.json`));
+    fixturePath(p, path.replace('{item}', encodeURIComponent(p.itemUrl)));
 
   interface Answer {
     status: number;

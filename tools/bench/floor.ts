@@ -12,7 +12,7 @@ import { promises as fs } from 'node:fs';
 import { loadSettings } from '../../src/config.js';
 import { Services } from '../../src/services.js';
 import { getTms, WEB_MERCATOR_QUAD } from '../../src/tms/registry.js';
-import { LayerPlan, stacTile } from '../../src/stac/images.js';
+import { stacItemReader } from '../../src/readers/stac.js';
 import { MosaicStore } from '../../src/mosaic/store.js';
 import { MosaicReader, type MosaicContext } from '../../src/mosaic/reader.js';
 import type { RenderSpec } from '../../src/image/post-process.js';
@@ -44,15 +44,16 @@ async function main(): Promise<void> {
     let expression: string | undefined;
     if (t.kind === 'stac') {
       const stac = await services.stac(t.url);
-      const plan = await LayerPlan.resolve(stac, {
+      const reader = await stacItemReader(stac, {
         ...(t.assets ? { assets: t.assets } : {}),
         ...(t.expression ? { expression: t.expression } : {}),
         assetAsBand: false,
         assetBidx: new Map(),
       });
       // As the tile route does: the expression goes to the renderer with the rest.
-      image = await stacTile(stac, plan, tms, { x: t.x, y: t.y, z: t.z }, { ...VALUES, tilesize: 256 }, limits, false);
-      if (plan.expression) expression = plan.expression.text;
+      const tile = await reader.tile(tms, { x: t.x, y: t.y, z: t.z }, { ...VALUES, limits, tilesize: 256, deferExpression: true });
+      image = tile.image;
+      expression = tile.expression;
     } else {
       const mosaic = await store.open(t.url);
       const result = await new MosaicReader(mosaic, { stac: { assetAsBand: false, assetBidx: new Map() } }, ctx).tile(tms, t.x, t.y, t.z, { ...VALUES, tilesize: 256, pixelSelection: 'first' });

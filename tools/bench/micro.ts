@@ -20,7 +20,7 @@ import { parseArgs } from 'node:util';
 import { Bench } from 'tinybench';
 import { BenchInputs, DEFAULT_VALUES, syntheticBand, syntheticImage, tileName, type TileSource } from './micro/inputs.js';
 import { machineFacts, taskRow, toMarkdown, type Report, type RunSettings, type TaskRow } from './micro/report.js';
-import { LayerPlan, stacTile, type LayerOptions } from '../../src/stac/images.js';
+import { stacItemReader, type StacLayerOptions } from '../../src/readers/stac.js';
 import { evaluateExpression, parseExpression, type ExpressionInput } from '../../src/image/expression.js';
 import { applyRescale } from '../../src/image/rescale.js';
 import { applyColormap, namedColormap } from '../../src/image/colormap.js';
@@ -103,13 +103,13 @@ function defineTasks(inputs: BenchInputs): MicroTask[] {
     prepare: async () => {
       const url = await inputs.stacItem({ B01: 'B01.tif', B09: 'B09.tif' });
       const { tile } = await inputs.tileSource('B01.tif', stacZoom);
-      const layer: LayerOptions = { expression: '(B01_b1 - B09_b1) / (B01_b1 + B09_b1)', assetAsBand: false, assetBidx: new Map() };
+      const layer: StacLayerOptions = { expression: '(B01_b1 - B09_b1) / (B01_b1 + B09_b1)', assetAsBand: false, assetBidx: new Map() };
       const settings = inputs.services.settings;
       const limits = { maxOutputPixels: settings.maxOutputPixels, maxSourcePixels: settings.maxSourcePixels };
       const run = async (): Promise<ImageData> => {
         const stac = await inputs.services.stac(url);
-        const plan = await LayerPlan.resolve(stac, layer);
-        return stacTile(stac, plan, tms, tile, { ...DEFAULT_VALUES, tilesize: 256 }, limits);
+        const reader = await stacItemReader(stac, layer);
+        return (await reader.tile(tms, tile, { ...DEFAULT_VALUES, limits, tilesize: 256 })).image;
       };
       const img = await run();
       expectSize('stacTile', img, 256, 256);

@@ -18,7 +18,9 @@ import { getTms, WEB_MERCATOR_QUAD } from '../../tms/registry.js';
 import { PIXEL_SELECTION_METHODS } from '../../mosaic/methods.js';
 import {
   algorithmSchema,
+  bandLayerSchema,
   datasetSchema,
+  gridQuerySchema,
   layerSchema,
   parseImageParams,
   querySchema,
@@ -47,21 +49,26 @@ interface MapFamily {
   prefix: string;
   /** TiTiler's "assets or expression" rule (STAC only). */
   layerRequired: boolean;
-  querySchema: Record<string, unknown>;
+  /** Its query's parameter families (the form without a grid adds the grid's). */
+  query: Array<Record<string, unknown>>;
 }
 
 const STAC_MAP: MapFamily = {
   prefix: 'stac',
   layerRequired: true,
-  querySchema: querySchema(['url'], urlSchema, layerSchema, datasetSchema, tileSchema, algorithmSchema, renderSchema, tilejsonSchema),
+  query: [urlSchema, layerSchema, datasetSchema, tileSchema, algorithmSchema, renderSchema, tilejsonSchema],
+};
+
+const COG_MAP: MapFamily = {
+  prefix: 'cog',
+  layerRequired: false,
+  query: [urlSchema, bandLayerSchema, datasetSchema, tileSchema, algorithmSchema, renderSchema, tilejsonSchema],
 };
 
 const MOSAIC_MAP: MapFamily = {
   prefix: 'mosaicjson',
   layerRequired: false,
-  querySchema: querySchema(['url'], urlSchema, layerSchema, datasetSchema, tileSchema, algorithmSchema, renderSchema, tilejsonSchema, {
-    pixel_selection: { type: 'string', enum: [...PIXEL_SELECTION_METHODS], default: 'first' },
-  }),
+  query: [urlSchema, layerSchema, datasetSchema, tileSchema, algorithmSchema, renderSchema, tilejsonSchema, { pixel_selection: { type: 'string', enum: [...PIXEL_SELECTION_METHODS], default: 'first' } }],
 };
 
 /** The one place pages may load from besides tessera: the configured basemap's host. */
@@ -122,7 +129,8 @@ export function pageRoutes(services: Services) {
       return async (req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
         const request = req as MapRequest;
         parseImageParams(request.query, family.layerRequired);
-        const tms = getTms(request.params.tileMatrixSetId ?? WEB_MERCATOR_QUAD)!;
+        // The form without a grid takes it from the query (TiTiler 0.18.10's deprecated /map).
+        const tms = getTms(request.params.tileMatrixSetId ?? (request.query['tileMatrixSetId'] as string | undefined) ?? WEB_MERCATOR_QUAD)!;
         // TiTiler forwards the page's whole query to the TileJSON, re-encoded with urlencode.
         const pairs = queryPairs(request);
         const tilejsonUrl = `${baseUrl(request)}/${family.prefix}/${tms.id}/tilejson.json${pairs.length > 0 ? `?${urlencode(pairs)}` : ''}`;
@@ -131,16 +139,16 @@ export function pageRoutes(services: Services) {
       };
     }
 
-    for (const family of [STAC_MAP, MOSAIC_MAP]) {
+    for (const family of [COG_MAP, STAC_MAP, MOSAIC_MAP]) {
       const preValidation = family.layerRequired ? requireLayerFirst : undefined;
       app.get(
         `/${family.prefix}/:tileMatrixSetId/map`,
-        { schema: { params: TMS_PARAMS, querystring: family.querySchema }, ...(preValidation ? { preValidation } : {}) },
+        { schema: { params: TMS_PARAMS, querystring: querySchema(['url'], ...family.query) }, ...(preValidation ? { preValidation } : {}) },
         mapHandler(family),
       );
       app.get(
         `/${family.prefix}/map`,
-        { schema: { querystring: family.querySchema, deprecated: true }, ...(preValidation ? { preValidation } : {}) },
+        { schema: { querystring: querySchema(['url'], ...family.query, gridQuerySchema), deprecated: true }, ...(preValidation ? { preValidation } : {}) },
         mapHandler(family),
       );
     }

@@ -1,59 +1,130 @@
 /**
- * /stac routes over a STAC item: assets, bounds, info, info.geojson, tilejson and WMTS capabilities.
- * The image routes (tiles, preview, bbox, feature, point, statistics) join this plugin with the
- * image pipeline and share its parameter families.
+ * /stac (TiTiler 0.18.10's MultiBaseTilerFactory over a STAC item): the image route families come
+ * from the route factory (api/factory.ts) over the STAC item reader (readers/stac.ts); here are the
+ * family's layer parameters (AssetsBidxExprParams) and the routes that are a STAC item's alone:
+ * assets, bounds, per-asset info and /asset_statistics (per asset, its own bands or `asset_expression`).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Services } from '../../services.js';
 import { getTms } from '../../tms/registry.js';
-import type { BBox, TileMatrixSet } from '../../tms/grid.js';
+import type { BBox } from '../../tms/grid.js';
 import {
-  algorithmSchema,
   assetsSchema,
   datasetSchema,
   layerSchema,
-  parseImageParams,
-  requireLayerFirst,
+  parseLayer,
+  parseSize,
+  previewSizeSchema,
   querySchema,
-  renderSchema,
-  tileSchema,
-  tilejsonSchema,
-  tmsPathSchema,
+  requireLayerFirst,
   urlSchema,
-  type ImageFormat,
   type Query,
 } from '../params.js';
-import { baseUrl, forwardedQuery, requestUrl } from '../urls.js';
 import { sendJson } from '../reply.js';
-import { bboxFeature, boundsModel, infoModel, tileJsonModel } from '../models.js';
-import { wmtsCapabilities } from '../../ogc/wmts.js';
-import { MEDIA_TYPES } from '../../image/formats.js';
-import { pyFloatRepr } from '../../pyjson.js';
+import { bboxFeature, boundsModel, infoModel } from '../models.js';
 import { badRequest } from '../../errors.js';
+import type { StacReader } from '../../stac/reader.js';
+import { stacItemReader, type StacLayerOptions } from '../../readers/stac.js';
+import { RasterReader, type ReadPlan } from '../../source/reader.js';
+import { nonAlphaIndexes } from '../../source/read.js';
+import { parseExpression, type Expression } from '../../image/expression.js';
+import { parseStatisticsOptions } from '../../image/statistics.js';
+import { statisticsMapToJson } from '../../image/statistics-json.js';
+import type { StatisticsSpec } from '../../image/post-process.js';
+import { estimateImageBytes, sampleBytes } from '../../image/whole-image-gate.js';
+import { readerRoutes, statisticsSchema, valueOptions, type ReaderFamily } from '../factory.js';
 
-const tmsParams = { type: 'object', properties: tmsPathSchema, required: ['tileMatrixSetId'] };
+type Req = FastifyRequest<{ Querystring: Query & { url: string } }>;
 
-/** Keys a tilejson/map tile URL does not forward (TiTiler's list, compared lower-case). */
-const TILEJSON_DROPPED = ['tilematrixsetid', 'tile_format', 'tile_scale', 'minzoom', 'maxzoom'];
-const WMTS_DROPPED = [...TILEJSON_DROPPED, 'service', 'use_epsg', 'request'];
-
-interface TileDocQuery extends Query {
-  url: string;
-  tile_format?: ImageFormat;
-  tile_scale: number;
-  minzoom?: number;
-  maxzoom?: number;
-  use_epsg?: boolean;
+/** AssetsBidxExprParams, parsed; `required` applies TiTiler's "assets or expression" rule (400). */
+function stacLayerOptions(q: Query, required: boolean): StacLayerOptions {
+  const l = parseLayer(q, required);
+  return {
+    ...(l.assets ? { assets: l.assets } : {}),
+    ...(l.expression ? { expression: l.expression } : {}),
+    assetAsBand: l.assetAsBand,
+    assetBidx: l.assetBidx,
+    ...(l.bidx ? { bidx: l.bidx } : {}),
+  };
 }
 
-type TmsRequest = FastifyRequest<{ Params: { tileMatrixSetId: string }; Querystring: TileDocQuery }>;
+/** AssetsBidxExprParamsOptional (statistics): without assets or expression, every asset of the item. */
+function statisticsLayer(q: Query, stac: StacReader): StacLayerOptions {
+  const l = stacLayerOptions(q, false);
+  return l.assets && l.assets.length > 0 ? l : l.expression ? l : { ...l, assets: stac.assetNames };
+}
 
-function zoomRange(q: TileDocQuery, defaults: { minzoom: number; maxzoom: number }): { minzoom: number; maxzoom: number } {
-  return { minzoom: q.minzoom ?? defaults.minzoom, maxzoom: q.maxzoom ?? defaults.maxzoom };
+export function stacFamily(services: Services): ReaderFamily {
+  return {
+    prefix: '/stac',
+    layerSchema,
+    layerFirst: requireLayerFirst,
+    checkLayer: (q) => void stacLayerOptions(q, true),
+    open: async (q) => stacItemReader(await services.stac(q.url), stacLayerOptions(q, true)),
+    openForStatistics: async (q) => {
+      const stac = await services.stac(q.url);
+      return stacItemReader(stac, statisticsLayer(q, stac));
+    },
+    summary: async (q) => {
+      const stac = await services.stac(q.url);
+      return { bounds: stac.bounds, zooms: async (tms) => stac.zooms(tms) };
+    },
+  };
+}
+
+/** AssetsBidxParams of /asset_statistics: no cross-asset expression, but one per asset. */
+const assetStatisticsLayerSchema = {
+  assets: { type: 'array', items: { type: 'string' } },
+  bidx: { type: 'array', items: { type: 'integer' } },
+  asset_bidx: { type: 'array', items: { type: 'string' } },
+  asset_expression: { type: 'array', items: { type: 'string' } },
+};
+
+function checkSourceTotal(total: number, maxSourcePixels: number, what: string): void {
+  if (total > maxSourcePixels) {
+    throw badRequest(`Requested area is too large: reading ${what} needs ${total} source pixels, above the limit of ${maxSourcePixels}; use smaller areas, max_size or width/height`);
+  }
+}
+
+// ---- /asset_statistics --------------------------------------------------------------------------
+
+/** `asset_expression` values `asset|expression` (everything after the first `|` is the expression). */
+function parseAssetExpressions(q: Query): Map<string, Expression> {
+  const out = new Map<string, Expression>();
+  for (const entry of (q['asset_expression'] as string[] | undefined) ?? []) {
+    const bar = entry.indexOf('|');
+    if (bar <= 0 || bar === entry.length - 1) {
+      throw badRequest(`Invalid asset_expression '${entry}': expected 'asset|expression', e.g. 'data|b1*b2+b3'`);
+    }
+    out.set(entry.slice(0, bar), parseExpression(entry.slice(bar + 1)));
+  }
+  return out;
+}
+
+/** The bands an asset expression reads (rio-tiler `parse_expression`: its `b{i}` names); 400 for other names. */
+function expressionIndexes(expr: Expression, asset: string): number[] {
+  const indexes = expr.variables.map((v) => /^b(\d+)$/.exec(v)).filter((m) => m !== null).map((m) => Number(m[1]));
+  if (indexes.length === 0) throw badRequest(`Could not find any valid bands in '${expr.text}' expression (asset '${asset}').`);
+  expr.checkVariables(indexes.map((i) => `b${i}`));
+  return indexes;
+}
+
+interface AssetJob {
+  name: string;
+  reader: RasterReader;
+  expression: Expression | undefined;
+  indexes: number[] | undefined;
+  plan: ReadPlan;
+  bands: number;
 }
 
 export function stacRoutes(services: Services) {
+  const limits = { maxOutputPixels: services.settings.maxOutputPixels, maxSourcePixels: services.settings.maxSourcePixels };
+  const images = readerRoutes(services, stacFamily(services));
+
   return async function plugin(app: FastifyInstance): Promise<void> {
+    await app.register(images);
+
     app.get<{ Querystring: { url: string } }>(
       '/assets',
       { schema: { querystring: querySchema(['url'], urlSchema) } },
@@ -91,79 +162,49 @@ export function stacRoutes(services: Services) {
       return sendJson(reply, bboxFeature(bounds, infos), 'application/geo+json');
     });
 
-    const tileDocSchema = {
-      params: tmsParams,
-      querystring: querySchema(['url'], urlSchema, layerSchema, datasetSchema, tileSchema, algorithmSchema, renderSchema, tilejsonSchema),
-    };
+    app.get(
+      '/asset_statistics',
+      { config: { large: true }, schema: { querystring: querySchema(['url'], urlSchema, assetStatisticsLayerSchema, datasetSchema, previewSizeSchema, statisticsSchema) } },
+      async (req, reply) => {
+        const q = (req as Req).query;
+        const layer = parseLayer({ ...q, expression: undefined }, false);
+        const expressions = parseAssetExpressions(q);
+        const values = valueOptions(q);
+        const size = parseSize(q);
+        const opts = parseStatisticsOptions(q);
+        const stac = await services.stac(q.url);
+        const names = layer.assets && layer.assets.length > 0 ? [...new Set(layer.assets)] : undefined;
 
-    app.get('/:tileMatrixSetId/tilejson.json', { schema: tileDocSchema, preValidation: requireLayerFirst }, async (req, reply) => {
-      const request = req as TmsRequest;
-      const q = request.query;
-      parseImageParams(q, true);
-      const tms = getTms(request.params.tileMatrixSetId)!;
-      const reader = await services.stac(q.url);
-      const { minzoom, maxzoom } = zoomRange(q, reader.zooms(tms));
-      if (minzoom < 0 || maxzoom > 30) throw badRequest('TileJSON minzoom and maxzoom must be between 0 and 30');
-      const suffix = `@${q.tile_scale}x${q.tile_format ? `.${q.tile_format}` : ''}`;
-      const tiles = `${baseUrl(request)}/stac/tiles/${tms.id}/{z}/{x}/{y}${suffix}${forwardedQuery(request, TILEJSON_DROPPED)}`;
-      const [minx, miny, maxx, maxy] = reader.bounds;
-      return sendJson(
-        reply,
-        tileJsonModel({ tiles, minzoom, maxzoom, bounds: reader.bounds, center: [(minx + maxx) / 2, (miny + maxy) / 2, minzoom] }),
-      );
-    });
+        const jobs = await Promise.all(
+          stac.assets(names).map(async (asset): Promise<AssetJob> => {
+            const reader = new RasterReader(stac.source(asset));
+            const meta = await reader.meta();
+            const expression = expressions.get(asset.name);
+            const indexes = expression ? expressionIndexes(expression, asset.name) : (layer.assetBidx.get(asset.name) ?? layer.bidx);
+            for (const i of indexes ?? []) {
+              if (i < 1 || i > meta.count) throw badRequest(`Invalid band index ${i} for asset '${asset.name}': it has ${meta.count} band(s)`);
+            }
+            const plan = await reader.planPreview(size);
+            return { name: asset.name, reader, expression, indexes, plan, bands: (indexes ?? nonAlphaIndexes(meta)).length };
+          }),
+        );
+        const outputValues = jobs.reduce((s, j) => s + j.plan.width * j.plan.height * j.bands, 0);
+        if (outputValues > limits.maxOutputPixels) {
+          throw badRequest(`Requested images are too large: ${outputValues} values over ${jobs.length} asset(s) exceed the limit of ${limits.maxOutputPixels}; use max_size or width/height`);
+        }
+        checkSourceTotal(jobs.reduce((s, j) => s + j.plan.sourcePixels, 0), limits.maxSourcePixels, `the ${jobs.length} asset(s)`);
+        const held = await Promise.all(jobs.map(async (j) => estimateImageBytes(j.plan.width * j.plan.height, j.bands, sampleBytes((await j.reader.meta()).bands[0]?.dataType), true)));
+        await services.wholeImages.reserve(held.reduce((a, b) => a + b, 0));
 
-    const wmtsSchema = {
-      params: tmsParams,
-      querystring: querySchema(['url'], urlSchema, layerSchema, datasetSchema, tileSchema, algorithmSchema, renderSchema, tilejsonSchema, {
-        use_epsg: { type: 'boolean' },
-      }),
-    };
-
-    app.get('/:tileMatrixSetId/WMTSCapabilities.xml', { schema: wmtsSchema, preValidation: requireLayerFirst }, async (req, reply) => {
-      const request = req as TmsRequest;
-      const q = request.query;
-      parseImageParams(q, true);
-      const tms = getTms(request.params.tileMatrixSetId)!;
-      const format = q.tile_format ?? 'png';
-      const reader = await services.stac(q.url);
-      const { minzoom, maxzoom } = zoomRange(q, reader.zooms(tms));
-      checkZoomRange(tms, minzoom, maxzoom);
-      const template =
-        `${baseUrl(request)}/stac/tiles/${tms.id}/{TileMatrix}/{TileCol}/{TileRow}@${q.tile_scale}x.${format}` +
-        forwardedQuery(request, WMTS_DROPPED);
-      const xml = wmtsCapabilities({
-        title: q.url,
-        layerName: 'Dataset',
-        requestUrl: requestUrl(request),
-        tileTemplate: template,
-        mediaType: MEDIA_TYPES[format],
-        tms,
-        supportedCrs: q.use_epsg ? epsgName(tms) : tms.def.crs,
-        bounds: reader.bounds,
-        minzoom,
-        maxzoom,
-        num: pyFloatRepr,
-      });
-      return reply.type('application/xml').send(Buffer.from(xml, 'utf8'));
-    });
+        const results = await Promise.all(
+          jobs.map(async (j) => {
+            const img = await j.reader.read(j.plan, { ...values, ...(j.indexes ? { indexes: j.indexes } : {}) });
+            const spec: StatisticsSpec = { ...(j.expression ? { expression: j.expression.text } : {}), algorithm: undefined, options: opts };
+            return [j.name, statisticsMapToJson(await services.renderer.statistics(img, spec))] as const;
+          }),
+        );
+        return sendJson(reply, Object.fromEntries(results));
+      },
+    );
   };
-}
-
-/** `EPSG:<code>` for `use_epsg=true` (ArcMap); grids in OGC:CRS84 have none and keep their URI. */
-function epsgName(tms: TileMatrixSet): string {
-  const m = /^EPSG:(\d+)$/.exec(tms.srs);
-  return m ? `EPSG:${m[1]}` : tms.def.crs;
-}
-
-/** A WMTS document lists every matrix in the range: refuse ranges the grid does not have. */
-function checkZoomRange(tms: TileMatrixSet, minzoom: number, maxzoom: number): void {
-  if (minzoom > maxzoom) throw badRequest(`minzoom (${minzoom}) must not be greater than maxzoom (${maxzoom})`);
-  if (minzoom < tms.minzoom) throw badRequest(`minzoom ${minzoom} is below ${tms.id}'s first matrix (${tms.minzoom})`);
-  if (maxzoom - minzoom > 64) throw badRequest('zoom range too large (at most 64 levels)');
-  try {
-    tms.matrix(maxzoom);
-  } catch {
-    throw badRequest(`${tms.id} has no matrix for zoom ${maxzoom}`);
-  }
 }

@@ -1,0 +1,67 @@
+/**
+ * /cog (TiTiler 0.18.10's TilerFactory over rio-tiler's `Reader`): a bare Cloud Optimized GeoTIFF
+ * named by `url`. The image route families come from the route factory over the COG reader
+ * (readers/cog.ts); here are the family's layer parameters (BidxExprParams: `bidx`, an expression
+ * over `b1 … bn`) and its metadata routes: bounds, info and info.geojson.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Services } from '../../services.js';
+import { WEB_MERCATOR_QUAD, getTms } from '../../tms/registry.js';
+import { bandLayerSchema, querySchema, urlSchema, type Query } from '../params.js';
+import { sendJson } from '../reply.js';
+import { bboxFeature, boundsModel, infoModel } from '../models.js';
+import { parseExpression } from '../../image/expression.js';
+import { cogReader, expressionBands, type CogLayerOptions } from '../../readers/cog.js';
+import { readerRoutes, type ReaderFamily } from '../factory.js';
+
+type Req = FastifyRequest<{ Querystring: Query & { url: string } }>;
+
+/** BidxExprParams, parsed: an expression must name bands as `b{i}` (400 before anything is read). */
+function cogLayerOptions(q: Query): CogLayerOptions {
+  const expression = typeof q['expression'] === 'string' && q['expression'] !== '' ? q['expression'] : undefined;
+  if (expression) expressionBands(parseExpression(expression));
+  const bidx = (q['bidx'] as number[] | undefined)?.filter((i) => Number.isInteger(i));
+  return { ...(expression ? { expression } : {}), ...(bidx && bidx.length > 0 ? { bidx } : {}) };
+}
+
+export function cogFamily(services: Services): ReaderFamily {
+  return {
+    prefix: '/cog',
+    layerSchema: bandLayerSchema,
+    checkLayer: (q) => void cogLayerOptions(q),
+    open: (q) => cogReader(services.cog(q.url), q.url, cogLayerOptions(q)),
+    summary: async (q) => {
+      const source = services.cog(q.url);
+      return { bounds: await source.geographicBounds(), zooms: (tms) => source.zooms(tms) };
+    },
+    // rio-tiler weighs a feature's pixels by their coverage for a COG (TilerFactory passes
+    // `coverage`); that is not built yet, so POST /cog/statistics is not mounted.
+    featureStatistics: false,
+  };
+}
+
+export function cogRoutes(services: Services) {
+  const images = readerRoutes(services, cogFamily(services));
+  const webMercator = getTms(WEB_MERCATOR_QUAD)!;
+  const urlOnly = { querystring: querySchema(['url'], urlSchema) };
+
+  return async function plugin(app: FastifyInstance): Promise<void> {
+    await app.register(images);
+
+    app.get('/bounds', { schema: urlOnly }, async (req, reply) => {
+      const source = services.cog((req as Req).query.url);
+      return sendJson(reply, boundsModel(await source.geographicBounds()));
+    });
+
+    app.get('/info', { schema: urlOnly }, async (req, reply) => {
+      const source = services.cog((req as Req).query.url);
+      return sendJson(reply, infoModel(await source.info(webMercator)));
+    });
+
+    app.get('/info.geojson', { schema: urlOnly }, async (req, reply) => {
+      const source = services.cog((req as Req).query.url);
+      const [info, bounds] = await Promise.all([source.info(webMercator), source.geographicBounds()]);
+      return sendJson(reply, bboxFeature(bounds, infoModel(info)), 'application/geo+json');
+    });
+  };
+}

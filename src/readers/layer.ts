@@ -1,0 +1,325 @@
+/**
+ * Reading a layer: one or more raster sources (a COG alone; the assets of a STAC item), the bands
+ * asked of each and an expression over them, as rio-tiler's `Reader` and `MultiBaseReader` do.
+ * Every verb (tile, part, preview, feature, point) plans each source's read first, so that the
+ * limits hold before any pixel is read, then reads the sources in parallel and stacks them in
+ * order with TiTiler's band names (`b1` for a COG, `asset_b1` for an item); an expression is
+ * evaluated over the stack, here or, deferred, in a render thread.
+ */
+import { RasterReader, applyCutline, type ReadPlan, type ValueOptions, type PartOptions } from '../source/reader.js';
+import { nonAlphaIndexes } from '../source/read.js';
+import { srsFrom, sameCrs, transformBounds, TransformMemo } from '../source/crs.js';
+import type { gdal } from '../source/gdal.js';
+import { promote, stackImages } from '../image/stack.js';
+import { allocate, type ImageData } from '../image/image-data.js';
+import { applyExpression, evaluateExpression, type Expression } from '../image/expression.js';
+import { TesseraError, badRequest } from '../errors.js';
+import { mapLimited } from '../concurrency.js';
+import type { BandStatistics } from '../image/statistics.js';
+import { checkTile, type BBox, type TileMatrixSet } from '../tms/grid.js';
+import { estimateImageBytes, sampleBytes } from '../image/whole-image-gate.js';
+import type { PreviewSize, ReadLimits, ReadOptions, Reader, ReaderImage, ReaderPoint, TileReadOptions, Zooms } from './reader.js';
+
+export type { ReadLimits } from './reader.js';
+
+/** One source of a layer: a COG, or one asset of an item. */
+export interface SourceRead {
+  /** The asset's name ('' for a COG read alone). */
+  name: string;
+  href: string;
+  reader: RasterReader;
+  /** Bands to read (1-based); all but alpha when absent. */
+  indexes: number[] | undefined;
+  /** Per-band (min, max) known from the document (STAC `raster:bands`), for automatic rescaling. */
+  statistics?: Array<[number, number]> | undefined;
+}
+
+/**
+ * How the stack's bands are named: `bands` as the raster names them (`b1` …: a COG), `assets`
+ * prefixed with the asset (`visual_b1`), `asset-as-band` one band per asset named after it.
+ */
+export type BandNaming = 'bands' | 'assets' | 'asset-as-band';
+
+const WGS84 = 'EPSG:4326';
+
+/** What to read: the sources (in order) and the expression, checked against the band names. */
+export class LayerPlan {
+  constructor(
+    readonly reads: SourceRead[],
+    readonly expression: Expression | undefined,
+    readonly naming: BandNaming,
+  ) {}
+
+  /** A layer whose expression has been checked against its band names (400 for an unknown name). */
+  static async checked(reads: SourceRead[], expression: Expression | undefined, naming: BandNaming): Promise<LayerPlan> {
+    const plan = new LayerPlan(reads, expression, naming);
+    if (expression) expression.checkVariables(await plan.bandNames());
+    return plan;
+  }
+
+  private invalidBand(r: SourceRead, i: number, count: number): TesseraError {
+    const what = this.naming === 'bands' ? 'the raster' : `asset '${r.name}'`;
+    return new TesseraError('BadRequest', `Invalid band index ${i} for ${what}: it has ${count} band(s)`);
+  }
+
+  private multiband(r: SourceRead): TesseraError {
+    return new TesseraError('BadRequest', `Can't use asset_as_band for multibands asset '${r.name}'`);
+  }
+
+  /** Names of `bands` (the raster's own: b1 …) of source `r`, as the stack carries them. */
+  namesOf(r: SourceRead, bands: string[]): string[] {
+    if (this.naming === 'bands') return bands;
+    if (this.naming === 'assets') return bands.map((n) => `${r.name}_${n}`);
+    if (bands.length > 1) throw this.multiband(r);
+    return [r.name];
+  }
+
+  /** Band names the stack will carry, from each source's metadata (cached, cheap). */
+  async bandNames(): Promise<string[]> {
+    const lists = await Promise.all(
+      this.reads.map(async (r) => {
+        const meta = await r.reader.meta();
+        const indexes = r.indexes ?? nonAlphaIndexes(meta);
+        for (const i of indexes) if (i < 1 || i > meta.count) throw this.invalidBand(r, i, meta.count);
+        return this.namesOf(r, indexes.map((i) => `b${i}`));
+      }),
+    );
+    return lists.flat();
+  }
+
+  /**
+   * Checks every asset's plan against the limits, before reading, then waits in the limits'
+   * whole-image gate for a slot and the bytes the reads will hold.
+   */
+  async checkLimits(plans: ReadPlan[], limits: ReadLimits): Promise<void> {
+    const bands = (await this.bandNames()).length;
+    const first = plans[0];
+    if (first) {
+      const out = Math.max(...plans.map((p) => p.width)) * Math.max(...plans.map((p) => p.height)) * bands;
+      if (out > limits.maxOutputPixels) {
+        throw new TesseraError('BadRequest', `Requested image is too large: ${first.width}x${first.height} pixels × ${bands} band(s) exceeds the limit of ${limits.maxOutputPixels} values`);
+      }
+    }
+    const source = plans.reduce((s, p) => s + p.sourcePixels, 0);
+    if (source > limits.maxSourcePixels) {
+      throw new TesseraError('BadRequest', `Requested area is too large: reading it needs ${source} source pixels, above the limit of ${limits.maxSourcePixels}; use a smaller area, max_size or width/height`);
+    }
+    if (limits.gate) await limits.gate.reserve(await this.heldBytes(plans, limits.statistics));
+  }
+
+  /** Bytes reading `plans` (one per asset) and making an answer of them holds at its peak, estimated. */
+  async heldBytes(plans: ReadPlan[], statistics = false): Promise<number> {
+    const perAsset = await Promise.all(
+      this.reads.map(async (r, k) => {
+        const plan = plans[k];
+        if (!plan || plan.empty) return 0;
+        const meta = await r.reader.meta();
+        const bands = r.indexes?.length ?? nonAlphaIndexes(meta).length;
+        return estimateImageBytes(plan.width * plan.height, bands, sampleBytes(meta.bands[0]?.dataType), statistics);
+      }),
+    );
+    return perAsset.reduce((a, b) => a + b, 0);
+  }
+
+  /**
+   * Reads every asset (in parallel) with its plan, then stacks them and applies the expression —
+   * unless `withExpression` is false: the caller then hands the expression to the renderer
+   * (RenderSpec.expression), which evaluates it in a render thread.
+   */
+  async read(plans: ReadPlan[], opts: ValueOptions, withExpression = true): Promise<ImageData> {
+    // Assets of one item mostly share a CRS and warp onto the same grid: their transformations repeat.
+    const shared = this.reads.length > 1 && !opts.transformMemo ? { ...opts, transformMemo: new TransformMemo() } : opts;
+    const images = await Promise.all(
+      this.reads.map(async (r, k) => {
+        const img = await r.reader.read(plans[k]!, { ...shared, ...(r.indexes ? { indexes: r.indexes } : {}) });
+        return this.label(r, img);
+      }),
+    );
+    const stacked = stackImages(images);
+    return withExpression ? this.finish(stacked) : stacked;
+  }
+
+  private label(r: SourceRead, img: ImageData): ImageData {
+    const stats = r.statistics;
+    if (!img.datasetStatistics && stats) {
+      const indexes = r.indexes ?? img.bandNames.map((n) => Number(n.slice(1)));
+      if (Math.max(Math.max(...indexes), indexes.length) <= stats.length) img.datasetStatistics = indexes.map((i) => stats[i - 1]!);
+    }
+    img.bandNames = this.namesOf(r, img.bandNames);
+    img.assets = [r.href];
+    return img;
+  }
+
+  /** rio-tiler `apply_expression` over the stacked assets, if the layer has an expression. */
+  finish(img: ImageData): ImageData {
+    return this.expression ? applyExpression(img, this.expression) : img;
+  }
+
+  readers(): RasterReader[] {
+    return this.reads.map((r) => r.reader);
+  }
+}
+
+/** The tile's bounds against `bounds` (WGS84), strictly: rio-tiler's STAC-level `tile_exists`. */
+export function boundsCoverTile(bounds: BBox, tms: TileMatrixSet, x: number, y: number, z: number): boolean {
+  let tb = tms.xyBounds({ x, y, z });
+  const tmsSrs = srsFrom(tms.srs);
+  const wgs = srsFrom(WGS84);
+  if (!sameCrs(tmsSrs, wgs)) tb = transformBounds(tmsSrs, wgs, tb, 21);
+  if (!tb.every(Number.isFinite)) return true;
+  const [l, b, r, t] = bounds;
+  const [tl, tbm, tr, tt] = [Math.min(tb[0], tb[2]), Math.min(tb[1], tb[3]), Math.max(tb[0], tb[2]), Math.max(tb[1], tb[3])];
+  return tl < r && tr > l && tt > b && tbm < t;
+}
+
+/** What a layer reader knows of its dataset beside the layer. */
+export interface LayerDataset {
+  /** WGS84 bounds. */
+  bounds: BBox;
+  zooms(tms: TileMatrixSet): Promise<Zooms>;
+  /** An item's own bounds check before its assets' (rio-tiler's STAC `tile_exists`); none for a COG. */
+  checkItemBounds: boolean;
+}
+
+/** The image verbs over a layer: the COG and STAC item readers are this with their own layer and dataset. */
+export class LayerReader implements Reader {
+  constructor(
+    readonly plan: LayerPlan,
+    private readonly dataset: LayerDataset,
+  ) {}
+
+  get bounds(): BBox {
+    return this.dataset.bounds;
+  }
+
+  zooms(tms: TileMatrixSet): Promise<Zooms> {
+    return this.dataset.zooms(tms);
+  }
+
+  /** The stack, with the expression evaluated here or handed to the caller. */
+  private async readImage(plans: ReadPlan[], opts: ReadOptions): Promise<ReaderImage> {
+    await this.plan.checkLimits(plans, opts.limits);
+    return this.result(await this.plan.read(plans, opts, !opts.deferExpression), opts);
+  }
+
+  private result(image: ImageData, opts: ReadOptions): ReaderImage {
+    return opts.deferExpression && this.plan.expression ? { image, expression: this.plan.expression.text } : { image };
+  }
+
+  async tile(tms: TileMatrixSet, tile: { x: number; y: number; z: number }, opts: TileReadOptions): Promise<ReaderImage> {
+    const { x, y, z } = tile;
+    checkTile(tms, x, y, z);
+    const outside = (): TesseraError => new TesseraError('TileOutsideBounds', `Tile(x=${x}, y=${y}, z=${z}) is outside bounds`);
+    if (this.dataset.checkItemBounds && !boundsCoverTile(this.bounds, tms, x, y, z)) throw outside();
+    const readers = this.plan.readers();
+    const exists = await Promise.all(readers.map((r) => r.tileExists(tms, x, y, z)));
+    if (exists.some((e) => !e)) throw outside();
+    const margins = { ...(opts.buffer !== undefined ? { buffer: opts.buffer } : {}), ...(opts.padding !== undefined ? { padding: opts.padding } : {}) };
+    const plans = await Promise.all(readers.map((r) => r.planTile(tms, x, y, z, opts.tilesize, margins)));
+    return this.readImage(plans, opts);
+  }
+
+  async part(bbox: BBox, part: PartOptions, opts: ReadOptions): Promise<ReaderImage> {
+    const plans = await Promise.all(this.plan.readers().map((r) => r.planPart(bbox, part)));
+    return this.readImage(plans, opts);
+  }
+
+  async preview(size: PreviewSize, opts: ReadOptions): Promise<ReaderImage> {
+    const plans = await Promise.all(this.plan.readers().map((r) => r.planPreview(size)));
+    return this.readImage(plans, opts);
+  }
+
+  async feature(shape: gdal.Geometry, shapeCrs: string, part: PartOptions, opts: ReadOptions): Promise<ReaderImage> {
+    const plans = await this.planFeature(shape, shapeCrs, part);
+    if (plans.every((p) => p.empty)) throw new TesseraError('NotFound', 'Feature is outside dataset bounds');
+    await this.plan.checkLimits(plans, opts.limits);
+    // The cutline masks every source's bands, so an expression evaluated later is masked alike.
+    const image = await applyCutline(await this.plan.read(plans, opts, !opts.deferExpression), shape, shapeCrs);
+    return this.result(image, opts);
+  }
+
+  /** The part of the shape's bounds, per source (rio-tiler `feature`: the part, then the cutline). */
+  planFeature(shape: gdal.Geometry, shapeCrs: string, part: PartOptions): Promise<ReadPlan[]> {
+    const env = shape.getEnvelope();
+    const bbox: BBox = [env.minX, env.minY, env.maxX, env.maxY];
+    return Promise.all(this.plan.readers().map((r) => r.planPart(bbox, { ...part, boundsCrs: shapeCrs, dstCrs: part.dstCrs ?? shapeCrs })));
+  }
+
+  async statisticsOfFeatures(
+    shapes: gdal.Geometry[],
+    shapeCrs: string,
+    part: PartOptions,
+    opts: ReadOptions,
+    concurrency: number,
+    summarise: (result: ReaderImage) => Promise<Map<string, BandStatistics>>,
+  ): Promise<Array<Map<string, BandStatistics>>> {
+    const layer = this.plan;
+    const limits = opts.limits;
+    // Planned for every shape first, so that the limits hold for the whole request. A shape that
+    // misses the data reads nothing, so the limits do not apply to its extent.
+    const plans = await Promise.all(
+      shapes.map(async (shape) => {
+        const p = await this.planFeature(shape, shapeCrs, part);
+        if (!p.every((x) => x.empty)) await layer.checkLimits(p, limits);
+        return p;
+      }),
+    );
+    const total = plans.flat().reduce((s, p) => s + p.sourcePixels, 0);
+    if (total > limits.maxSourcePixels) {
+      throw badRequest(`Requested area is too large: reading the ${shapes.length} feature(s) needs ${total} source pixels, above the limit of ${limits.maxSourcePixels}; use smaller areas, max_size or width/height`);
+    }
+    // Each shape reserved its own bytes; `concurrency` of them are read at once.
+    if (limits.gate) {
+      const held = (await Promise.all(plans.map((p) => layer.heldBytes(p, limits.statistics)))).sort((a, b) => b - a);
+      await limits.gate.reserve(held.slice(0, concurrency).reduce((a, b) => a + b, 0));
+    }
+    return mapLimited(shapes, concurrency, async (shape, i) => {
+      const featurePlans = plans[i]!;
+      if (featurePlans.every((p) => p.empty)) return this.emptyFeatureStatistics(featurePlans, opts, summarise);
+      const image = await applyCutline(await layer.read(featurePlans, opts, !opts.deferExpression), shape, shapeCrs);
+      return summarise(this.result(image, opts));
+    });
+  }
+
+  /**
+   * Statistics of a shape that misses the data, without an image of its extent: those of a small
+   * all-masked stand-in (same bands, dtype and algorithm), counted over the shape's whole window.
+   */
+  private async emptyFeatureStatistics(
+    plans: ReadPlan[],
+    opts: ReadOptions,
+    summarise: (result: ReaderImage) => Promise<Map<string, BandStatistics>>,
+  ): Promise<Map<string, BandStatistics>> {
+    const standIn = plans.map((p) => ({ ...p, width: Math.min(p.width, 16), height: Math.min(p.height, 16) }));
+    const stats = await summarise(this.result(await this.plan.read(standIn, opts, !opts.deferExpression), opts));
+    const total = Math.max(...plans.map((p) => p.width)) * Math.max(...plans.map((p) => p.height));
+    for (const band of stats.values()) band.maskedPixels = total - band.validPixels;
+    return stats;
+  }
+
+  /** Values of every requested band at a point; an expression's outputs are computed from them. */
+  async point(lon: number, lat: number, coordCrs: string, opts: ValueOptions): Promise<ReaderPoint> {
+    const layer = this.plan;
+    const points = await Promise.all(
+      layer.reads.map(async (r) => {
+        const p = await r.reader.point(lon, lat, coordCrs, { ...opts, ...(r.indexes ? { indexes: r.indexes } : {}) });
+        return { ...p, bandNames: layer.namesOf(r, p.bandNames) };
+      }),
+    );
+    const values = points.flatMap((p) => p.values);
+    const bandNames = points.flatMap((p) => p.bandNames);
+    const expr = layer.expression;
+    if (!expr) return { values, bandNames };
+    // numexpr sees the concatenated values in their promoted dtype, which decides its arithmetic.
+    const dtype = points.map((p) => p.dtype).reduce(promote);
+    const inputs = new Map(
+      bandNames.map((name, i) => {
+        const array = allocate(dtype, 1);
+        array[0] = values[i]!;
+        return [name, { dtype, array }];
+      }),
+    );
+    const result = evaluateExpression(expr, inputs, 1);
+    return { values: result.bands.map((b) => b[0]!), bandNames: expr.blocks.map((b) => b.name) };
+  }
+}

@@ -1,0 +1,92 @@
+/**
+ * The reader contract (rio-tiler's `BaseReader`, martin's `Source`): what every dataset family — a
+ * COG, a STAC item, a MosaicJSON document — offers the routes. A reader is opened per request from
+ * the dataset's URL and the layer the query names (bands, assets, expression, pixel selection), so
+ * its verbs take only where and how to read. The route factory (api/factory.ts) registers every
+ * route family for any reader; a family without a verb (a mosaic has no preview) leaves it out.
+ *
+ * Results carry what the answer needs beside the pixels: an expression the reader left to the
+ * renderer (evaluated off the main thread with the rest of the rendering) and response headers
+ * (a mosaic tile's `X-Assets`).
+ */
+import type { gdal } from '../source/gdal.js';
+import type { PartOptions, ValueOptions } from '../source/reader.js';
+import type { ImageData } from '../image/image-data.js';
+import type { BandStatistics } from '../image/statistics.js';
+import type { BBox, TileMatrixSet } from '../tms/grid.js';
+
+export interface Zooms {
+  minzoom: number;
+  maxzoom: number;
+}
+
+/** Bounds on the work a request may ask for, checked on the read plans before a pixel is read. */
+export interface ReadLimits {
+  /** Largest width × height × bands of an output image. */
+  maxOutputPixels: number;
+  /** Largest number of source pixels one request may read (after overview choice). */
+  maxSourcePixels: number;
+  /** Where whole-image requests reserve a slot and the bytes their reads will hold (none: not counted). */
+  gate?: import('../image/whole-image-gate.js').WholeImageGate;
+  /** The answer is statistics of the image, whose copies of the values add to what the read holds. */
+  statistics?: boolean;
+}
+
+/** How every verb reads: values (nodata, unscale, resampling), limits, and who evaluates the expression. */
+export interface ReadOptions extends ValueOptions {
+  limits: ReadLimits;
+  /** Leave the layer's expression to the caller (ReaderImage.expression) instead of evaluating it here. */
+  deferExpression?: boolean;
+}
+
+export interface TileReadOptions extends ReadOptions {
+  tilesize: number;
+  buffer?: number;
+  padding?: number;
+}
+
+export interface PreviewSize {
+  maxSize?: number;
+  height?: number;
+  width?: number;
+  dstCrs?: string;
+}
+
+export interface ReaderImage {
+  image: ImageData;
+  /** The layer's expression, when deferred: the renderer evaluates it first. */
+  expression?: string;
+  /** Headers the answer carries (a mosaic tile's `X-Assets`). */
+  headers?: Record<string, string>;
+}
+
+export interface ReaderPoint {
+  /** Band values at the point, by band name, and the sources they came from when there are several. */
+  values: number[];
+  bandNames: string[];
+}
+
+export interface Reader {
+  /** Bounds in WGS84 (lon/lat). */
+  readonly bounds: BBox;
+  /** Zoom levels of `tms` the dataset spans. */
+  zooms(tms: TileMatrixSet): Promise<Zooms>;
+  tile(tms: TileMatrixSet, tile: { x: number; y: number; z: number }, opts: TileReadOptions): Promise<ReaderImage>;
+  point(lon: number, lat: number, coordCrs: string, opts: ValueOptions): Promise<ReaderPoint>;
+  preview?(size: PreviewSize, opts: ReadOptions): Promise<ReaderImage>;
+  part?(bbox: BBox, part: PartOptions, opts: ReadOptions): Promise<ReaderImage>;
+  feature?(shape: gdal.Geometry, shapeCrs: string, part: PartOptions, opts: ReadOptions): Promise<ReaderImage>;
+  /**
+   * Statistics of each shape's pixels (rio-tiler `feature`, then `statistics`), `concurrency` shapes
+   * at a time, the limits holding for all of them together; a shape that misses the data reads
+   * nothing. `summarise` makes the statistics of an image (in a render thread).
+   */
+  statisticsOfFeatures?(
+    shapes: gdal.Geometry[],
+    shapeCrs: string,
+    part: PartOptions,
+    opts: ReadOptions,
+    concurrency: number,
+    summarise: (result: ReaderImage) => Promise<Map<string, BandStatistics>>,
+  ): Promise<Array<Map<string, BandStatistics>>>;
+}

@@ -1,0 +1,85 @@
+/**
+ * /cog over HTTP, tessera alone: the family mounted by the route factory answers every form a
+ * TiTiler client sends (parity with TiTiler's pixels is test/parity/cog.test.ts), and client
+ * mistakes TiTiler answers with a 500 get a 400 that says what is wrong.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import sharp from 'sharp';
+import { startFileServer, FIXTURES, type FileServer } from './helpers/fileserver.js';
+import { startTessera, type RunningTessera } from './helpers/tessera.js';
+
+describe('/cog routes', () => {
+  let files: FileServer;
+  let tessera: RunningTessera;
+  let b01: string;
+  let tci: string;
+
+  before(async () => {
+    files = await startFileServer(FIXTURES);
+    tessera = await startTessera();
+    b01 = encodeURIComponent(`${files.url}/B01.tif`);
+    tci = encodeURIComponent(`${files.url}/TCI.tif`);
+  });
+  after(async () => {
+    await tessera?.close();
+    await files?.close();
+  });
+
+  const detail = async (res: Response): Promise<string> => ((await res.json()) as { detail: string }).detail;
+
+  it('serves bounds, info, tiles in both forms, TileJSON, WMTS and the map page', async () => {
+    const bounds = (await (await tessera.get(`/cog/bounds?url=${b01}`)).json()) as { bounds: number[] };
+    assert.equal(bounds.bounds.length, 4);
+    const info = (await (await tessera.get(`/cog/info?url=${tci}`)).json()) as { count: number; band_descriptions: unknown[] };
+    assert.equal(info.count, 3);
+
+    const withGrid = await tessera.get(`/cog/tiles/WebMercatorQuad/9/289/207.png?url=${b01}&rescale=0,1000`);
+    const withoutGrid = await tessera.get(`/cog/tiles/9/289/207.png?url=${b01}&rescale=0,1000`);
+    assert.equal(withGrid.status, 200);
+    assert.equal(withoutGrid.status, 200);
+    assert.ok(Buffer.from(await withGrid.arrayBuffer()).equals(Buffer.from(await withoutGrid.arrayBuffer())), 'the form without a grid is WebMercatorQuad');
+    const crs84 = await tessera.get(`/cog/tiles/8/289/82.png?url=${b01}&tileMatrixSetId=WorldCRS84Quad&rescale=0,1000`);
+    assert.equal(crs84.status, 200, await crs84.clone().text());
+
+    const tilejson = (await (await tessera.get(`/cog/tilejson.json?url=${b01}&bidx=1&tileMatrixSetId=WorldCRS84Quad`)).json()) as { tiles: string[] };
+    assert.match(tilejson.tiles[0]!, /\/cog\/tiles\/WorldCRS84Quad\/\{z\}\/\{x\}\/\{y\}@1x\?url=.*&bidx=1$/);
+    const wmts = await tessera.get(`/cog/WMTSCapabilities.xml?url=${b01}`);
+    assert.equal(wmts.status, 200);
+    assert.match(await wmts.text(), /\/cog\/tiles\/WebMercatorQuad\/\{TileMatrix\}\/\{TileCol\}\/\{TileRow\}@1x\.png/);
+
+    for (const path of [`/cog/WebMercatorQuad/map?url=${b01}`, `/cog/map?url=${b01}&tileMatrixSetId=WorldCRS84Quad`]) {
+      const page = await tessera.get(path);
+      assert.equal(page.status, 200, path);
+      assert.match(await page.text(), /tilejson\.json/);
+    }
+    const crs84Map = await (await tessera.get(`/cog/map?url=${b01}&tileMatrixSetId=WorldCRS84Quad`)).text();
+    assert.match(crs84Map, /WorldCRS84Quad\/tilejson\.json/, 'the map without a grid in the path draws the grid of the query');
+  });
+
+  it('reads bands by bidx and expression, with b1 … bn names', async () => {
+    const point = (await (await tessera.get(`/cog/point/23.878,32.063?url=${tci}&bidx=3&bidx=1`)).json()) as { band_names: string[]; values: number[] };
+    assert.deepEqual(point.band_names, ['b3', 'b1']);
+    const expr = (await (await tessera.get(`/cog/point/23.878,32.063?url=${tci}&expression=${encodeURIComponent('b1*2;b3')}`)).json()) as { band_names: string[]; values: number[] };
+    assert.deepEqual(expr.band_names, ['b1*2', 'b3']);
+    assert.equal(expr.values[0], point.values[1]! * 2);
+    assert.equal(expr.values[1], point.values[0]);
+    const preview = await tessera.get(`/cog/preview.png?url=${tci}&max_size=64&expression=${encodeURIComponent('(b1-b3)/(b1+b3)')}&rescale=-1,1`);
+    assert.equal(preview.status, 200);
+    const meta = await sharp(Buffer.from(await preview.arrayBuffer())).metadata();
+    assert.equal(Math.max(meta.width!, meta.height!), 64);
+  });
+
+  it('answers client mistakes with a 400 that names them (TiTiler: 500)', async () => {
+    const badBand = await tessera.get(`/cog/tiles/WebMercatorQuad/9/289/207.png?url=${b01}&bidx=2`);
+    assert.equal(badBand.status, 400);
+    assert.match(await detail(badBand), /Invalid band index 2 .*1 band/);
+    const badName = await tessera.get(`/cog/preview.png?url=${b01}&expression=${encodeURIComponent('B01_b1*2')}`);
+    assert.equal(badName.status, 400);
+    assert.match(await detail(badName), /not a band name/);
+    const statistics = await tessera.get(`/cog/statistics?url=${b01}&bidx=4`);
+    assert.equal(statistics.status, 400);
+    const refused = await tessera.get(`/cog/info?url=${encodeURIComponent('file:///etc/passwd')}`);
+    assert.equal(refused.status, 400);
+  });
+});
