@@ -1,6 +1,6 @@
 /** The long-lived parts of a running tessera, built from the settings; no HTTP here. */
 import type { Settings } from './config.js';
-import { configureGdal, firstReadBytes } from './source/gdal.js';
+import { configureGdal, firstReadBytes } from './gdal/gdal.js';
 import { UpstreamGateway } from './upstream/gateway.js';
 import { configureEncoders } from './image/encode/index.js';
 import { UrlPolicy } from './upstream/url-policy.js';
@@ -10,12 +10,14 @@ import { DocumentFetcher } from './upstream/documents.js';
 import { UpstreamClient } from './upstream/client.js';
 import { rasterOpener, diagnoseOpen } from './source/open.js';
 import { Budgets, UNMETERED_LANE } from './upstream/budget.js';
-import type { Dataset } from './source/gdal.js';
+import type { Dataset } from './gdal/gdal.js';
 import { badRequest } from './errors.js';
 import { StacReader } from './stac/reader.js';
 import { RENDER_IN_THIS_THREAD, type Renderer } from './image/post-process.js';
 import { RenderThreads } from './image/render-threads.js';
 import { WholeImageGate } from './image/whole-image-gate.js';
+import { MosaicStore } from './mosaic/store.js';
+import type { MosaicContext } from './readers/mosaic-compose.js';
 
 export class Services {
   readonly policy: UrlPolicy;
@@ -28,6 +30,9 @@ export class Services {
   readonly budgets: Budgets;
   /** How many whole-image requests run and what they hold together (TESSERA_LARGE_REQUESTS, TESSERA_MAX_IMAGE_BYTES). */
   readonly wholeImages: WholeImageGate;
+  /** MosaicJSON documents (parsed, cached), and what mosaic reads need of the server. */
+  readonly mosaics: MosaicStore;
+  readonly mosaicContext: MosaicContext;
   /** Post-processing and encoding: render threads, or this thread when there are none. */
   readonly renderer: Renderer;
   private readonly threads: RenderThreads | undefined;
@@ -92,6 +97,19 @@ export class Services {
       cacheTtlMs: settings.documentCacheTtlMs,
       cacheSize: settings.documentCacheSize,
     });
+    this.mosaics = new MosaicStore({
+      fetcher: this.fetcher,
+      cacheTtlMs: settings.documentCacheTtlMs,
+      cacheSize: settings.documentCacheSize,
+      maxBytes: settings.maxDocumentBytes,
+    });
+    this.mosaicContext = {
+      sources: this.sources,
+      policy: this.policy,
+      openStac: (url) => this.stac(url),
+      concurrency: settings.mosaicConcurrency,
+      limits: { maxOutputPixels: settings.maxOutputPixels, maxSourcePixels: settings.maxSourcePixels },
+    };
     this.threads = settings.renderThreads > 0 ? new RenderThreads(settings.renderThreads, { pngLevel: settings.pngLevel }) : undefined;
     this.renderer = this.threads ?? RENDER_IN_THIS_THREAD;
   }

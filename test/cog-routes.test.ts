@@ -70,6 +70,27 @@ describe('/cog routes', () => {
     assert.equal(Math.max(meta.width!, meta.height!), 64);
   });
 
+  it('takes format and scale from the query where the path has none, as TiTiler does', async () => {
+    const png = await tessera.get(`/cog/tiles/WebMercatorQuad/9/289/207?url=${b01}&rescale=0,1000&format=png`);
+    assert.equal(png.headers.get('content-type'), 'image/png');
+    const big = await tessera.get(`/cog/tiles/9/289/207?url=${b01}&rescale=0,1000&format=png&scale=2`);
+    const meta = await sharp(Buffer.from(await big.arrayBuffer())).metadata();
+    assert.deepEqual([meta.width, meta.height], [512, 512]);
+    const pathWins = await tessera.get(`/cog/tiles/9/289/207@1x.png?url=${b01}&rescale=0,1000&format=jpeg&scale=2`);
+    assert.equal(pathWins.headers.get('content-type'), 'image/png');
+    assert.equal((await sharp(Buffer.from(await pathWins.arrayBuffer())).metadata()).width, 256);
+    const jpeg = await tessera.get(`/cog/preview?url=${tci}&max_size=64&format=jpeg`);
+    assert.equal(jpeg.headers.get('content-type'), 'image/jpeg');
+    const feature = await fetch(`${tessera.url}/cog/feature?url=${b01}&format=png&rescale=0,1000`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ type: 'Feature', properties: {}, geometry: { type: 'Polygon', coordinates: [[[23.6, 31.9], [23.9, 31.85], [24.0, 32.2], [23.6, 31.9]]] } }),
+    });
+    assert.equal(feature.headers.get('content-type'), 'image/png');
+    assert.equal((await tessera.get(`/cog/tiles/9/289/207?url=${b01}&scale=5`)).status, 422);
+    assert.equal((await tessera.get(`/cog/tiles/9/289/207?url=${b01}&format=gif`)).status, 422);
+  });
+
   it('answers client mistakes with a 400 that names them (TiTiler: 500)', async () => {
     const badBand = await tessera.get(`/cog/tiles/WebMercatorQuad/9/289/207.png?url=${b01}&bidx=2`);
     assert.equal(badBand.status, 400);

@@ -5,6 +5,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import sharp from 'sharp';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -332,9 +333,25 @@ describe('/colorMaps routes', () => {
     assert.equal((JSON.parse(bad.text) as { detail: Array<Record<string, unknown>> }).detail[0]!['type'], 'enum');
   });
 
-  it('refuses legend images with a 400 for now', async () => {
-    const res = await get('/colorMaps/viridis?format=png');
-    assert.equal(res.status, 400);
-    assert.match((JSON.parse(res.text) as { detail: string }).detail, /format=png/);
+  it('makes legend images: the ramp of the colormap, in either orientation and any size', async () => {
+    const png = await tessera.get('/colorMaps/viridis?format=png');
+    assert.equal(png.status, 200);
+    assert.equal(png.headers.get('content-type'), 'image/png');
+    const { data, info } = await sharp(Buffer.from(await png.arrayBuffer())).raw().toBuffer({ resolveWithObject: true });
+    assert.deepEqual([info.width, info.height, info.channels], [256, 20, 4]);
+    const viridis = namedColormap('viridis');
+    assert.equal(viridis.kind, 'lut');
+    if (viridis.kind !== 'lut') return;
+    for (const col of [0, 100, 255]) {
+      const at = (5 * 256 + col) * 4;
+      assert.deepEqual([...data.subarray(at, at + 4)], [...viridis.table.subarray(col * 4, col * 4 + 4)], `column ${col}`);
+    }
+    const vertical = await tessera.get('/colorMaps/viridis?format=png&orientation=vertical&height=512');
+    const v = await sharp(Buffer.from(await vertical.arrayBuffer())).metadata();
+    assert.deepEqual([v.width, v.height], [20, 512]);
+    const jpeg = await tessera.get('/colorMaps/viridis?format=jpeg');
+    assert.equal(jpeg.headers.get('content-type'), 'image/jpeg');
+    const huge = await get('/colorMaps/viridis?format=png&width=100000');
+    assert.equal(huge.status, 400);
   });
 });

@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL, fileURLToPath } from 'node:url';
 import { makeDemoData } from '../src/demo/make.js';
-import { gdal, type Dataset } from '../src/source/gdal.js';
+import { gdal, type Dataset } from '../src/gdal/gdal.js';
 import { getTms } from '../src/tms/registry.js';
 
 type BBox = [number, number, number, number];

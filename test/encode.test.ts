@@ -7,7 +7,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import sharp from 'sharp';
-import { gdal } from '../src/source/gdal.js';
+import { gdal } from '../src/gdal/gdal.js';
 import { TesseraError } from '../src/errors.js';
 import { ARRAY_OF, type BandArray, type DType } from '../src/image/image-data.js';
 import { encode, type RasterData } from '../src/image/encode/index.js';

@@ -14,7 +14,7 @@ import { FIXTURES, fixtureItem, startFileServer, type FileServer } from './helpe
 import { LOOPBACK, startTessera } from './helpers/tessera.js';
 import { GATEWAY_REFUSED_STATUS, UpstreamGateway, redactGateway } from '../src/upstream/gateway.js';
 import { budgetMemory } from '../src/upstream/budget.js';
-import { gdal } from '../src/source/gdal.js';
+import { gdal } from '../src/gdal/gdal.js';
 
 let files: FileServer;
 let odd: Server;

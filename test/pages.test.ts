@@ -17,7 +17,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { startTessera, type RunningTessera } from './helpers/tessera.js';
 import { makeDemoData } from '../src/demo/make.js';
 import { getTms } from '../src/tms/registry.js';
-import { srsFrom, transformPoint, WGS84 } from '../src/source/crs.js';
+import { srsFrom, transformPoint, WGS84 } from '../src/gdal/crs.js';
 
 
 const CHROMIUM = '/usr/bin/chromium';

@@ -2,7 +2,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DatasetPool } from '../src/source/pool.js';
-import type { Dataset } from '../src/source/gdal.js';
+import type { Dataset } from '../src/gdal/gdal.js';
 import { TesseraError } from '../src/errors.js';
 
 /** Stand-in handles: the pool only opens, passes around and closes them. */

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import gdal from 'gdal-async';
 import { gatherMasked, invGeoTransform, nearestIndex, rasterIoNearestIndex, warpChunks, type GeoTransform6 } from '../src/source/warp-nearest.js';
-import { srsFrom, transformerBetween, transformPoint, transformPoints, TransformMemo } from '../src/source/crs.js';
+import { srsFrom, transformerBetween, transformPoint, transformPoints, TransformMemo } from '../src/gdal/crs.js';
 import { DatasetPool } from '../src/source/pool.js';
 import { SourceContext } from '../src/source/dataset.js';
 import { RasterReader } from '../src/source/reader.js';

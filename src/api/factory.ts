@@ -19,6 +19,7 @@ import {
   datasetSchema,
   dstCrsSchema,
   gridQuerySchema,
+  parseAlgorithm,
   parseCrsParam,
   parseDataset,
   parseSize,
@@ -31,6 +32,7 @@ import {
   tilejsonSchema,
   tmsPathSchema,
   urlSchema,
+  IMAGE_FORMATS,
   type ImageFormat,
   type Query,
 } from './params.js';
@@ -48,7 +50,6 @@ import type { ValueOptions } from '../source/reader.js';
 import type { RenderSpec, StatisticsSpec } from '../image/post-process.js';
 import { parseStatisticsOptions } from '../image/statistics.js';
 import { statisticsMapToJson } from '../image/statistics-json.js';
-import { parseAlgorithm } from './routes/algorithms.js';
 import type { ReadLimits, Reader, ReaderImage, Zooms } from '../readers/reader.js';
 
 type Schema = Record<string, unknown>;
@@ -60,6 +61,8 @@ const WGS84 = 'EPSG:4326';
 export interface DatasetSummary {
   bounds: BBox;
   zooms(tms: TileMatrixSet): Promise<Zooms>;
+  /** TileJSON's center when the dataset names one (a mosaic document); else the bounds' middle. */
+  center?: [number, number, number];
 }
 
 /** A family of readers, as the factory mounts it. */
@@ -78,8 +81,10 @@ export interface ReaderFamily {
   openForStatistics?(q: Query & { url: string }): Promise<Reader>;
   /** Bounds and zooms of the dataset alone. */
   summary(q: Query & { url: string }): Promise<DatasetSummary>;
-  /** POST /statistics over features (default true). */
-  featureStatistics?: boolean;
+  /** Route groups the family takes from the factory (default all); a family answers the others its own way. */
+  mount?: { point?: boolean; wholeImages?: boolean; statistics?: boolean; featureStatistics?: boolean };
+  /** WMTS layer name (TiTiler: 'Dataset', 'Mosaic') and whether `use_epsg` is taken (default true). */
+  wmts?: { layerName: string; useEpsg: boolean };
 }
 
 /** DatasetParams, as read options. */
@@ -113,6 +118,16 @@ export const MAX_STATISTICS_FEATURES = 1000;
 /** Keys a TileJSON / map tile URL does not forward (TiTiler's list, compared lower-case). */
 const TILEJSON_DROPPED = ['tilematrixsetid', 'tile_format', 'tile_scale', 'minzoom', 'maxzoom'];
 const WMTS_DROPPED = [...TILEJSON_DROPPED, 'service', 'use_epsg', 'request'];
+
+/** `format` and `scale` as query parameters, for the routes whose path has no place for them. */
+const formatQuerySchema: Schema = {
+  format: { type: 'string', enum: [...IMAGE_FORMATS] },
+  scale: { type: 'integer', exclusiveMinimum: 0, maximum: 4 },
+};
+
+function queryFormat(req: FastifyRequest): ImageFormat | undefined {
+  return (req as Req).query['format'] as ImageFormat | undefined;
+}
 
 function notFound(reply: FastifyReply): FastifyReply {
   return reply.code(404).type('application/json').send({ detail: 'Not Found' });
@@ -160,6 +175,7 @@ export function readerRoutes(services: Services, family: ReaderFamily) {
   const layer = family.layerSchema;
   const imageQuery = [urlSchema, layer, datasetSchema, algorithmSchema, renderSchema];
   const preValidation = family.layerFirst ? { preValidation: family.layerFirst } : {};
+  const mount = { point: true, wholeImages: true, statistics: true, featureStatistics: true, ...family.mount };
 
   return async function plugin(app: FastifyInstance): Promise<void> {
     // ---- tiles ----------------------------------------------------------------------------------
@@ -167,7 +183,10 @@ export function readerRoutes(services: Services, family: ReaderFamily) {
     const tile = async (req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
       const request = req as Req;
       const q = request.query;
-      const path = parseTilePath(request.params['z']!, request.params['x']!, request.params['last']!);
+      const path = parseTilePath(request.params['z']!, request.params['x']!, request.params['last']!, {
+        ...(q['scale'] !== undefined ? { scale: q['scale'] as number } : {}),
+        ...(q['format'] !== undefined ? { format: q['format'] as ImageFormat } : {}),
+      });
       const tms = gridOf(request);
       const margins = parseTile(q);
       const values = valueOptions(q);
@@ -190,11 +209,14 @@ export function readerRoutes(services: Services, family: ReaderFamily) {
       if (result.headers) reply.headers(result.headers);
       return sendImage(reply, services.renderer, result.image, path.format, renderSpec(render, result));
     };
+    // Where the path leaves them out, `scale` and `format` come from the query (TiTiler's routes
+    // without `@{scale}x` or `.{format}` take them as query parameters).
+    const tileQuery = [...imageQuery, tileSchema, formatQuerySchema];
     app.get('/tiles/:tileMatrixSetId/:z/:x/:last', {
-      schema: { params: { ...tileParams, properties: { ...tileParams.properties, ...tmsPathSchema } }, querystring: querySchema(['url'], ...imageQuery, tileSchema) },
+      schema: { params: { ...tileParams, properties: { ...tileParams.properties, ...tmsPathSchema } }, querystring: querySchema(['url'], ...tileQuery) },
       ...preValidation,
     }, tile);
-    app.get('/tiles/:z/:x/:last', { schema: { params: tileParams, querystring: querySchema(['url'], ...imageQuery, tileSchema, gridQuerySchema) }, ...preValidation }, tile);
+    app.get('/tiles/:z/:x/:last', { schema: { params: tileParams, querystring: querySchema(['url'], ...tileQuery, gridQuerySchema) }, ...preValidation }, tile);
 
     // ---- TileJSON and WMTS ---------------------------------------------------------------------
     const tileDocQuery = [...imageQuery, tileSchema, tilejsonSchema];
@@ -221,13 +243,17 @@ export function readerRoutes(services: Services, family: ReaderFamily) {
       const suffix = `@${q['tile_scale'] as number}x${format ? `.${format}` : ''}`;
       const tiles = `${baseUrl(request)}${family.prefix}/tiles/${tms.id}/{z}/{x}/{y}${suffix}${forwardedQuery(request, TILEJSON_DROPPED)}`;
       const [minx, miny, maxx, maxy] = summary.bounds;
-      return sendJson(reply, tileJsonModel({ tiles, ...zooms, bounds: summary.bounds, center: [(minx + maxx) / 2, (miny + maxy) / 2, zooms.minzoom] }));
+      const center: [number, number, number] = summary.center
+        ? [summary.center[0], summary.center[1], (q['minzoom'] as number | undefined) ?? summary.center[2]]
+        : [(minx + maxx) / 2, (miny + maxy) / 2, zooms.minzoom];
+      return sendJson(reply, tileJsonModel({ tiles, ...zooms, bounds: summary.bounds, center }));
     };
     const tmsParams = { type: 'object', properties: tmsPathSchema, required: ['tileMatrixSetId'] };
     app.get('/:tileMatrixSetId/tilejson.json', { schema: { params: tmsParams, querystring: querySchema(['url'], ...tileDocQuery) }, ...preValidation }, tilejson);
     app.get('/tilejson.json', { schema: { querystring: querySchema(['url'], ...tileDocQuery, gridQuerySchema) }, ...preValidation }, tilejson);
 
-    const wmtsQuery = [...tileDocQuery, { use_epsg: { type: 'boolean' } }];
+    const wmtsOptions = family.wmts ?? { layerName: 'Dataset', useEpsg: true };
+    const wmtsQuery = wmtsOptions.useEpsg ? [...tileDocQuery, { use_epsg: { type: 'boolean' } }] : tileDocQuery;
     const wmts = async (req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
       const request = req as Req;
       const q = request.query;
@@ -238,12 +264,12 @@ export function readerRoutes(services: Services, family: ReaderFamily) {
         `${baseUrl(request)}${family.prefix}/tiles/${tms.id}/{TileMatrix}/{TileCol}/{TileRow}@${q['tile_scale'] as number}x.${format}` + forwardedQuery(request, WMTS_DROPPED);
       const xml = wmtsCapabilities({
         title: q.url,
-        layerName: 'Dataset',
+        layerName: wmtsOptions.layerName,
         requestUrl: requestUrl(request),
         tileTemplate: template,
         mediaType: MEDIA_TYPES[format],
         tms,
-        supportedCrs: q['use_epsg'] ? epsgName(tms) : tms.def.crs,
+        supportedCrs: wmtsOptions.useEpsg && q['use_epsg'] ? epsgName(tms) : tms.def.crs,
         bounds: summary.bounds,
         ...zooms,
         num: pyFloatRepr,
@@ -254,7 +280,7 @@ export function readerRoutes(services: Services, family: ReaderFamily) {
     app.get('/WMTSCapabilities.xml', { schema: { querystring: querySchema(['url'], ...wmtsQuery, gridQuerySchema) }, ...preValidation }, wmts);
 
     // ---- point ---------------------------------------------------------------------------------
-    app.get('/point/:lonlat', { schema: { querystring: querySchema(['url'], urlSchema, layer, datasetSchema, coordCrsSchema) }, ...preValidation }, async (req, reply) => {
+    if (mount.point) app.get('/point/:lonlat', { schema: { querystring: querySchema(['url'], urlSchema, layer, datasetSchema, coordCrsSchema) }, ...preValidation }, async (req, reply) => {
       const request = req as Req;
       const lonlat = parseLonLat(request.params['lonlat']!);
       if (!lonlat) return notFound(reply);
@@ -263,12 +289,19 @@ export function readerRoutes(services: Services, family: ReaderFamily) {
       const coordCrs = parseCrsParam(q, 'coord_crs') ?? WGS84;
       family.checkLayer(q);
       const reader = await family.open(q);
+      if (!reader.point) return notFound(reply);
       const point = await reader.point(lonlat[0], lonlat[1], coordCrs, values);
       return sendJson(reply, { coordinates: floats(lonlat), values: floats(point.values), band_names: point.bandNames });
     });
 
-    // ---- whole images: preview, bbox, feature ----------------------------------------------------
+    if (mount.wholeImages) wholeImageRoutes(app);
+    if (mount.statistics) statisticsRoutes(app);
+  };
+
+  // ---- whole images: preview, bbox, feature ------------------------------------------------------
+  function wholeImageRoutes(app: FastifyInstance): void {
     const previewSchema = { querystring: querySchema(['url'], ...imageQuery, previewSizeSchema, dstCrsSchema) };
+    const previewWithFormat = { querystring: querySchema(['url'], ...imageQuery, previewSizeSchema, dstCrsSchema, { format: formatQuerySchema['format'] }) };
     const preview = async (req: FastifyRequest, reply: FastifyReply, format: ImageFormat | undefined): Promise<FastifyReply> => {
       const q = (req as Req).query;
       const values = valueOptions(q);
@@ -281,7 +314,7 @@ export function readerRoutes(services: Services, family: ReaderFamily) {
       const result = await reader.preview({ ...size, ...(dstCrs ? { dstCrs } : {}) }, { ...values, limits, deferExpression: true });
       return sendImage(reply, services.renderer, result.image, format, renderSpec(render, result));
     };
-    app.get('/preview', { schema: previewSchema, config: { large: true }, ...preValidation }, (req, reply) => preview(req, reply, undefined));
+    app.get('/preview', { schema: previewWithFormat, config: { large: true }, ...preValidation }, (req, reply) => preview(req, reply, queryFormat(req)));
     app.get('/preview.:format', { schema: previewSchema, config: { large: true }, ...preValidation }, (req, reply) => preview(req, reply, parseFormat((req as Req).params['format']!)));
 
     const partSchema = { querystring: querySchema(['url'], ...imageQuery, partSizeSchema, dstCrsSchema, coordCrsSchema) };
@@ -306,6 +339,7 @@ export function readerRoutes(services: Services, family: ReaderFamily) {
     });
 
     const featureSchema = { querystring: querySchema(['url'], ...imageQuery, partSizeSchema, dstCrsSchema, coordCrsSchema) };
+    const featureWithFormat = { querystring: querySchema(['url'], ...imageQuery, partSizeSchema, dstCrsSchema, coordCrsSchema, { format: formatQuerySchema['format'] }) };
     const feature = async (req: FastifyRequest, reply: FastifyReply, format: ImageFormat | undefined, fixed?: { width: number; height: number }): Promise<FastifyReply> => {
       const q = (req as Req).query;
       const shape = parseFeatureBody(req.body);
@@ -318,7 +352,7 @@ export function readerRoutes(services: Services, family: ReaderFamily) {
       const result = await reader.feature(shape, coordCrs, { ...size, dstCrs }, { ...values, limits, deferExpression: true });
       return sendImage(reply, services.renderer, result.image, format, renderSpec(render, result));
     };
-    app.post('/feature', { schema: featureSchema, config: { large: true }, ...preValidation }, (req, reply) => feature(req, reply, undefined));
+    app.post('/feature', { schema: featureWithFormat, config: { large: true }, ...preValidation }, (req, reply) => feature(req, reply, queryFormat(req)));
     app.post('/feature.:format', { schema: featureSchema, config: { large: true }, ...preValidation }, (req, reply) => feature(req, reply, parseFormat((req as Req).params['format']!)));
     app.post('/feature/:sizeformat', { schema: featureSchema, config: { large: true }, ...preValidation }, (req, reply) => {
       const parsed = parseSizeFormat((req as Req).params['sizeformat']!);
@@ -326,7 +360,10 @@ export function readerRoutes(services: Services, family: ReaderFamily) {
       return feature(req, reply, parsed.format, { width: parsed.width, height: parsed.height });
     });
 
-    // ---- statistics ----------------------------------------------------------------------------
+  }
+
+  // ---- statistics ------------------------------------------------------------------------------
+  function statisticsRoutes(app: FastifyInstance): void {
     const openForStatistics = (q: Query & { url: string }): Promise<Reader> => (family.openForStatistics ?? family.open)(q);
     const statisticsSpec = (q: Query, result: ReaderImage): StatisticsSpec => {
       const algorithm = algorithmOf(q);
@@ -354,7 +391,7 @@ export function readerRoutes(services: Services, family: ReaderFamily) {
       },
     );
 
-    if (family.featureStatistics === false) return;
+    if (!mount.featureStatistics) return;
     app.post(
       '/statistics',
       {
@@ -384,6 +421,5 @@ export function readerRoutes(services: Services, family: ReaderFamily) {
         return sendJson(reply, featureBodyToJson(body, stats.map(statisticsMapToJson)), 'application/geo+json');
       },
     );
-  };
+  }
 }
-

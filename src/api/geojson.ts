@@ -5,7 +5,7 @@
  * the fault); a well-formed but unusable geometry is a 400. Statistics bodies are echoed back the
  * way TiTiler's pydantic models write them (`featureBodyToJson`).
  */
-import { gdal } from '../source/gdal.js';
+import { gdal } from '../gdal/gdal.js';
 import { ValidationError } from './errors.js';
 import { badRequest } from '../errors.js';
 import { float, type PyFloat } from '../pyjson.js';

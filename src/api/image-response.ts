@@ -9,10 +9,9 @@ import { badRequest } from '../errors.js';
 import type { ImageData } from '../image/image-data.js';
 import { parseColorFormula } from '../image/color-formula.js';
 import { isEmptyColormap, namedColormap, parseColormapJson, type ColorMap } from '../image/colormap.js';
-import { parseAlgorithm } from './routes/algorithms.js';
 import type { Renderer, RenderSpec } from '../image/post-process.js';
 import type { ImageFormat } from '../image/formats.js';
-import { parseRescale, type Query } from './params.js';
+import { parseAlgorithm, parseRescale, type Query } from './params.js';
 
 /** PostProcessParams, RescalingParams, ColorFormulaParams, ColorMapParams, ImageRenderingParams. */
 export function parseRenderOptions(q: Query): RenderSpec {

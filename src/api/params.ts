@@ -7,9 +7,10 @@
 import { readFileSync } from 'node:fs';
 import { badRequest } from '../errors.js';
 import { tmsIds } from '../tms/registry.js';
-import { parseUserCrs } from '../source/crs.js';
+import { parseUserCrs } from '../gdal/crs.js';
 import { IMAGE_FORMATS } from '../image/formats.js';
 import { parseColormapJson } from '../image/colormap.js';
+import { ALGORITHM_IDS, isAlgorithmId, prepareAlgorithm, type AlgorithmStep } from '../image/algorithms/index.js';
 
 type Schema = Record<string, unknown>;
 export type Query = Record<string, unknown>;
@@ -22,7 +23,6 @@ const int = { type: 'integer' } as const;
 export { IMAGE_FORMATS, type ImageFormat } from '../image/formats.js';
 export const READ_RESAMPLING = ['nearest', 'bilinear', 'cubic', 'cubic_spline', 'lanczos', 'average', 'mode', 'gauss', 'rms'] as const;
 export const WARP_RESAMPLING = ['nearest', 'bilinear', 'cubic', 'cubic_spline', 'lanczos', 'average', 'mode', 'sum', 'rms'] as const;
-export const ALGORITHMS = ['hillshade', 'contours', 'normalizedIndex', 'terrarium', 'terrainrgb'] as const;
 export const COLORMAP_NAMES: readonly string[] = JSON.parse(
   readFileSync(new URL('../image/data/colormap-names.json', import.meta.url), 'utf8'),
 ) as string[];
@@ -84,7 +84,7 @@ export const tileSchema: Schema = {
 
 /** PostProcessParams. */
 export const algorithmSchema: Schema = {
-  algorithm: { type: 'string', enum: [...ALGORITHMS] },
+  algorithm: { type: 'string', enum: [...ALGORITHM_IDS] },
   algorithm_params: str,
 };
 
@@ -282,4 +282,17 @@ export function parseCrsParam(q: Query, name: 'coord_crs' | 'dst_crs'): string |
   if (typeof raw !== 'string' || raw.trim() === '') return undefined;
   parseUserCrs(raw, name);
   return raw.trim();
+}
+
+/**
+ * The post-processing step of an image request (TiTiler's PostProcessParams), or undefined without
+ * `algorithm`. `algorithm_params` must then be a JSON object (400 otherwise; TiTiler answers 500),
+ * whose fields are validated as the algorithm's pydantic model does (400 with pydantic's text).
+ * `name` is expected to have passed the query schema's enum already; an unknown one is a 400.
+ */
+export function parseAlgorithm(name: string | undefined, rawParams: string | undefined): AlgorithmStep | undefined {
+  if (name === undefined || name === '') return undefined;
+  if (!isAlgorithmId(name)) throw badRequest(`Unknown algorithm '${name}': expected one of ${ALGORITHM_IDS.join(', ')}`);
+  const params = parseAlgorithmParams({ algorithm_params: rawParams }) ?? {};
+  return prepareAlgorithm(name, params);
 }

@@ -70,14 +70,17 @@ export interface TilePath {
   format: ImageFormat | undefined;
 }
 
-/** `{z}`, `{x}` and the last segment `{y}[@{scale}x][.{format}]`. */
-export function parseTilePath(z: string, x: string, last: string): TilePath {
+/**
+ * `{z}`, `{x}` and the last segment `{y}[@{scale}x][.{format}]`. Where the path has no scale or no
+ * format, TiTiler takes them from the query (`scale`, `format`): `fallback` carries those.
+ */
+export function parseTilePath(z: string, x: string, last: string, fallback: { scale?: number; format?: ImageFormat } = {}): TilePath {
   const m = /^([^@.]*)(?:@([^.]*)x)?(?:\.(.*))?$/.exec(last);
   const errors = new PathErrors();
   const zi = errors.int('z', z);
   const xi = errors.int('x', x);
   const yi = errors.int('y', m?.[1] ?? last);
-  let scale = 1;
+  let scale = fallback.scale ?? 1;
   if (m?.[2] !== undefined) {
     scale = errors.int('scale', m[2]);
     if (errors.details.length === 0 && scale <= 0) {
@@ -86,7 +89,7 @@ export function parseTilePath(z: string, x: string, last: string): TilePath {
       errors.details.push({ type: 'less_than_equal', loc: ['path', 'scale'], msg: 'Input should be less than or equal to 4', input: m[2], ctx: { le: 4 } });
     }
   }
-  const format = errors.format(m?.[3]);
+  const format = m?.[3] !== undefined ? errors.format(m[3]) : fallback.format;
   errors.done();
   return { z: zi, x: xi, y: yi, scale, format };
 }

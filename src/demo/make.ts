@@ -12,7 +12,7 @@
  */
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { gdal, type Dataset } from '../source/gdal.js';
+import { gdal, type Dataset } from '../gdal/gdal.js';
 import { getTms, WEB_MERCATOR_QUAD } from '../tms/registry.js';
 import type { BBox } from '../tms/grid.js';
 import { hillshade, shadedRelief, statistics, synthesizeDem, type Stats } from './terrain.js';

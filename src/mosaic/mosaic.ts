@@ -14,7 +14,7 @@ import { quadkeyZoomOf } from './document.js';
 import { lowerBound, quadkey, quadkeyToTile } from './quadkey.js';
 import { getTms, WEB_MERCATOR_QUAD } from '../tms/registry.js';
 import { checkTile, type BBox, type TileMatrixSet, type Tile } from '../tms/grid.js';
-import { sameCrs, srsFrom, transformBounds, transformPoint, WGS84 } from '../source/crs.js';
+import { sameCrs, srsFrom, transformBounds, transformPoint, WGS84 } from '../gdal/crs.js';
 
 /** Where the document came from: what the asset-free `/mosaicjson/` answer shows of it. */
 export interface MosaicOrigin {

@@ -9,8 +9,8 @@
 import { badRequest } from '../errors.js';
 import { TileMatrixSet, type GridDefinition, type TileMatrix } from '../tms/grid.js';
 import { getTms, tmsIds } from '../tms/registry.js';
-import type { SpatialReference } from '../source/gdal.js';
-import { srsFrom, transformBounds, WGS84 } from '../source/crs.js';
+import type { SpatialReference } from '../gdal/gdal.js';
+import { srsFrom, transformBounds, WGS84 } from '../gdal/crs.js';
 // Float fields of the model are written as Python floats (`1.0`), whatever the JSON had.
 import { float, floats } from '../pyjson.js';
 

@@ -8,8 +8,8 @@
  */
 import { RasterReader, applyCutline, type ReadPlan, type ValueOptions, type PartOptions } from '../source/reader.js';
 import { nonAlphaIndexes } from '../source/read.js';
-import { srsFrom, sameCrs, transformBounds, TransformMemo } from '../source/crs.js';
-import type { gdal } from '../source/gdal.js';
+import { srsFrom, sameCrs, transformBounds, TransformMemo } from '../gdal/crs.js';
+import type { gdal } from '../gdal/gdal.js';
 import { promote, stackImages } from '../image/stack.js';
 import { allocate, type ImageData } from '../image/image-data.js';
 import { applyExpression, evaluateExpression, type Expression } from '../image/expression.js';

@@ -9,7 +9,7 @@
  * renderer (evaluated off the main thread with the rest of the rendering) and response headers
  * (a mosaic tile's `X-Assets`).
  */
-import type { gdal } from '../source/gdal.js';
+import type { gdal } from '../gdal/gdal.js';
 import type { PartOptions, ValueOptions } from '../source/reader.js';
 import type { ImageData } from '../image/image-data.js';
 import type { BandStatistics } from '../image/statistics.js';
@@ -72,7 +72,7 @@ export interface Reader {
   /** Zoom levels of `tms` the dataset spans. */
   zooms(tms: TileMatrixSet): Promise<Zooms>;
   tile(tms: TileMatrixSet, tile: { x: number; y: number; z: number }, opts: TileReadOptions): Promise<ReaderImage>;
-  point(lon: number, lat: number, coordCrs: string, opts: ValueOptions): Promise<ReaderPoint>;
+  point?(lon: number, lat: number, coordCrs: string, opts: ValueOptions): Promise<ReaderPoint>;
   preview?(size: PreviewSize, opts: ReadOptions): Promise<ReaderImage>;
   part?(bbox: BBox, part: PartOptions, opts: ReadOptions): Promise<ReaderImage>;
   feature?(shape: gdal.Geometry, shapeCrs: string, part: PartOptions, opts: ReadOptions): Promise<ReaderImage>;

@@ -3,11 +3,11 @@
  * TileMatrixSet, its geographic bounds, and rio-tiler's `info` document.
  */
 import { LRUCache } from 'lru-cache';
-import type { Dataset } from './gdal.js';
+import type { Dataset } from '../gdal/gdal.js';
 import { DatasetPool } from './pool.js';
 import { gdalOpenError } from './errors.js';
-import { srsFrom, transformBounds, WGS84, sameCrs } from './crs.js';
-import { gdal } from './gdal.js';
+import { srsFrom, transformBounds, WGS84, sameCrs } from '../gdal/crs.js';
+import { gdal } from '../gdal/gdal.js';
 import type { BBox } from '../tms/grid.js';
 import type { TileMatrixSet } from '../tms/grid.js';
 import { gdalPath, type Location } from '../upstream/url-policy.js';

@@ -11,7 +11,7 @@
  */
 import { open as openFile } from 'node:fs/promises';
 import { TesseraError } from '../errors.js';
-import { gdal, type Dataset } from './gdal.js';
+import { gdal, type Dataset } from '../gdal/gdal.js';
 import { UpstreamRefused, UpstreamTimeout, type UpstreamClient } from '../upstream/client.js';
 import type { Location } from '../upstream/url-policy.js';
 

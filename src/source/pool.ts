@@ -16,7 +16,7 @@
  *
  * The pool is bounded in total: idle handles of the least recently used sources are closed first.
  */
-import type { Dataset } from './gdal.js';
+import type { Dataset } from '../gdal/gdal.js';
 import { rasterOpener } from './open.js';
 import { TesseraError } from '../errors.js';
 

@@ -2,7 +2,7 @@
  * Burns a polygon into a pixel grid with GDAL's rasterizer and ALL_TOUCHED, as rio-tiler's
  * `feature` does (rasterio.features.rasterize), so masks agree at the edges pixel for pixel.
  */
-import { gdal } from './gdal.js';
+import { gdal } from '../gdal/gdal.js';
 import type { BBox } from '../tms/grid.js';
 import { fromBounds } from './geometry.js';
 

@@ -14,12 +14,12 @@
  *
  * Temporary VRT/MEM datasets live only for the duration of one call and are always closed.
  */
-import { gdal, type Dataset, type RasterBand } from './gdal.js';
+import { gdal, type Dataset, type RasterBand } from '../gdal/gdal.js';
 import { numpyDtype, type BandMeta, type SourceMeta } from './dataset.js';
 import { ARRAY_OF, type BandArray, type DType } from '../image/image-data.js';
 import { maskFromAlpha, maskFromValues, normaliseMaskBand } from './masks.js';
 import { arrayBounds, type Grid, type Window } from './geometry.js';
-import { srsFrom, transformerBetween, transformPoints, type TransformMemo } from './crs.js';
+import { srsFrom, transformerBetween, transformPoints, type TransformMemo } from '../gdal/crs.js';
 import { TesseraError } from '../errors.js';
 import { composeIndex, gather, gatherMasked, indexMask, invGeoTransform, nearestIndex, rasterIoNearestIndex, type GeoTransform6 } from './warp-nearest.js';
 

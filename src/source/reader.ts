@@ -19,8 +19,8 @@ import {
   type GeoTransform,
   type Grid,
 } from './geometry.js';
-import { gdal, type Dataset, type SpatialReference } from './gdal.js';
-import { sameCrs, srsFrom, transformBounds, transformPoint } from './crs.js';
+import { gdal, type Dataset, type SpatialReference } from '../gdal/gdal.js';
+import { sameCrs, srsFrom, transformBounds, transformPoint } from '../gdal/crs.js';
 import { outsideMask } from './rasterize.js';
 import type { BBox, TileMatrixSet } from '../tms/grid.js';
 import type { DType, ImageData } from '../image/image-data.js';

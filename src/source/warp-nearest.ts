@@ -14,7 +14,7 @@
  * calls, which is safe because no call yields.
  */
 import type { CoordinateTransformation } from 'gdal-async';
-import { transformPoints, type TransformMemo } from './crs.js';
+import { transformPoints, type TransformMemo } from '../gdal/crs.js';
 import type { BandArray } from '../image/image-data.js';
 
 /** gdalwarp's default error threshold for its approximate transformer, in source pixels. */

@@ -4,9 +4,7 @@
  * and in the deprecated forms without one, preview, bbox, feature and point, compared as the /stac
  * image suite compares them. Figures go to .parity/report-cog.md.
  */
-import { after, before, describe, it } from 'node:test';
-import { startParity, writeReport, type Parity, type ReportRow } from './harness.js';
-import { runPixelCase, serveItems, type PixelCase } from './pixels.js';
+import { describePixelParity, type PixelCase } from './pixels.js';
 
 const FEATURE = {
   type: 'Feature',
@@ -35,6 +33,11 @@ const CASES: PixelCase[] = [
   { id: 'tile-no-grid', path: '/cog/tiles/9/289/207.npy?url={file:B01.tif}', kind: 'npy' },
   { id: 'tile-no-grid-2x-png', path: '/cog/tiles/9/289/207@2x.png?url={file:B01.tif}&rescale=0,1000', kind: 'png' },
   { id: 'tile-no-grid-query-tms', path: '/cog/tiles/8/289/82.npy?url={file:B01.tif}&tileMatrixSetId=WorldCRS84Quad', kind: 'npy' },
+  // `format` and `scale` from the query where the path has none (TiTiler declares them as query parameters there).
+  { id: 'tile-query-format-scale', path: '/cog/tiles/9/289/207?url={file:B01.tif}&format=npy&scale=2', kind: 'npy' },
+  { id: 'tile-grid-query-format', path: '/cog/tiles/WebMercatorQuad/9/289/207@2x?url={file:B01.tif}&format=npy', kind: 'npy' },
+  { id: 'preview-query-format', path: '/cog/preview?url={file:B01.tif}&format=npy&max_size=64', kind: 'npy' },
+  { id: 'feature-query-format', path: '/cog/feature?url={file:B01.tif}&format=npy', kind: 'npy', body: FEATURE },
   { id: 'stac-tile-no-grid', path: '/stac/tiles/9/289/207.npy?url={s2}&assets=B01', kind: 'npy' },
 
   { id: 'preview', path: '/cog/preview.npy?url={file:B01.tif}&max_size=64', kind: 'npy' },
@@ -53,20 +56,4 @@ const CASES: PixelCase[] = [
   { id: 'tile-missing-url', path: '/cog/tiles/WebMercatorQuad/9/289/207.png', kind: 'status', status: 422 },
 ];
 
-describe('parity: /cog image routes (decoded pixels)', { timeout: 600_000 }, () => {
-  let p: Parity;
-  const rows: ReportRow[] = [];
-  const figures: string[] = ['| case | shape | dtype | values within ±1 | mask equal |', '| --- | --- | --- | --- | --- |'];
-
-  before(async () => {
-    p = await startParity();
-    serveItems(p);
-  });
-
-  after(async () => {
-    await writeReport(rows, ['Pixel parity of /cog image routes: `.npy` arrays and decoded PNGs compared value by value.'], ['## Figures', '', ...figures], 'cog');
-    await p?.stop();
-  });
-
-  for (const c of CASES) it(c.id, () => runPixelCase(p, c, rows, figures));
-});
+describePixelParity('parity: /cog image routes (decoded pixels)', 'cog', 'Pixel parity of /cog image routes: `.npy` arrays and decoded PNGs compared value by value.', CASES);

@@ -9,6 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { compareJson, formatDifferences, parseJson, toPlain, type JsonValue, type PlainJson } from './compare.js';
 import { get, startParity, type Parity, type Reply } from './harness.js';
+import { decodePng, fetchBoth } from './pixels.js';
 
 const TABLE_IDS = [
   'viridis',
@@ -131,6 +132,24 @@ describe('parity with TiTiler 0.18.10: /colorMaps', () => {
       assert.deepEqual(choices(ours['msg']), choices(ref['msg']));
       const expected = (d: Obj): PlainJson | undefined => (isObj(d['ctx']) ? d['ctx']['expected'] : undefined);
       assert.deepEqual(choices(expected(ours)), choices(expected(ref)));
+    });
+  }
+
+  // Legend images: the colormap's ramp, decoded and compared pixel for pixel.
+  for (const query of ['format=png', 'format=png&orientation=vertical', 'format=png&width=100&height=10', 'format=png&orientation=vertical&height=600', 'format=jpeg', 'format=webp']) {
+    it(`GET /colorMaps/cfastie?${query}: the same legend image`, async () => {
+      assert.ok(parity, `servers not started: ${startError ?? 'unknown reason'}`);
+      const x = await fetchBoth(parity, `/colorMaps/cfastie?${query}`);
+      assert.equal(x.titiler.status, 200, x.titiler.body.toString().slice(0, 200));
+      assert.equal(x.tessera.status, 200, x.tessera.body.toString().slice(0, 200));
+      assert.equal(x.tessera.type, x.titiler.type);
+      const [a, b] = await Promise.all([decodePng(x.titiler.body), decodePng(x.tessera.body)]);
+      assert.deepEqual([b.width, b.height, b.channels], [a.width, a.height, a.channels]);
+      // Lossless formats exactly; JPEG and WebP within what their encoders differ by.
+      const tolerance = query.includes('png') ? 0 : 12;
+      let worst = 0;
+      for (let i = 0; i < a.values.length; i++) worst = Math.max(worst, Math.abs(a.values[i]! - b.values[i]!));
+      assert.ok(worst <= tolerance, `largest difference ${worst} > ${tolerance}`);
     });
   }
 

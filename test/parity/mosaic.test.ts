@@ -18,7 +18,7 @@ import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { gdal } from '../../src/source/gdal.js';
+import { gdal } from '../../src/gdal/gdal.js';
 import { FIXTURES } from '../helpers/fileserver.js';
 import { parseNpy } from '../helpers/npy.js';
 import { compareJson, compareXml, formatDifferences, parseJson, parseXml } from './compare.js';
@@ -165,6 +165,10 @@ const FIXTURE_CASES: Case[] = [
   { id: 'fx-tilejson-opts', path: '/mosaicjson/WebMercatorQuad/tilejson.json?url={fixture}&minzoom=8&tile_format=png&tile_scale=2&pixel_selection=mean&bidx=1', kind: 'json' },
   { id: 'fx-tilejson-wgs', path: '/mosaicjson/WGS1984Quad/tilejson.json?url={fixture}', kind: 'json' },
   { id: 'fx-wmts', path: '/mosaicjson/WebMercatorQuad/WMTSCapabilities.xml?url={fixture}', kind: 'xml' },
+  // The forms without a grid (deprecated, still served; older leafmap asks /mosaicjson/tilejson.json).
+  { id: 'fx-tilejson-no-grid', path: '/mosaicjson/tilejson.json?url={fixture}', kind: 'json' },
+  { id: 'fx-tilejson-no-grid-query-tms', path: '/mosaicjson/tilejson.json?url={fixture}&tileMatrixSetId=WGS1984Quad', kind: 'json' },
+  { id: 'fx-wmts-no-grid', path: '/mosaicjson/WMTSCapabilities.xml?url={fixture}', kind: 'xml' },
   { id: 'fx-wmts-jpg-2x', path: '/mosaicjson/WebMercatorQuad/WMTSCapabilities.xml?url={fixture}&tile_format=jpg&tile_scale=2', kind: 'xml' },
   { id: 'fx-assets-tile', path: '/mosaicjson/7/36/45/assets?url={fixture}', kind: 'json' },
   { id: 'fx-assets-tile-tms', path: '/mosaicjson/WebMercatorQuad/7/37/45/assets?url={fixture}', kind: 'json' },
@@ -191,6 +195,7 @@ const FIXTURE_CASES: Case[] = [
   { id: 'fx-tile-buffer', path: '/mosaicjson/tiles/WebMercatorQuad/7/37/45.npy?url={fixture}&buffer=10', kind: 'npy' },
   { id: 'fx-tile-2x', path: '/mosaicjson/tiles/WebMercatorQuad/8/74/91@2x.npy?url={fixture}&pixel_selection=highest', kind: 'npy' },
   { id: 'fx-tile-wgs', path: '/mosaicjson/tiles/WGS1984Quad/8/148/61.npy?url={fixture}', kind: 'npy' },
+  { id: 'fx-tile-no-grid', path: '/mosaicjson/tiles/8/74/91.npy?url={fixture}', kind: 'npy' },
   { id: 'fx-tile-png-rescale', path: '/mosaicjson/tiles/WebMercatorQuad/7/37/45.png?url={fixture}&rescale=0,10000', kind: 'png' },
   {
     id: 'fx-tile-png-colormap-z7-bidx',

@@ -6,7 +6,8 @@
  */
 import sharp from 'sharp';
 import assert from 'node:assert/strict';
-import type { Parity, ReportRow } from './harness.js';
+import { after, before, describe, it } from 'node:test';
+import { startParity, writeReport, type Parity, type ReportRow } from './harness.js';
 import { parseNpy } from '../helpers/npy.js';
 
 /** The bar of issues 3 and 4: at least 99.5% of values within ±1. */
@@ -122,7 +123,7 @@ export async function decodePng(buf: Buffer): Promise<DecodedImage> {
 /** Size, band count and depth of an encoded image, via sharp (GDAL for tif/jp2, which sharp cannot read). */
 export async function sharpMeta(buf: Buffer, type: string | null): Promise<Record<string, unknown>> {
   if (type?.startsWith('image/tiff') || type === 'image/jp2') {
-    const { gdal } = await import('../../src/source/gdal.js');
+    const { gdal } = await import('../../src/gdal/gdal.js');
     const name = `/vsimem/parity-${Math.random().toString(36).slice(2)}`;
     gdal.vsimem.set(Buffer.from(buf), name);
     try {
@@ -235,4 +236,28 @@ export async function runPixelCase(p: Parity, c: PixelCase, rows: ReportRow[], f
     if (!rows.some((row) => row.id === c.id)) note((err as Error).message.split('\n')[0]!, 'differs');
     throw err;
   }
+}
+
+/**
+ * A pixel-parity suite: both servers started once, the fixture items served, every case run with
+ * `runPixelCase`, and the report written to .parity/report-<report>.md.
+ */
+export function describePixelParity(title: string, report: string, intro: string, cases: readonly PixelCase[]): void {
+  describe(title, { timeout: 600_000 }, () => {
+    let p: Parity;
+    const rows: ReportRow[] = [];
+    const figures: string[] = ['| case | shape | dtype | values within ±1 | mask equal |', '| --- | --- | --- | --- | --- |'];
+
+    before(async () => {
+      p = await startParity();
+      serveItems(p);
+    });
+
+    after(async () => {
+      await writeReport(rows, [intro], ['## Figures', '', ...figures], report);
+      await p?.stop();
+    });
+
+    for (const c of cases) it(c.id, () => runPixelCase(p, c, rows, figures));
+  });
 }

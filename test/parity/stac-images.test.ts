@@ -6,9 +6,7 @@
  * band counts; at least 99.5% of values within ±1; identical masks. Every case's figures go to
  * .parity/report-stac-images.md.
  */
-import { after, before, describe, it } from 'node:test';
-import { startParity, writeReport, type Parity, type ReportRow } from './harness.js';
-import { runPixelCase, serveItems, type PixelCase } from './pixels.js';
+import { describePixelParity, type PixelCase } from './pixels.js';
 
 const FEATURE = {
   type: 'Feature',
@@ -101,20 +99,4 @@ const CASES: PixelCase[] = [
   { id: 'bbox-bad-number', path: '/stac/bbox/23.8a,32.063,23.966,32.145.png?url={s2}&assets=B01', kind: 'status', status: 422 },
 ];
 
-describe('parity: /stac image routes (decoded pixels)', { timeout: 600_000 }, () => {
-  let p: Parity;
-  const rows: ReportRow[] = [];
-  const figures: string[] = ['| case | shape | dtype | values within ±1 | mask equal |', '| --- | --- | --- | --- | --- |'];
-
-  before(async () => {
-    p = await startParity();
-    serveItems(p);
-  });
-
-  after(async () => {
-    await writeReport(rows, ['Pixel parity of /stac image routes: `.npy` arrays and decoded PNGs compared value by value.'], ['## Figures', '', ...figures], 'stac-images');
-    await p?.stop();
-  });
-
-  for (const c of CASES) it(c.id, () => runPixelCase(p, c, rows, figures));
-});
+describePixelParity('parity: /stac image routes (decoded pixels)', 'stac-images', 'Pixel parity of /stac image routes: `.npy` arrays and decoded PNGs compared value by value.', CASES);

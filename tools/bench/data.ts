@@ -17,7 +17,7 @@
  */
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { gdal, type Dataset } from '../../src/source/gdal.js';
+import { gdal, type Dataset } from '../../src/gdal/gdal.js';
 
 const VERSION = '2';
 const STAMP = '.version';

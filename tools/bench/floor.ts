@@ -13,8 +13,7 @@ import { loadSettings } from '../../src/config.js';
 import { Services } from '../../src/services.js';
 import { getTms, WEB_MERCATOR_QUAD } from '../../src/tms/registry.js';
 import { stacItemReader } from '../../src/readers/stac.js';
-import { MosaicStore } from '../../src/mosaic/store.js';
-import { MosaicReader, type MosaicContext } from '../../src/mosaic/reader.js';
+import { MosaicReader } from '../../src/readers/mosaic-compose.js';
 import type { RenderSpec } from '../../src/image/post-process.js';
 import { namedColormap } from '../../src/image/colormap.js';
 import type { ImageData } from '../../src/image/image-data.js';
@@ -34,8 +33,8 @@ async function main(): Promise<void> {
   const services = new Services(loadSettings({ logLevel: 'silent', allowedNetworks: ['127.0.0.0/8'] }));
   const settings = services.settings;
   const limits = { maxOutputPixels: settings.maxOutputPixels, maxSourcePixels: settings.maxSourcePixels };
-  const store = new MosaicStore({ fetcher: services.fetcher, cacheTtlMs: settings.documentCacheTtlMs, cacheSize: settings.documentCacheSize, maxBytes: settings.maxDocumentBytes });
-  const ctx: MosaicContext = { sources: services.sources, policy: services.policy, openStac: (url) => services.stac(url), concurrency: settings.mosaicConcurrency, limits };
+  const store = services.mosaics;
+  const ctx = services.mosaicContext;
   const tms = getTms(WEB_MERCATOR_QUAD)!;
   const colormaps = new Map<string, ReturnType<typeof namedColormap>>();
 

@@ -24,7 +24,7 @@ import { REPO_ROOT } from '../../test/helpers/paths.js';
 import { FIXTURES } from '../../test/helpers/fileserver.js';
 import type { FileServerStats } from '../../test/helpers/fileserver.js';
 import { startServer, TESSERA_COMMAND, UVICORN, type ServerCommand, type Service } from '../../test/parity/harness.js';
-import { gdal } from '../../src/source/gdal.js';
+import { gdal } from '../../src/gdal/gdal.js';
 import { ensureBenchData } from './data.js';
 import { buildMixes, type Mix } from './mixes.js';
 import { median, runLoad, type LoadResult } from './load.js';

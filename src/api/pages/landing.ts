@@ -6,7 +6,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { getTms, tmsIds, WEB_MERCATOR_QUAD } from '../../tms/registry.js';
 import type { BBox, TileMatrixSet } from '../../tms/grid.js';
-import { srsFrom, transformBounds, WGS84 } from '../../source/crs.js';
+import { srsFrom, transformBounds, WGS84 } from '../../gdal/crs.js';
 import { urlencode } from '../urls.js';
 import type { GridRow, LandingPageOptions, Link } from './html.js';
 

@@ -6,7 +6,7 @@
  */
 import type { TileMatrixSet } from '../../tms/grid.js';
 import { WEB_MERCATOR_QUAD } from '../../tms/registry.js';
-import { srsFrom } from '../../source/crs.js';
+import { srsFrom } from '../../gdal/crs.js';
 
 export interface MapGrid {
   id: string;

@@ -4,9 +4,8 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { badRequest } from '../../errors.js';
-import { ALGORITHM_IDS, ALGORITHMS, isAlgorithmId, prepareAlgorithm, type AlgorithmInfo, type AlgorithmStep } from '../../image/algorithms/index.js';
+import { ALGORITHM_IDS, ALGORITHMS, isAlgorithmId, type AlgorithmInfo } from '../../image/algorithms/index.js';
 import { float, floats } from '../../pyjson.js';
-import { parseAlgorithmParams } from '../params.js';
 import { sendJson } from '../reply.js';
 
 /** The metadata as TiTiler serializes it: JSON-schema "number" values and output ranges are Python floats. */
@@ -53,15 +52,3 @@ export function algorithmRoutes() {
   };
 }
 
-/**
- * The post-processing step of an image request (TiTiler's PostProcessParams), or undefined without
- * `algorithm`. `algorithm_params` must then be a JSON object (400 otherwise; TiTiler answers 500),
- * whose fields are validated as the algorithm's pydantic model does (400 with pydantic's text).
- * `name` is expected to have passed the query schema's enum already; an unknown one is a 400.
- */
-export function parseAlgorithm(name: string | undefined, rawParams: string | undefined): AlgorithmStep | undefined {
-  if (name === undefined || name === '') return undefined;
-  if (!isAlgorithmId(name)) throw badRequest(`Unknown algorithm '${name}': expected one of ${ALGORITHM_IDS.join(', ')}`);
-  const params = parseAlgorithmParams({ algorithm_params: rawParams }) ?? {};
-  return prepareAlgorithm(name, params);
-}

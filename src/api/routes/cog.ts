@@ -36,7 +36,7 @@ export function cogFamily(services: Services): ReaderFamily {
     },
     // rio-tiler weighs a feature's pixels by their coverage for a COG (TilerFactory passes
     // `coverage`); that is not built yet, so POST /cog/statistics is not mounted.
-    featureStatistics: false,
+    mount: { featureStatistics: false },
   };
 }
 

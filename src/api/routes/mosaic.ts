@@ -1,6 +1,8 @@
 /**
- * /mosaicjson routes (TiTiler 0.18.10's MosaicTilerFactory over cogeo-mosaic 7): the document,
- * bounds, info, tiles with pixel selection, TileJSON, WMTS, point values and the asset lookups.
+ * /mosaicjson routes (TiTiler 0.18.10's MosaicTilerFactory over cogeo-mosaic 7): tiles with pixel
+ * selection, TileJSON and WMTS come from the route factory over the MosaicJSON reader
+ * (readers/mosaic.ts); here are the document, validate, bounds, info, point values (every asset's)
+ * and the asset lookups.
  * The `url` names the mosaic (http(s), a local file when allowed, or sqlite:///{path}:{name});
  * assets are COG URLs, or STAC item URLs whose assets `assets`/`expression` name.
  *
@@ -10,69 +12,25 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../../services.js';
 import { getTms, WEB_MERCATOR_QUAD } from '../../tms/registry.js';
 import type { TileMatrixSet } from '../../tms/grid.js';
-import {
-  algorithmSchema,
-  coordCrsSchema,
-  datasetSchema,
-  layerSchema,
-  parseCrsParam,
-  parseDataset,
-  parseImageParams,
-  parseLayer,
-  parseTile,
-  querySchema,
-  renderSchema,
-  tileSchema,
-  tilejsonSchema,
-  tmsPathSchema,
-  urlSchema,
-  type ImageFormat,
-  type Query,
-} from '../params.js';
-import { parseLonLat, parseTilePath } from '../path-params.js';
+import { coordCrsSchema, datasetSchema, layerSchema, parseCrsParam, parseLayer, querySchema, tmsPathSchema, urlSchema, type Query } from '../params.js';
+import { parseLonLat } from '../path-params.js';
 import { ValidationError, type ValidationDetail } from '../errors.js';
-import { parseRenderOptions, sendImage } from '../image-response.js';
-import { baseUrl, forwardedQuery, requestUrl } from '../urls.js';
 import { sendJson } from '../reply.js';
-import { bboxFeature, boundsModel, tileJsonModel } from '../models.js';
-import { float, floats, pyFloatRepr } from '../../pyjson.js';
-import { wmtsCapabilities } from '../../ogc/wmts.js';
-import { MEDIA_TYPES } from '../../image/formats.js';
-import type { ValueOptions } from '../../source/reader.js';
-import { MosaicStore } from '../../mosaic/store.js';
-import { MosaicReader, type MosaicContext, type MosaicLayer } from '../../mosaic/reader.js';
+import { bboxFeature, boundsModel } from '../models.js';
+import { float, floats } from '../../pyjson.js';
+import { MosaicReader, type MosaicLayer } from '../../readers/mosaic-compose.js';
+import { MosaicDocumentReader } from '../../readers/mosaic.js';
+import { readerRoutes, valueOptions } from '../factory.js';
 import { mosaicDocumentJson, parseMosaicDocument } from '../../mosaic/document.js';
 import { PIXEL_SELECTION_METHODS, type PixelSelection } from '../../mosaic/methods.js';
 import { type Mosaic, type MosaicInfo } from '../../mosaic/mosaic.js';
-import { checkTile } from '../../tms/grid.js';
-import { TesseraError, badRequest } from '../../errors.js';
+import { TesseraError } from '../../errors.js';
 
 const WGS84 = 'EPSG:4326';
 
-/** Query keys a TileJSON / WMTS tile URL does not forward (TiTiler's lists, compared lower-case). */
-const TILEJSON_DROPPED = ['tilematrixsetid', 'tile_format', 'tile_scale', 'minzoom', 'maxzoom'];
-const WMTS_DROPPED = [...TILEJSON_DROPPED, 'service', 'request'];
-
-/** Past this, X-Assets is left out: proxies and clients refuse very long headers. */
-const MAX_ASSETS_HEADER = 8192;
-
 const pixelSelectionSchema = { pixel_selection: { type: 'string', enum: [...PIXEL_SELECTION_METHODS], default: 'first' } };
-const tmsParams = { type: 'object', properties: tmsPathSchema, required: ['tileMatrixSetId'] };
 
 type Req = FastifyRequest<{ Params: Record<string, string>; Querystring: Query & { url: string } }>;
-
-interface TileDocQuery extends Query {
-  url: string;
-  tile_format?: ImageFormat;
-  tile_scale: number;
-  minzoom?: number;
-  maxzoom?: number;
-}
-
-function valueOptions(q: Query): ValueOptions {
-  const d = parseDataset(q);
-  return { unscale: d.unscale, resampling: d.resampling, reproject: d.reproject, ...(d.nodata !== undefined ? { nodata: d.nodata } : {}) };
-}
 
 /** BidxExprParams, plus the STAC layer parameters for mosaics of STAC items. */
 function mosaicLayer(q: Query): MosaicLayer {
@@ -141,37 +99,39 @@ function notFound(reply: FastifyReply): FastifyReply {
   return reply.code(404).type('application/json').send({ detail: 'Not Found' });
 }
 
-/** Printable ASCII only in a header (asset names may hold anything). */
-function headerValue(assets: readonly string[]): string | undefined {
-  const escape = (c: string): string => {
-    try {
-      return encodeURIComponent(c);
-    } catch {
-      return '?'; // a lone surrogate
-    }
-  };
-  const text = assets.map((a) => a.replace(/[^\x20-\x7e]/gu, escape)).join(',');
-  return text.length <= MAX_ASSETS_HEADER ? text : undefined;
-}
-
 export function mosaicRoutes(services: Services) {
   const settings = services.settings;
-  const store = new MosaicStore({
-    fetcher: services.fetcher,
-    cacheTtlMs: settings.documentCacheTtlMs,
-    cacheSize: settings.documentCacheSize,
-    maxBytes: settings.maxDocumentBytes,
-  });
-  const ctx: MosaicContext = {
-    sources: services.sources,
-    policy: services.policy,
-    openStac: (url) => services.stac(url),
-    concurrency: settings.mosaicConcurrency,
-    limits: { maxOutputPixels: settings.maxOutputPixels, maxSourcePixels: settings.maxSourcePixels },
-  };
+  const store = services.mosaics;
+  const ctx = services.mosaicContext;
   const webMercator = getTms(WEB_MERCATOR_QUAD)!;
 
+  const images = readerRoutes(services, {
+    prefix: '/mosaicjson',
+    layerSchema: { ...layerSchema, ...pixelSelectionSchema },
+    checkLayer: (q) => void mosaicLayer(q),
+    open: async (q) =>
+      new MosaicDocumentReader(
+        await store.open(q.url),
+        {
+          layer: mosaicLayer(q),
+          pixelSelection: (q['pixel_selection'] as PixelSelection | undefined) ?? 'first',
+          strictZoom: settings.mosaicStrictZoom,
+          assetsHeader: settings.mosaicAssetsHeader,
+        },
+        ctx,
+      ),
+    summary: async (q) => {
+      const mosaic = await store.open(q.url);
+      return { bounds: mosaic.bounds, zooms: async (tms) => mosaic.zooms(tms), center: mosaic.doc.center };
+    },
+    // A mosaic has no whole-image verbs, and its point answer lists every asset (below).
+    mount: { point: false, wholeImages: false, statistics: false },
+    // TiTiler 0.18 leaves SupportedCRS empty for mosaics (fixed in 0.19) and takes no use_epsg.
+    wmts: { layerName: 'Mosaic', useEpsg: false },
+  });
+
   return async function plugin(app: FastifyInstance): Promise<void> {
+    await app.register(images);
     const urlOnly = { querystring: querySchema(['url'], urlSchema) };
     const open = (req: FastifyRequest): Promise<Mosaic> => store.open((req as Req).query.url);
 
@@ -200,94 +160,6 @@ export function mosaicRoutes(services: Services) {
     app.get('/info.geojson', { schema: urlOnly }, async (req, reply) => {
       const info = (await open(req)).info();
       return sendJson(reply, bboxFeature(info.bounds, infoModel(info)), 'application/geo+json');
-    });
-
-    const imageQuery = [urlSchema, layerSchema, datasetSchema, tileSchema, algorithmSchema, renderSchema, pixelSelectionSchema];
-
-    app.get(
-      '/tiles/:tileMatrixSetId/:z/:x/:last',
-      {
-        schema: {
-          params: { type: 'object', properties: { ...tmsPathSchema, z: { type: 'string' }, x: { type: 'string' }, last: { type: 'string' } } },
-          querystring: querySchema(['url'], ...imageQuery),
-        },
-      },
-      async (req, reply) => {
-        const request = req as Req;
-        const q = request.query;
-        const path = parseTilePath(request.params['z']!, request.params['x']!, request.params['last']!);
-        const tms = getTms(request.params['tileMatrixSetId']!)!;
-        const layer = mosaicLayer(q);
-        const values = valueOptions(q);
-        const tile = parseTile(q);
-        const render = parseRenderOptions(q);
-        checkTile(tms, path.x, path.y, path.z);
-        const mosaic = await store.open(q.url);
-        if (settings.mosaicStrictZoom) {
-          const { minzoom, maxzoom } = mosaic.zooms(tms);
-          if (path.z < minzoom || path.z > maxzoom) throw badRequest(`Invalid ZOOM level ${path.z}. Should be between ${minzoom} and ${maxzoom}`);
-        }
-        const result = await new MosaicReader(mosaic, layer, ctx).tile(tms, path.x, path.y, path.z, {
-          ...values,
-          tilesize: 256 * path.scale,
-          ...(tile.buffer ? { buffer: tile.buffer } : {}),
-          ...(tile.padding ? { padding: tile.padding } : {}),
-          pixelSelection: (q['pixel_selection'] as PixelSelection | undefined) ?? 'first',
-        });
-        if (settings.mosaicAssetsHeader) {
-          const header = headerValue(result.assetsUsed);
-          if (header !== undefined) reply.header('x-assets', header);
-        }
-        return sendImage(reply, services.renderer, result.image, path.format, render);
-      },
-    );
-
-    const tileDocQuery = [...imageQuery, tilejsonSchema];
-
-    app.get('/:tileMatrixSetId/tilejson.json', { schema: { params: tmsParams, querystring: querySchema(['url'], ...tileDocQuery) } }, async (req, reply) => {
-      const request = req as FastifyRequest<{ Params: { tileMatrixSetId: string }; Querystring: TileDocQuery }>;
-      const q = request.query;
-      parseImageParams(q, false);
-      const tms = getTms(request.params.tileMatrixSetId)!;
-      const mosaic = await store.open(q.url);
-      const zooms = mosaic.zooms(tms);
-      const minzoom = q.minzoom ?? zooms.minzoom;
-      const maxzoom = q.maxzoom ?? zooms.maxzoom;
-      if (minzoom < 0 || maxzoom > 30) throw badRequest('TileJSON minzoom and maxzoom must be between 0 and 30');
-      const suffix = `@${q.tile_scale}x${q.tile_format ? `.${q.tile_format}` : ''}`;
-      const tiles = `${baseUrl(request)}/mosaicjson/tiles/${tms.id}/{z}/{x}/{y}${suffix}${forwardedQuery(request, TILEJSON_DROPPED)}`;
-      const [cx, cy, cz] = mosaic.doc.center;
-      return sendJson(reply, tileJsonModel({ tiles, minzoom, maxzoom, bounds: mosaic.bounds, center: [cx, cy, q.minzoom ?? cz] }));
-    });
-
-    app.get('/:tileMatrixSetId/WMTSCapabilities.xml', { schema: { params: tmsParams, querystring: querySchema(['url'], ...tileDocQuery) } }, async (req, reply) => {
-      const request = req as FastifyRequest<{ Params: { tileMatrixSetId: string }; Querystring: TileDocQuery }>;
-      const q = request.query;
-      parseImageParams(q, false);
-      const tms = getTms(request.params.tileMatrixSetId)!;
-      const format = q.tile_format ?? 'png';
-      const mosaic = await store.open(q.url);
-      const zooms = mosaic.zooms(tms);
-      const minzoom = q.minzoom ?? zooms.minzoom;
-      const maxzoom = q.maxzoom ?? zooms.maxzoom;
-      checkZoomRange(tms, minzoom, maxzoom);
-      const template =
-        `${baseUrl(request)}/mosaicjson/tiles/${tms.id}/{TileMatrix}/{TileCol}/{TileRow}@${q.tile_scale}x.${format}` + forwardedQuery(request, WMTS_DROPPED);
-      const xml = wmtsCapabilities({
-        title: q.url,
-        layerName: 'Mosaic',
-        requestUrl: requestUrl(request),
-        tileTemplate: template,
-        mediaType: MEDIA_TYPES[format],
-        tms,
-        // TiTiler 0.18 leaves this empty for mosaics (fixed in 0.19); clients need it.
-        supportedCrs: tms.def.crs,
-        bounds: mosaic.bounds,
-        minzoom,
-        maxzoom,
-        num: pyFloatRepr,
-      });
-      return reply.type('application/xml').send(Buffer.from(xml, 'utf8'));
     });
 
     app.get(
@@ -342,16 +214,4 @@ export function mosaicRoutes(services: Services) {
       tileAssets(req, reply, getTms((req as Req).params['tileMatrixSetId']!)!),
     );
   };
-}
-
-/** A WMTS document lists every matrix in the range: refuse ranges the grid does not have. */
-function checkZoomRange(tms: TileMatrixSet, minzoom: number, maxzoom: number): void {
-  if (minzoom > maxzoom) throw badRequest(`minzoom (${minzoom}) must not be greater than maxzoom (${maxzoom})`);
-  if (minzoom < tms.minzoom) throw badRequest(`minzoom ${minzoom} is below ${tms.id}'s first matrix (${tms.minzoom})`);
-  if (maxzoom - minzoom > 64) throw badRequest('zoom range too large (at most 64 levels)');
-  try {
-    tms.matrix(maxzoom);
-  } catch {
-    throw badRequest(`${tms.id} has no matrix for zoom ${maxzoom}`);
-  }
 }

@@ -4,8 +4,8 @@
  * /vsimem/ names with the async gdal-async calls (GDAL runs on the libuv pool, not the event loop),
  * and every in-memory file is released whatever happens.
  */
-import { gdal, type Dataset } from '../../source/gdal.js';
-import { srsFrom } from '../../source/crs.js';
+import { gdal, type Dataset } from '../../gdal/gdal.js';
+import { srsFrom } from '../../gdal/crs.js';
 import { TesseraError, badRequest } from '../../errors.js';
 import type { BandArray, DType } from '../image-data.js';
 import type { GeoReference, RasterData } from './types.js';

@@ -12,7 +12,7 @@ import { pathToFileURL } from 'node:url';
 import { loadSettings } from '../../../src/config.js';
 import { Services } from '../../../src/services.js';
 import { RasterReader, type ValueOptions } from '../../../src/source/reader.js';
-import { srsFrom, transformPoint } from '../../../src/source/crs.js';
+import { srsFrom, transformPoint } from '../../../src/gdal/crs.js';
 import { getTms, WEB_MERCATOR_QUAD } from '../../../src/tms/registry.js';
 import type { Tile, TileMatrixSet } from '../../../src/tms/grid.js';
 import type { ImageData } from '../../../src/image/image-data.js';

@@ -5,7 +5,7 @@
  */
 import os from 'node:os';
 import type { Task } from 'tinybench';
-import { gdal } from '../../../src/source/gdal.js';
+import { gdal } from '../../../src/gdal/gdal.js';
 
 export interface MachineFacts {
   node: string;

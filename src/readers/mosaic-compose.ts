@@ -13,20 +13,20 @@
 import { RasterReader, type ValueOptions, type PointValues, type ReadPlan } from '../source/reader.js';
 import type { SourceContext, SourceMeta } from '../source/dataset.js';
 import type { UrlPolicy } from '../upstream/url-policy.js';
-import { sameCrs, srsFrom, transformBounds, transformPoint, TransformMemo } from '../source/crs.js';
-import type { SpatialReference } from '../source/gdal.js';
+import { sameCrs, srsFrom, transformBounds, transformPoint, TransformMemo } from '../gdal/crs.js';
+import type { SpatialReference } from '../gdal/gdal.js';
 import type { StacReader } from '../stac/reader.js';
-import { stacItemReader, type StacLayerOptions } from '../readers/stac.js';
+import { stacItemReader, type StacLayerOptions } from './stac.js';
 import { mapLimited } from '../concurrency.js';
-import type { ReadLimits } from '../readers/reader.js';
-import { expressionBands } from '../readers/cog.js';
+import type { ReadLimits } from './reader.js';
+import { expressionBands } from './cog.js';
 import { allocate, intersectMasks, type ImageData } from '../image/image-data.js';
 import { resizeNearest } from '../image/stack.js';
 import { evaluateExpression, parseExpression, type Expression } from '../image/expression.js';
 import type { BBox, TileMatrixSet } from '../tms/grid.js';
 import { TesseraError, badRequest } from '../errors.js';
-import type { Mosaic } from './mosaic.js';
-import { pixelSelector, type PixelLayer, type PixelSelection } from './methods.js';
+import type { Mosaic } from '../mosaic/mosaic.js';
+import { pixelSelector, type PixelLayer, type PixelSelection } from '../mosaic/methods.js';
 
 /** What a mosaic read needs from the running server. */
 export interface MosaicContext {

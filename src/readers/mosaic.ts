@@ -1,0 +1,74 @@
+/**
+ * The MosaicJSON reader (cogeo-mosaic's backend as TiTiler's MosaicTilerFactory uses it): tiles
+ * composed from the document's assets by the pixel selection (mosaic-compose.ts), with the assets
+ * used named in the answer's `X-Assets` header. Bounds and zooms are the document's. A mosaic has
+ * no preview, part or feature; its point answer lists every asset (the family's own route).
+ */
+import type { Mosaic } from '../mosaic/mosaic.js';
+import { MosaicReader, type MosaicContext, type MosaicLayer } from './mosaic-compose.js';
+import type { PixelSelection } from '../mosaic/methods.js';
+import { checkTile, type BBox, type TileMatrixSet } from '../tms/grid.js';
+import { badRequest } from '../errors.js';
+import type { Reader, ReaderImage, TileReadOptions, Zooms } from './reader.js';
+
+/** Past this, X-Assets is left out: proxies and clients refuse very long headers. */
+const MAX_ASSETS_HEADER = 8192;
+
+export interface MosaicReadOptions {
+  layer: MosaicLayer;
+  pixelSelection: PixelSelection;
+  /** Refuse tiles outside the document's zoom range (TiTiler's MOSAIC_STRICT_ZOOM). */
+  strictZoom: boolean;
+  /** Name the assets a tile used in `X-Assets`. */
+  assetsHeader: boolean;
+}
+
+/** Printable ASCII only in a header (asset names may hold anything); undefined past the size bound. */
+export function assetsHeaderValue(assets: readonly string[]): string | undefined {
+  const escape = (c: string): string => {
+    try {
+      return encodeURIComponent(c);
+    } catch {
+      return '?'; // a lone surrogate
+    }
+  };
+  const text = assets.map((a) => a.replace(/[^\x20-\x7e]/gu, escape)).join(',');
+  return text.length <= MAX_ASSETS_HEADER ? text : undefined;
+}
+
+export class MosaicDocumentReader implements Reader {
+  constructor(
+    readonly mosaic: Mosaic,
+    private readonly opts: MosaicReadOptions,
+    private readonly ctx: MosaicContext,
+  ) {}
+
+  get bounds(): BBox {
+    return this.mosaic.bounds;
+  }
+
+  async zooms(tms: TileMatrixSet): Promise<Zooms> {
+    return this.mosaic.zooms(tms);
+  }
+
+  async tile(tms: TileMatrixSet, tile: { x: number; y: number; z: number }, opts: TileReadOptions): Promise<ReaderImage> {
+    const { x, y, z } = tile;
+    checkTile(tms, x, y, z);
+    if (this.opts.strictZoom) {
+      const { minzoom, maxzoom } = this.mosaic.zooms(tms);
+      if (z < minzoom || z > maxzoom) throw badRequest(`Invalid ZOOM level ${z}. Should be between ${minzoom} and ${maxzoom}`);
+    }
+    const result = await new MosaicReader(this.mosaic, this.opts.layer, this.ctx).tile(tms, x, y, z, {
+      unscale: opts.unscale,
+      resampling: opts.resampling,
+      reproject: opts.reproject,
+      ...(opts.nodata !== undefined ? { nodata: opts.nodata } : {}),
+      tilesize: opts.tilesize,
+      ...(opts.buffer !== undefined ? { buffer: opts.buffer } : {}),
+      ...(opts.padding !== undefined ? { padding: opts.padding } : {}),
+      pixelSelection: this.opts.pixelSelection,
+    });
+    const header = this.opts.assetsHeader ? assetsHeaderValue(result.assetsUsed) : undefined;
+    return { image: result.image, ...(header !== undefined ? { headers: { 'x-assets': header } } : {}) };
+  }
+}
