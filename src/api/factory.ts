@@ -81,6 +81,8 @@ export interface ReaderFamily {
   openForStatistics?(q: Query & { url: string }): Promise<Reader>;
   /** Bounds and zooms of the dataset alone. */
   summary(q: Query & { url: string }): Promise<DatasetSummary>;
+  /** POST /statistics weighs each pixel by the fraction a feature covers (rio-tiler's Reader does; its STAC reader does not). */
+  coverageWeighted?: boolean;
   /** Route groups the family takes from the factory (default all); a family answers the others its own way. */
   mount?: { point?: boolean; wholeImages?: boolean; statistics?: boolean; featureStatistics?: boolean };
   /** WMTS layer name (TiTiler: 'Dataset', 'Mosaic') and whether `use_epsg` is taken (default true). */
@@ -371,6 +373,7 @@ export function readerRoutes(services: Services, family: ReaderFamily) {
         ...(result.expression ? { expression: result.expression } : {}),
         algorithm: algorithm ? { id: algorithm.id, params: algorithm.params } : undefined,
         options: parseStatisticsOptions(q),
+        ...(result.coverage ? { coverage: result.coverage } : {}),
       };
     };
 
@@ -414,7 +417,7 @@ export function readerRoutes(services: Services, family: ReaderFamily) {
           body.features.map((f) => f.shape),
           coordCrs,
           { ...size, boundsCrs: coordCrs, dstCrs, alignBoundsWithDataset: true },
-          { ...values, limits: statisticsLimits, deferExpression: true },
+          { ...values, limits: statisticsLimits, deferExpression: true, weighByCoverage: family.coverageWeighted === true },
           FEATURE_CONCURRENCY,
           (result) => services.renderer.statistics(result.image, statisticsSpec(q, result)),
         );

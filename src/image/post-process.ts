@@ -36,6 +36,8 @@ export interface StatisticsSpec {
   expression?: string;
   algorithm: { id: AlgorithmId; params: Record<string, unknown> } | undefined;
   options: StatisticsOptions;
+  /** Per-pixel weights (the fraction of each pixel a feature covers), as rio-tiler's `coverage`. */
+  coverage?: Float32Array;
 }
 
 /** Something that post-processes images and encodes them or summarises them: this thread, or a pool of render threads. */
@@ -48,7 +50,7 @@ export interface Renderer {
 export function summariseImage(img: ImageData, spec: StatisticsSpec): Map<string, BandStatistics> {
   let out = spec.expression ? applyExpression(img, cachedExpression(spec.expression)) : img;
   if (spec.algorithm) out = prepareAlgorithm(spec.algorithm.id, spec.algorithm.params).apply(out);
-  return imageStatistics(out, spec.options);
+  return imageStatistics(out, spec.options, spec.coverage);
 }
 
 /** Post-processes and encodes `img` in this thread (with `encoder` in place of the usual one, if given). */

@@ -6,7 +6,7 @@
  * order with TiTiler's band names (`b1` for a COG, `asset_b1` for an item); an expression is
  * evaluated over the stack, here or, deferred, in a render thread.
  */
-import { RasterReader, applyCutline, type ReadPlan, type ValueOptions, type PartOptions } from '../source/reader.js';
+import { RasterReader, applyCutline, coverageArray, type ReadPlan, type ValueOptions, type PartOptions } from '../source/reader.js';
 import { nonAlphaIndexes } from '../source/read.js';
 import { srsFrom, sameCrs, transformBounds, TransformMemo } from '../gdal/crs.js';
 import type { gdal } from '../gdal/gdal.js';
@@ -249,7 +249,7 @@ export class LayerReader implements Reader {
     shapes: gdal.Geometry[],
     shapeCrs: string,
     part: PartOptions,
-    opts: ReadOptions,
+    opts: ReadOptions & { weighByCoverage?: boolean },
     concurrency: number,
     summarise: (result: ReaderImage) => Promise<Map<string, BandStatistics>>,
   ): Promise<Array<Map<string, BandStatistics>>> {
@@ -270,14 +270,17 @@ export class LayerReader implements Reader {
     }
     // Each shape reserved its own bytes; `concurrency` of them are read at once.
     if (limits.gate) {
-      const held = (await Promise.all(plans.map((p) => layer.heldBytes(p, limits.statistics)))).sort((a, b) => b - a);
+      // A coverage array burns the shape on a grid 10×10 finer: 100 bytes per pixel, and 4 for the fractions.
+      const coverageBytes = (p: ReadPlan[]): number => (opts.weighByCoverage ? 104 * Math.max(0, ...p.map((x) => x.width * x.height)) : 0);
+      const held = (await Promise.all(plans.map(async (p) => (await layer.heldBytes(p, limits.statistics)) + coverageBytes(p)))).sort((a, b) => b - a);
       await limits.gate.reserve(held.slice(0, concurrency).reduce((a, b) => a + b, 0));
     }
     return mapLimited(shapes, concurrency, async (shape, i) => {
       const featurePlans = plans[i]!;
       if (featurePlans.every((p) => p.empty)) return this.emptyFeatureStatistics(featurePlans, opts, summarise);
       const image = await applyCutline(await layer.read(featurePlans, opts, !opts.deferExpression), shape, shapeCrs);
-      return summarise(this.result(image, opts));
+      const coverage = opts.weighByCoverage ? await coverageArray(image, shape, shapeCrs) : undefined;
+      return summarise({ ...this.result(image, opts), ...(coverage ? { coverage } : {}) });
     });
   }
 

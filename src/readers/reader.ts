@@ -58,6 +58,8 @@ export interface ReaderImage {
   expression?: string;
   /** Headers the answer carries (a mosaic tile's `X-Assets`). */
   headers?: Record<string, string>;
+  /** The fraction of each pixel a feature covers, when statistics are weighted by it. */
+  coverage?: Float32Array;
 }
 
 export interface ReaderPoint {
@@ -79,13 +81,14 @@ export interface Reader {
   /**
    * Statistics of each shape's pixels (rio-tiler `feature`, then `statistics`), `concurrency` shapes
    * at a time, the limits holding for all of them together; a shape that misses the data reads
-   * nothing. `summarise` makes the statistics of an image (in a render thread).
+   * nothing. `summarise` makes the statistics of an image (in a render thread); with
+   * `weighByCoverage` (rio-tiler's Reader) each pixel counts by the fraction the shape covers.
    */
   statisticsOfFeatures?(
     shapes: gdal.Geometry[],
     shapeCrs: string,
     part: PartOptions,
-    opts: ReadOptions,
+    opts: ReadOptions & { weighByCoverage?: boolean },
     concurrency: number,
     summarise: (result: ReaderImage) => Promise<Map<string, BandStatistics>>,
   ): Promise<Array<Map<string, BandStatistics>>>;

@@ -129,6 +129,12 @@ const CASES: Case[] = [
   { id: 'cog-get-categorical', path: '/cog/statistics?url={file:cog.tif}&categorical=true&c=1&c=2' },
   { id: 'cog-get-unscale', path: '/cog/statistics?url={file:cog_scale.tif}&unscale=true' },
   { id: 'cog-get-algorithm', path: '/cog/statistics?url={file:dem.tif}&algorithm=hillshade&max_size=128' },
+  // POST /cog/statistics: every pixel weighted by the fraction of it the feature covers.
+  { id: 'cog-post-feature', path: '/cog/statistics?url={file:B01.tif}', body: feature(POLYGON_A, { name: 'a' }) },
+  { id: 'cog-post-feature-b', path: '/cog/statistics?url={file:B09.tif}&p=10&p=90', body: feature(POLYGON_B) },
+  { id: 'cog-post-collection', path: '/cog/statistics?url={file:B01.tif}', body: { type: 'FeatureCollection', features: [feature(POLYGON_A, { k: 1 }), feature(POLYGON_B, { k: 2 })] } },
+  { id: 'cog-post-expression', path: '/cog/statistics?url={file:TCI.tif}&expression=b1/b3', body: feature(POLYGON_B) },
+  { id: 'cog-post-coord-crs', path: '/cog/statistics?url={file:B01.tif}&coord_crs=EPSG:3857', body: feature(POLYGON_3857) },
   { id: 'cog-err-bidx', path: '/cog/statistics?url={file:cog.tif}&bidx=5', deliberate: { titiler: 500, tessera: 400, why: 'a band the raster does not have is the client\'s mistake (rasterio IndexError in TiTiler)' } },
 
   // GET /stac/asset_statistics.

@@ -34,9 +34,8 @@ export function cogFamily(services: Services): ReaderFamily {
       const source = services.cog(q.url);
       return { bounds: await source.geographicBounds(), zooms: (tms) => source.zooms(tms) };
     },
-    // rio-tiler weighs a feature's pixels by their coverage for a COG (TilerFactory passes
-    // `coverage`); that is not built yet, so POST /cog/statistics is not mounted.
-    mount: { featureStatistics: false },
+    // TilerFactory weighs a feature's pixels by the fraction of each the feature covers.
+    coverageWeighted: true,
   };
 }
 
