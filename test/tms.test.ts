@@ -2,6 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { getTms, tmsIds } from '../src/tms/registry.js';
 import { tmsDocumentV1 } from '../src/tms/document.js';
+import { srsFrom } from '../src/gdal/crs.js';
 
 const close = (a: number, b: number, rel = 1e-12): boolean => Math.abs(a - b) <= rel * Math.max(1, Math.abs(a), Math.abs(b));
 
@@ -86,6 +87,40 @@ describe('grids with inverted axes and variable widths', () => {
       const [l, b, r, t] = tms.extent;
       assert.ok(r > l && t > b, id);
       for (let z = tms.minzoom; z <= tms.maxzoom; z++) assert.ok(tms.matrix(z).cellSize > 0, `${id} z${z}`);
+    }
+  });
+});
+
+describe('TMS 1.0 documents describe the tiles served', () => {
+  /** morecantile's `meters_per_unit`, from GDAL: 2πa/360 for a geographic CRS, else the linear unit. */
+  function metersPerUnit(crs: string): number {
+    const srs = srsFrom(crs);
+    return srs.isGeographic() ? (2 * Math.PI * Number(srs.getAttrValue('SPHEROID', 1))) / 360 : srs.getLinearUnits().value;
+  }
+
+  it('every grid, at its first, a middle and its deepest zoom: a TMS 1.0 reader finds each tile within 0.01 px', () => {
+    for (const id of tmsIds) {
+      const tms = getTms(id)!;
+      const doc = tmsDocumentV1(tms) as { supportedCRS: string; tileMatrix: Array<{ identifier: string; scaleDenominator: number; topLeftCorner: [number, number]; tileWidth: number; tileHeight: number; matrixWidth: number; matrixHeight: number }> };
+      const mpu = metersPerUnit(doc.supportedCRS);
+      const levels = doc.tileMatrix;
+      for (const m of [levels[0]!, levels[Math.floor(levels.length / 2)]!, levels.at(-1)!]) {
+        // As a TMS 1.0 reader derives it: cell size from the scale, origin in the CRS's axis order.
+        const cell = (m.scaleDenominator * 0.28e-3) / mpu;
+        const [ox, oy] = tms.def.invertAxis ? [m.topLeftCorner[1], m.topLeftCorner[0]] : m.topLeftCorner;
+        const z = Number(m.identifier);
+        // Rows of coalesced tiles (variableMatrixWidths, near the poles) are wider: sample the middle row there.
+        const coalesced = (m as { variableMatrixWidths?: unknown[] }).variableMatrixWidths !== undefined;
+        const midY = Math.floor(m.matrixHeight / 2);
+        const corners: Array<[number, number]> = coalesced ? [[0, midY], [m.matrixWidth - 1, midY]] : [[0, 0], [m.matrixWidth - 1, m.matrixHeight - 1]];
+        for (const [x, y] of [...corners, [Math.floor(m.matrixWidth / 3), midY]] as const) {
+          const served = tms.xyBounds({ x, y, z });
+          const left = ox + x * m.tileWidth * cell;
+          const top = oy - y * m.tileHeight * cell;
+          const off = Math.max(Math.abs(left - served[0]), Math.abs(top - served[3])) / cell;
+          assert.ok(off < 0.01, `${id} z${z} ${x}/${y}: the document puts the tile ${off.toFixed(3)} px away`);
+        }
+      }
     }
   });
 });

@@ -109,6 +109,8 @@ export function parseTileMatrixSetJson(raw: unknown, what: string): TileMatrixSe
     title: typeof tms['title'] === 'string' ? tms['title'] : '',
     crs,
     matrices,
+    // The document's own ratio of scale to cell size (0.28 mm screen pixels): its grids are not served as TMS 1.0 documents.
+    metersPerUnit: matrices[0] && matrices[0].cellSize > 0 ? (matrices[0].scaleDenominator * 0.28e-3) / matrices[0].cellSize : 1,
     ...(orderedAxes ? { orderedAxes } : {}),
   };
   return { dump, grid: registeredEquivalent(def) ?? buildGrid(def, fail) };

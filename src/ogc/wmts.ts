@@ -3,6 +3,7 @@
  * driver, QGIS and ArcMap read it alike.
  */
 import type { BBox, TileMatrixSet } from '../tms/grid.js';
+import { scaleDenominatorOf } from '../tms/document.js';
 
 export interface WmtsOptions {
   title: string;
@@ -58,7 +59,7 @@ export function wmtsCapabilities(o: WmtsOptions): string {
     matrices.push(`            
                         <TileMatrix>
                             <ows:Identifier>${xmlEscape(m.id)}</ows:Identifier>
-                            <ScaleDenominator>${o.num(m.scaleDenominator)}</ScaleDenominator>
+                            <ScaleDenominator>${o.num(scaleDenominatorOf(o.tms, m))}</ScaleDenominator>
                             <TopLeftCorner>${origin[0]} ${origin[1]}</TopLeftCorner>
                             <TileWidth>${m.tileWidth}</TileWidth>
                             <TileHeight>${m.tileHeight}</TileHeight>

@@ -43,6 +43,8 @@ export interface GridDefinition {
   wellKnownScaleSet?: string;
   /** Declared bounding box of a TMS 1.0 source, in CRS axis order. */
   boundingBox?: { crs: string; lowerCorner: [number, number]; upperCorner: [number, number] };
+  /** Metres per CRS unit, as morecantile reckons it (a TMS 1.0 reader derives cell sizes with it). */
+  metersPerUnit: number;
   /** Grid extent in x/y order, computed by morecantile. */
   xyBbox: [number, number, number, number];
   /** Grid extent in WGS84 lon/lat, computed by morecantile. */

@@ -14,6 +14,7 @@ import zipfile
 
 import morecantile
 from morecantile.models import TileMatrixSet
+from morecantile.utils import meters_per_unit
 
 TITILER_GRIDS = sorted(morecantile.tms.list())
 
@@ -47,6 +48,8 @@ def describe(tms: TileMatrixSet, source_crs: str, bounding_box=None) -> dict:
         "orderedAxes": list(tms.orderedAxes) if tms.orderedAxes else None,
         "invertAxis": bool(tms._invert_axis),
         "wellKnownScaleSet": str(tms.wellKnownScaleSet) if tms.wellKnownScaleSet else None,
+        # What a TMS 1.0 reader multiplies cell sizes by to get scale denominators (morecantile's from_v1).
+        "metersPerUnit": meters_per_unit(tms.crs._pyproj_crs),
         "xyBbox": [xy.left, xy.bottom, xy.right, xy.top],
         "geographicBbox": [geo.left, geo.bottom, geo.right, geo.top],
         "boundingBox": bounding_box,
