@@ -64,3 +64,36 @@ export function sumOf(values: ArrayLike<number>): number {
     for (let k = 0; k < length; k++) out[k] = values[start + k]!;
   });
 }
+
+/**
+ * The same tree in float32 arithmetic (every addition rounded to float32), as numpy sums a float32
+ * array: rio-tiler's coverage-weighted sums are float32 (uint16 × float32 coverage → float32).
+ */
+export function pairwiseSumFloat32(length: number, fill: BlockFill): number {
+  const scratch = new Float64Array(BLOCK);
+  return Math.fround(0 + sumRangeFloat32(0, length, fill, scratch));
+}
+
+function sumRangeFloat32(start: number, length: number, fill: BlockFill, scratch: Float64Array): number {
+  const f = Math.fround;
+  if (length <= BLOCK) {
+    fill(start, length, scratch);
+    const a = scratch;
+    const n = length;
+    if (n < 8) {
+      let res = 0;
+      for (let i = 0; i < n; i++) res = f(res + a[i]!);
+      return res;
+    }
+    const r = [f(a[0]!), f(a[1]!), f(a[2]!), f(a[3]!), f(a[4]!), f(a[5]!), f(a[6]!), f(a[7]!)];
+    const whole = n - (n % 8);
+    let i = 8;
+    for (; i < whole; i += 8) for (let j = 0; j < 8; j++) r[j] = f(r[j]! + a[i + j]!);
+    let res = f(f(f(r[0]! + r[1]!) + f(r[2]! + r[3]!)) + f(f(r[4]! + r[5]!) + f(r[6]! + r[7]!)));
+    for (; i < n; i++) res = f(res + a[i]!);
+    return res;
+  }
+  let half = Math.floor(length / 2);
+  half -= half % 8;
+  return f(sumRangeFloat32(start, half, fill, scratch) + sumRangeFloat32(start + half, length - half, fill, scratch));
+}

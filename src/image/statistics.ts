@@ -20,7 +20,7 @@
  */
 import type { BandArray, DType, ImageData } from './image-data.js';
 import { numpyHistogram, searchLeft } from './histogram.js';
-import { pairwiseSum } from './pairwise-sum.js';
+import { pairwiseSum, pairwiseSumFloat32 } from './pairwise-sum.js';
 import { sortValues } from './sort-values.js';
 import type { StatisticsOptions } from './statistics-options.js';
 
@@ -76,9 +76,13 @@ export function bandStatistics(values: BandArray, mask: Uint8Array, opts: Statis
   const { compressed, weights, min, max } = compress(band, mask, coverage);
   const n = compressed.length;
 
-  // numpy.ma sums of a fully masked array are `masked`, which float() turns into NaN.
-  const sum = n ? maskedSum(band, mask, coverage, 'values') : NaN;
-  const count = !n ? NaN : coverage ? maskedSum(band, mask, coverage, 'weights') : n;
+  // numpy.ma sums of a fully masked array are `masked`, which float() turns into NaN. A float32
+  // coverage (rio-tiler's) sums in float32, and so do its products with data of up to 16 bits or
+  // float32 (numpy's result types); wider data makes float64 products.
+  const f32Weights = coverage instanceof Float32Array;
+  const f32 = f32Weights && FLOAT32_WITH_COVERAGE.has(dtype);
+  const sum = n ? maskedSum(band, mask, coverage, 'values', f32) : NaN;
+  const count = !n ? NaN : coverage ? maskedSum(band, mask, coverage, 'weights', f32Weights) : n;
   const std = weightedStd(compressed, weights);
 
   const order = sortBand(compressed, weights, dtype);
@@ -89,7 +93,7 @@ export function bandStatistics(values: BandArray, mask: Uint8Array, opts: Statis
   return {
     min: n ? min : NaN,
     max: n ? max : NaN,
-    mean: sum / count,
+    mean: f32 ? Math.fround(sum / count) : sum / count,
     count,
     sum,
     std,
@@ -105,6 +109,9 @@ export function bandStatistics(values: BandArray, mask: Uint8Array, opts: Statis
     percentiles: opts.percentiles.map((p) => ({ percentile: p, value: quantile(p / 100) })),
   };
 }
+
+/** Band types whose product with a float32 coverage is float32 in numpy (wider ones become float64). */
+const FLOAT32_WITH_COVERAGE: ReadonlySet<DType> = new Set(['bool', 'uint8', 'int8', 'uint16', 'int16', 'float32']);
 
 function dtypeOf(values: BandArray): DType {
   if (values instanceof Uint8Array) return 'uint8';
@@ -156,17 +163,19 @@ function compress(band: Float64Array, mask: Uint8Array, coverage: Coverage | und
  * The masked-array sums `(data * coverage).sum()` ('values') and `coverage.sum()` ('weights'):
  * pairwise over every pixel with masked ones as 0, since their places shape numpy's grouping.
  */
-function maskedSum(band: Float64Array, mask: Uint8Array, coverage: Coverage | undefined, what: 'values' | 'weights'): number {
+function maskedSum(band: Float64Array, mask: Uint8Array, coverage: Coverage | undefined, what: 'values' | 'weights', float32 = false): number {
   const valid = (i: number): boolean => mask[i] !== 0 && Number.isFinite(band[i]!);
+  const sum = float32 ? pairwiseSumFloat32 : pairwiseSum;
   if (what === 'weights') {
     const weights = coverage!;
-    return pairwiseSum(band.length, (start, length, out) => {
+    return sum(band.length, (start, length, out) => {
       for (let k = 0; k < length; k++) out[k] = valid(start + k) ? weights[start + k]! : 0;
     });
   }
   if (coverage) {
-    return pairwiseSum(band.length, (start, length, out) => {
-      for (let k = 0; k < length; k++) out[k] = valid(start + k) ? band[start + k]! * coverage[start + k]! : 0;
+    const product = float32 ? (v: number, w: number): number => Math.fround(v * w) : (v: number, w: number): number => v * w;
+    return sum(band.length, (start, length, out) => {
+      for (let k = 0; k < length; k++) out[k] = valid(start + k) ? product(band[start + k]!, coverage[start + k]!) : 0;
     });
   }
   return pairwiseSum(band.length, (start, length, out) => {
