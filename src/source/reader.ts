@@ -310,16 +310,19 @@ export class RasterReader {
 }
 
 /** Masks every band where the shape does not touch the pixel; keeps the outside raster as `cutline`. */
-export async function applyCutline(img: ImageData, shape: gdal.Geometry, shapeCrs: string): Promise<ImageData> {
-  let geom = shape;
+/** `shape` (in `shapeCrs`) in the CRS of `img`: itself when they agree, else a transformed copy. */
+function shapeInImageCrs(img: ImageData, shape: gdal.Geometry, shapeCrs: string): gdal.Geometry {
   const shapeSrs = srsFrom(shapeCrs);
   const imgSrs = srsFrom(img.crs);
-  if (!sameCrs(shapeSrs, imgSrs)) {
-    geom = shape.clone();
-    geom.srs = shapeSrs;
-    geom.transformTo(imgSrs);
-  }
-  const outside = await outsideMask(geom, img.bounds, img.width, img.height);
+  if (sameCrs(shapeSrs, imgSrs)) return shape;
+  const geom = shape.clone();
+  geom.srs = shapeSrs;
+  geom.transformTo(imgSrs);
+  return geom;
+}
+
+export async function applyCutline(img: ImageData, shape: gdal.Geometry, shapeCrs: string): Promise<ImageData> {
+  const outside = await outsideMask(shapeInImageCrs(img, shape, shapeCrs), img.bounds, img.width, img.height);
   const masks = new Map<Uint8Array, Uint8Array>();
   img.masks = img.masks.map((m) => {
     let out = masks.get(m);
@@ -348,16 +351,8 @@ export async function coverageArray(img: ImageData, shape: gdal.Geometry, shapeC
   if (fine > MAX_COVER_PIXELS) {
     throw badRequest(`Feature too large for coverage-weighted statistics: ${img.width}x${img.height} pixels; use max_size or width/height (at most ${MAX_COVER_PIXELS / COVER_SCALE ** 2} pixels)`);
   }
-  let geom = shape;
-  const shapeSrs = srsFrom(shapeCrs);
-  const imgSrs = srsFrom(img.crs);
-  if (!sameCrs(shapeSrs, imgSrs)) {
-    geom = shape.clone();
-    geom.srs = shapeSrs;
-    geom.transformTo(imgSrs);
-  }
   const fineWidth = img.width * COVER_SCALE;
-  const outside = await outsideMask(geom, img.bounds, fineWidth, img.height * COVER_SCALE);
+  const outside = await outsideMask(shapeInImageCrs(img, shape, shapeCrs), img.bounds, fineWidth, img.height * COVER_SCALE);
   // numpy's float32 arithmetic, step for step: the mean of each cell row, then (summed in order)
   // the mean of those, so that weighted sums agree with TiTiler's to the last bit.
   const f = Math.fround;
