@@ -1,7 +1,7 @@
 /**
  * The route factory (TiTiler's `TilerFactory(reader=…)`): registers the image route families for any
  * reader family — tiles (in a grid, and the deprecated forms without one), TileJSON, WMTS
- * capabilities, point, preview, bbox, feature and statistics — with one definition per parameter
+ * capabilities, the map page, point, preview, bbox, feature and statistics — with one definition per parameter
  * family. A reader family (readers/cog.ts, readers/stac.ts …) says only how to open its reader from
  * a request and which layer parameters it takes; routes that are a family's alone (STAC `/assets`,
  * `/asset_statistics`) stay in its own route file.
@@ -42,6 +42,7 @@ import { parseFeatureBody, parseFeatureOrCollectionBody, featureBodyToJson } fro
 import { sendJson } from './reply.js';
 import { baseUrl, forwardedQuery, requestUrl } from './urls.js';
 import { tileJsonModel } from './models.js';
+import { mapPageResponder } from './pages/respond.js';
 import { wmtsCapabilities } from '../ogc/wmts.js';
 import { MEDIA_TYPES } from '../image/formats.js';
 import { floats, pyFloatRepr } from '../pyjson.js';
@@ -178,6 +179,7 @@ export function readerRoutes(services: Services, family: ReaderFamily) {
   const imageQuery = [urlSchema, layer, datasetSchema, algorithmSchema, renderSchema];
   const preValidation = family.layerFirst ? { preValidation: family.layerFirst } : {};
   const mount = { point: true, wholeImages: true, statistics: true, featureStatistics: true, ...family.mount };
+  const mapPage = mapPageResponder(settings);
 
   return async function plugin(app: FastifyInstance): Promise<void> {
     // ---- tiles ----------------------------------------------------------------------------------
@@ -280,6 +282,19 @@ export function readerRoutes(services: Services, family: ReaderFamily) {
     };
     app.get('/:tileMatrixSetId/WMTSCapabilities.xml', { schema: { params: tmsParams, querystring: querySchema(['url'], ...wmtsQuery) }, ...preValidation }, wmts);
     app.get('/WMTSCapabilities.xml', { schema: { querystring: querySchema(['url'], ...wmtsQuery, gridQuerySchema) }, ...preValidation }, wmts);
+
+    // ---- map page: the TileJSON above drawn on a Leaflet map, its query checked the same way ----
+    const map = async (req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
+      const request = req as Req;
+      const q = request.query;
+      parseTile(q);
+      valueOptions(q);
+      parseRenderOptions(q);
+      family.checkLayer(q);
+      return mapPage(request, reply, family.prefix, gridOf(request), q.url);
+    };
+    app.get('/:tileMatrixSetId/map', { schema: { params: tmsParams, querystring: querySchema(['url'], ...tileDocQuery) }, ...preValidation }, map);
+    app.get('/map', { schema: { querystring: querySchema(['url'], ...tileDocQuery, gridQuerySchema), deprecated: true }, ...preValidation }, map);
 
     // ---- point ---------------------------------------------------------------------------------
     if (mount.point) app.get('/point/:lonlat', { schema: { querystring: querySchema(['url'], urlSchema, layer, datasetSchema, coordCrsSchema) }, ...preValidation }, async (req, reply) => {

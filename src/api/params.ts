@@ -9,7 +9,6 @@ import { badRequest } from '../errors.js';
 import { tmsIds } from '../tms/registry.js';
 import { parseUserCrs } from '../gdal/crs.js';
 import { IMAGE_FORMATS } from '../image/formats.js';
-import { parseColormapJson } from '../image/colormap.js';
 import { ALGORITHM_IDS, isAlgorithmId, prepareAlgorithm, type AlgorithmStep } from '../image/algorithms/index.js';
 
 type Schema = Record<string, unknown>;
@@ -232,16 +231,6 @@ export function parseAlgorithmParams(q: Query): Record<string, unknown> | undefi
   return doc as Record<string, unknown>;
 }
 
-/** Everything an image route takes besides its geometry, checked up front (also by tilejson/WMTS/map). */
-export function parseImageParams(q: Query, layerRequired: boolean) {
-  const layer = parseLayer(q, layerRequired);
-  const dataset = parseDataset(q);
-  const tile = parseTile(q);
-  const rescale = parseRescale(q);
-  const colormap = typeof q['colormap'] === 'string' && q['colormap_name'] === undefined ? parseColormapJson(q['colormap']) : undefined;
-  const algorithmParams = parseAlgorithmParams(q);
-  return { layer, dataset, tile, rescale, colormap, algorithmParams };
-}
 
 // ---- image sizing and CRS (PreviewParams, PartFeatureParams, CoordCRSParams, DstCRSParams) ------
 
