@@ -102,5 +102,16 @@ describe('/cog routes', () => {
     assert.equal(statistics.status, 400);
     const refused = await tessera.get(`/cog/info?url=${encodeURIComponent('file:///etc/passwd')}`);
     assert.equal(refused.status, 400);
+    // Found by the fuzzer: a polygon of ±1e308 made a coverage estimate of NaN bytes, which waited in
+    // the whole-image gate until the deadline.
+    const started = Date.now();
+    const huge = await fetch(`${tessera.url}/cog/statistics?url=${b01}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ type: 'Feature', properties: {}, geometry: { type: 'Polygon', coordinates: [[[-1e308, -1e308], [1e308, -1e308], [1e308, 1e308], [-1e308, -1e308]]] } }),
+    });
+    await huge.arrayBuffer();
+    assert.ok(huge.status < 500, `status ${huge.status}`);
+    assert.ok(Date.now() - started < 5000, `${Date.now() - started} ms`);
   });
 });

@@ -46,7 +46,7 @@ const feature = (ring: number[][]): string => JSON.stringify({ type: 'Feature', 
 const SQUARE = [[23.8, 32], [23.9, 32], [23.9, 32.1], [23.8, 32.1], [23.8, 32]];
 
 /** One valid request per route, the seeds of every mutation (ITEM and MOSAIC are filled in at start). */
-function baseRequests(item: string, mosaic: string): Request[] {
+function baseRequests(item: string, mosaic: string, raster: string): Request[] {
   const stac = (pieces: string[], query: Array<[string, string]> = [], method: 'GET' | 'POST' = 'GET', body?: string): Request => ({
     method,
     pieces: ['stac', ...pieces],
@@ -54,6 +54,12 @@ function baseRequests(item: string, mosaic: string): Request[] {
     ...(body ? { body } : {}),
   });
   const mos = (pieces: string[], query: Array<[string, string]> = []): Request => ({ method: 'GET', pieces: ['mosaicjson', ...pieces], query: [['url', mosaic], ...query] });
+  const cog = (pieces: string[], query: Array<[string, string]> = [], method: 'GET' | 'POST' = 'GET', body?: string): Request => ({
+    method,
+    pieces: ['cog', ...pieces],
+    query: [['url', raster], ...query],
+    ...(body ? { body } : {}),
+  });
   return [
     stac(['assets']),
     stac(['bounds']),
@@ -82,6 +88,14 @@ function baseRequests(item: string, mosaic: string): Request[] {
     mos(['point', '-73.5,45.5']),
     mos(['7', '37', '45', 'assets']),
     mos(['-73.5,45.5', 'assets']),
+    cog(['info']),
+    cog(['tiles', 'WebMercatorQuad', '8', '144', '103.png'], [['rescale', '0,10000'], ['bidx', '1']]),
+    cog(['tiles', '8', '144', '103'], [['format', 'png'], ['scale', '2'], ['expression', 'b1*2'], ['rescale', '0,20000']]),
+    cog(['tilejson.json'], [['tileMatrixSetId', 'WorldCRS84Quad'], ['bidx', '1']]),
+    cog(['preview.png'], [['max_size', '64'], ['rescale', '0,10000']]),
+    cog(['point', '23.8,32.0'], [['expression', 'b1/2']]),
+    cog(['statistics'], [['p', '50']], 'POST', feature(SQUARE)),
+    { method: 'GET', pieces: ['colorMaps', 'cfastie'], query: [['format', 'png'], ['orientation', 'vertical'], ['height', '64']] },
     { method: 'GET', pieces: ['tileMatrixSets', 'WebMercatorQuad'], query: [] },
     { method: 'GET', pieces: ['colorMaps', 'viridis'], query: [] },
     { method: 'GET', pieces: ['algorithms', 'hillshade'], query: [] },
@@ -260,7 +274,7 @@ after(async () => {
 
 describe('fuzzing every route family', () => {
   it(`holds the invariants over ${RUNS} mutated requests (seed ${SEED})`, async () => {
-    const bases = baseRequests(`${files.url}/item.json`, `${files.url}/mosaic.json`);
+    const bases = baseRequests(`${files.url}/item.json`, `${files.url}/mosaic.json`, `${files.url}/B01.tif`);
     // Every base request is valid as it stands: the mutations alone make it hostile.
     for (const base of bases) {
       const res = await fetch(`${tessera.url}${urlOf(base)}`, { method: base.method, ...(base.body ? { body: base.body, headers: { 'content-type': 'application/json' } } : {}) });

@@ -111,6 +111,19 @@ describe('whole-image gate', () => {
     assert.equal(gate.active, 0);
   });
 
+  it('never waits forever on an estimate that is not a number', async () => {
+    const gate = new WholeImageGate(2, 100);
+    const r = asRequest(gate, async () => {
+      await gate.reserve(NaN);
+      await gate.reserve(Infinity);
+    });
+    await r.done;
+    assert.equal(gate.active, 1);
+    assert.equal(gate.heldBytes, 100);
+    r.end();
+    assert.equal(gate.active, 0);
+  });
+
   it('does nothing outside a request', async () => {
     const gate = new WholeImageGate(1, 10);
     await gate.reserve(1e12);

@@ -102,7 +102,9 @@ export class WholeImageGate {
   async reserve(bytes: number): Promise<void> {
     const holding = this.current.getStore();
     if (!holding || holding.released) return;
-    const want = Math.max(1, bytes);
+    // An estimate that is not a number (sizes of NaN from hostile geometry) counts as the whole
+    // capacity: it never waits forever for room it cannot fit in.
+    const want = Number.isFinite(bytes) ? Math.max(1, bytes) : Number.isNaN(bytes) ? this.capacity : Number.MAX_SAFE_INTEGER;
     if (want <= holding.held) return;
     if (holding.held > 0 || (this.waiting.length === 0 && this.fits(want))) {
       this.take(holding, want);

@@ -271,7 +271,7 @@ export class LayerReader implements Reader {
     // Each shape reserved its own bytes; `concurrency` of them are read at once.
     if (limits.gate) {
       // A coverage array burns the shape on a grid 10×10 finer: 100 bytes per pixel, and 4 for the fractions.
-      const coverageBytes = (p: ReadPlan[]): number => (opts.weighByCoverage ? 104 * Math.max(0, ...p.map((x) => x.width * x.height)) : 0);
+      const coverageBytes = (p: ReadPlan[]): number => (opts.weighByCoverage && !p.every((x) => x.empty) ? 104 * Math.max(0, ...p.map((x) => x.width * x.height)) : 0);
       const held = (await Promise.all(plans.map(async (p) => (await layer.heldBytes(p, limits.statistics)) + coverageBytes(p)))).sort((a, b) => b - a);
       await limits.gate.reserve(held.slice(0, concurrency).reduce((a, b) => a + b, 0));
     }
