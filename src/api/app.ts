@@ -74,9 +74,12 @@ export async function buildApp(services: Services, opts: { logger?: boolean | ob
     // TiTiler compresses everything but already-compressed images (JPEG, PNG, JP2, WebP).
     customTypes: /^(application\/(json|geo\+json|xml|x-binary)|text\/|image\/tiff)/,
   });
+  // OpenAPI 3.1: its schemas are JSON Schema 2020-12, whose numeric exclusiveMinimum the parameter
+  // schemas use (3.0 wants a boolean there, and validators refused the document).
   await app.register(swagger, {
     openapi: {
-      info: { title: 'tessera', description: 'Raster tiles and metadata from STAC items and MosaicJSON (TiTiler 0.18 compatible)', version: '0.1.0' },
+      openapi: '3.1.0',
+      info: { title: 'tessera', description: 'Raster tiles and metadata from COGs, STAC items and MosaicJSON (TiTiler 0.18 compatible)', version: '0.1.0' },
     },
   });
   await app.register(swaggerUi, { routePrefix: '/api.html' });

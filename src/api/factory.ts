@@ -220,7 +220,7 @@ export function readerRoutes(services: Services, family: ReaderFamily) {
       schema: { params: { ...tileParams, properties: { ...tileParams.properties, ...tmsPathSchema } }, querystring: querySchema(['url'], ...tileQuery) },
       ...preValidation,
     }, tile);
-    app.get('/tiles/:z/:x/:last', { schema: { params: tileParams, querystring: querySchema(['url'], ...tileQuery, gridQuerySchema) }, ...preValidation }, tile);
+    app.get('/tiles/:z/:x/:last', { schema: { params: tileParams, querystring: querySchema(['url'], ...tileQuery, gridQuerySchema), deprecated: true }, ...preValidation }, tile);
 
     // ---- TileJSON and WMTS ---------------------------------------------------------------------
     const tileDocQuery = [...imageQuery, tileSchema, tilejsonSchema];
@@ -254,7 +254,7 @@ export function readerRoutes(services: Services, family: ReaderFamily) {
     };
     const tmsParams = { type: 'object', properties: tmsPathSchema, required: ['tileMatrixSetId'] };
     app.get('/:tileMatrixSetId/tilejson.json', { schema: { params: tmsParams, querystring: querySchema(['url'], ...tileDocQuery) }, ...preValidation }, tilejson);
-    app.get('/tilejson.json', { schema: { querystring: querySchema(['url'], ...tileDocQuery, gridQuerySchema) }, ...preValidation }, tilejson);
+    app.get('/tilejson.json', { schema: { querystring: querySchema(['url'], ...tileDocQuery, gridQuerySchema), deprecated: true }, ...preValidation }, tilejson);
 
     const wmtsOptions = family.wmts ?? { layerName: 'Dataset', useEpsg: true };
     const wmtsQuery = wmtsOptions.useEpsg ? [...tileDocQuery, { use_epsg: { type: 'boolean' } }] : tileDocQuery;
@@ -281,7 +281,7 @@ export function readerRoutes(services: Services, family: ReaderFamily) {
       return reply.type('application/xml').send(Buffer.from(xml, 'utf8'));
     };
     app.get('/:tileMatrixSetId/WMTSCapabilities.xml', { schema: { params: tmsParams, querystring: querySchema(['url'], ...wmtsQuery) }, ...preValidation }, wmts);
-    app.get('/WMTSCapabilities.xml', { schema: { querystring: querySchema(['url'], ...wmtsQuery, gridQuerySchema) }, ...preValidation }, wmts);
+    app.get('/WMTSCapabilities.xml', { schema: { querystring: querySchema(['url'], ...wmtsQuery, gridQuerySchema), deprecated: true }, ...preValidation }, wmts);
 
     // ---- map page: the TileJSON above drawn on a Leaflet map, its query checked the same way ----
     const map = async (req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
