@@ -46,6 +46,10 @@ interface Thread {
 }
 
 const GDAL_FORMATS: ReadonlySet<ImageFormat> = new Set(['tif', 'jp2']);
+/** Longest a close waits for the jobs in flight. */
+const CLOSE_WAIT_MS = 5_000;
+/** main → render thread: close your port and end when idle. */
+export const CLOSE_MESSAGE = 'close';
 
 export class RenderThreads implements Renderer {
   private readonly threads: Thread[] = [];
@@ -93,9 +97,27 @@ export class RenderThreads implements Renderer {
     });
   }
 
+  /**
+   * Stops the threads: once the jobs they hold have answered, each is asked to close its port and
+   * ends when its own event loop is empty; only one that has not ended after CLOSE_WAIT_MS is
+   * terminated. Node 20 aborts the whole process ("close before init" in node_zlib.cc) when a worker
+   * is terminated while one of its zlib streams is still being set up on the pool, which a PNG
+   * deflate can be even after its job answered.
+   */
   async close(): Promise<void> {
     this.closing = true;
-    await Promise.all(this.threads.map((t) => t.worker.terminate()));
+    const deadline = Date.now() + CLOSE_WAIT_MS;
+    while (this.threads.some((t) => t.jobs.size > 0) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    await Promise.all(
+      this.threads.map(async (t) => {
+        const ended = new Promise<boolean>((resolve) => {
+          t.worker.once('exit', () => resolve(true));
+          setTimeout(() => resolve(false), Math.max(0, deadline - Date.now()) + 1000).unref();
+        });
+        t.worker.postMessage(CLOSE_MESSAGE);
+        if (!(await ended)) await t.worker.terminate();
+      }),
+    );
   }
 
   private spawn(): Thread {

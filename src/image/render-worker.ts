@@ -9,7 +9,7 @@ import { configureEncoders, encode, type EncoderSettings, type GeoReference, typ
 import { NeedsMainThread } from './encode/gdal-lazy.js';
 import type { ImageFormat } from './formats.js';
 import { postProcessAndRender, summariseImage } from './post-process.js';
-import type { RenderReply, RenderRequest } from './render-threads.js';
+import { CLOSE_MESSAGE, type RenderReply, type RenderRequest } from './render-threads.js';
 
 const port = parentPort;
 if (!port) throw new Error('render-worker.js runs as a worker thread only');
@@ -37,7 +37,12 @@ function fail(id: number, err: unknown): void {
   port!.postMessage(reply);
 }
 
-port.on('message', (job: RenderRequest) => {
+port.on('message', (job: RenderRequest | typeof CLOSE_MESSAGE) => {
+  // The thread ends by itself once its event loop is empty (pending deflates finish first).
+  if (job === CLOSE_MESSAGE) {
+    port.close();
+    return;
+  }
   if (job.kind === 'statistics') {
     try {
       const reply: RenderReply = { id: job.id, ok: true, statistics: summariseImage(job.img, job.spec) };
