@@ -110,9 +110,14 @@ export class RenderThreads implements Renderer {
     while (this.threads.some((t) => t.jobs.size > 0) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
     await Promise.all(
       this.threads.map(async (t) => {
+        // Held (the threads are unref'd while they serve) so that the process waits for the end.
+        t.worker.ref();
         const ended = new Promise<boolean>((resolve) => {
-          t.worker.once('exit', () => resolve(true));
-          setTimeout(() => resolve(false), Math.max(0, deadline - Date.now()) + 1000).unref();
+          const timer = setTimeout(() => resolve(false), Math.max(0, deadline - Date.now()) + 1000);
+          t.worker.once('exit', () => {
+            clearTimeout(timer);
+            resolve(true);
+          });
         });
         t.worker.postMessage(CLOSE_MESSAGE);
         if (!(await ended)) await t.worker.terminate();
