@@ -46,14 +46,17 @@ function supervise(settings: Settings): Promise<void> {
   };
 
   return new Promise((resolve, reject) => {
-    cluster.on('listening', (_worker, address) => {
+    cluster.on('listening', (worker, address) => {
       earlyExits = 0;
-      if (bannerShown) return;
-      bannerShown = true;
-      const host = address.address && address.address.includes(':') ? `[${address.address}]` : address.address || settings.host;
-      const url = `http://${host}:${address.port}`;
-      console.log(`tessera: ${settings.workers} workers listening on ${url}`);
-      if (settings.demoDir) console.log(demoBanner(url));
+      if (!bannerShown) {
+        bannerShown = true;
+        const host = address.address && address.address.includes(':') ? `[${address.address}]` : address.address || settings.host;
+        const url = `http://${host}:${address.port}`;
+        console.log(`tessera: ${settings.workers} workers listening on ${url}`);
+        if (settings.demoDir) console.log(demoBanner(url));
+      }
+      // Connections go only to workers that listen: until this line a started worker takes none.
+      console.log(`tessera: worker ${worker.process.pid} serving`);
     });
 
     cluster.on('exit', (worker, code, signal) => {

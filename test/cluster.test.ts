@@ -52,6 +52,9 @@ describe('tessera serve --workers', () => {
     try {
       await waitFor('two workers', () => childrenOf(service.pid).length === 2);
       const [first, second] = childrenOf(service.pid);
+      // Both must be listening before one is killed: a started worker that has not yet listened takes
+      // no connections, and with the only listening one gone the primary closes the port.
+      await waitFor('both workers serving', () => [first, second].every((pid) => service.outputTail().includes(`worker ${pid} serving`)));
       for (let i = 0; i < 6; i++) assert.equal(await ping(service), 200);
 
       process.kill(first!, 'SIGKILL');
