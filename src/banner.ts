@@ -6,6 +6,7 @@ export function demoBanner(address: string): string {
 tessera is serving its demo data. Start here: ${address}/
 
   STAC viewer     ${address}/stac/viewer?${q}
+  COG viewer      ${address}/cog/viewer?url=${encodeURIComponent(`${address}/demo/dem.tif`)}
   demo map        ${address}/stac/WebMercatorQuad/map?${q}&assets=rgb
   API docs        ${address}/api.html
   demo item info  ${address}/stac/info?${q}

@@ -1,6 +1,6 @@
 /**
  * tessera's pages in a real browser (Debian's Chromium, driven by playwright-core): the landing page,
- * map pages in Web Mercator and in a custom grid, the mosaic map and the STAC viewer, over the demo
+ * map pages in Web Mercator and in a custom grid, the mosaic map and the STAC and COG viewers, over the demo
  * data served by a local file server. Every page must load without console errors and without one
  * request leaving 127.0.0.1 (all others are aborted and recorded), tiles must be requested and drawn
  * where the data is (judged on a screenshot), and the viewer's controls must change the tile URL
@@ -381,6 +381,43 @@ describe('pages in headless Chromium', { timeout: 120_000, skip: existsSync(CHRO
     assert.equal(state['tileErrors'], '0');
     await page.close();
     assertClean(errors);
+  });
+
+  it('the COG viewer shows one raster by its bands, with bidx and b1 expressions', async () => {
+    const dem = `${files.url}/dem.tif`;
+    const { page, errors, requests } = await open(`/cog/viewer?url=${q(dem)}`);
+    let state = await tilesLoaded(page, ['/cog/tiles/WebMercatorQuad/', 'bidx=1']);
+    const first = new URL(state['tileUrl']!.replace('{z}/{x}/{y}', '0/0/0'));
+    assert.equal(first.searchParams.get('assets'), null, 'a COG has no assets');
+    const [lo, hi] = (first.searchParams.get('rescale') ?? '').split(',').map(Number);
+    assert.ok(lo! >= demStats.minimum - 1 && hi! <= demStats.maximum + 1 && hi! - lo! > 1000, `rescale ${lo},${hi} within the DEM's range`);
+    assert.ok(requests.some((u) => u.includes('/cog/info?url=')), 'the raster described by /cog/info');
+    assert.ok(requests.some((u) => u.includes('/cog/statistics?') && u.includes('bidx=1')), 'statistics of the chosen band');
+    assert.equal(await page.locator('#assets-body tr').count(), 1, 'one raster listed');
+    assert.equal(await page.locator('#band-asset').isVisible(), false, 'no asset to choose');
+    const inner = shrink(await screenBox(page, itemBbox), 0.15);
+    const grey = await decode(await page.screenshot());
+    assert.ok(share(grey, inner, (r, g, b) => !isBackground(r, g, b) && Math.abs(r - g) <= 2 && Math.abs(g - b) <= 2) > 0.9, 'the DEM drawn in grey');
+
+    await page.check('input[name="mode"][value="expression"]');
+    assert.equal(await page.locator('#expression').inputValue(), 'b1');
+    await page.fill('#expression', 'b1 / 10');
+    await page.locator('#expression').dispatchEvent('change');
+    state = await tilesLoaded(page, ['expression=b1+%2F+10']);
+    assert.equal(state['tileErrors'], '0');
+    await page.close();
+    assertClean(errors);
+
+    // A three-band COG in RGB: three bidx, bytes not rescaled.
+    const rgbPage = await open(`/cog/viewer?url=${q(`${files.url}/rgb.tif`)}`);
+    await rgbPage.page.check('input[name="mode"][value="rgb"]');
+    state = await tilesLoaded(rgbPage.page, ['bidx=1&bidx=2&bidx=3']);
+    const rgb = new URL(state['tileUrl']!.replace('{z}/{x}/{y}', '0/0/0'));
+    assert.deepEqual(rgb.searchParams.getAll('bidx'), ['1', '2', '3']);
+    assert.equal(rgb.searchParams.get('rescale'), null, 'bytes are not rescaled');
+    assert.equal(state['tileErrors'], '0');
+    await rgbPage.page.close();
+    assertClean(rgbPage.errors);
   });
 
   it('the STAC viewer without an item asks for one', async () => {

@@ -91,7 +91,7 @@ export function mapPage(opts: MapPageOptions): string {
   });
 }
 
-// ---- STAC viewer ------------------------------------------------------------------------------
+// ---- viewers (STAC item, COG) ------------------------------------------------------------------
 
 export interface ViewerEndpoints {
   info: string;
@@ -103,22 +103,28 @@ export interface ViewerEndpoints {
 }
 
 export interface ViewerPageOptions {
+  /** What the page views: a STAC item (its assets) or one COG (its bands). */
+  kind: 'stac' | 'cog';
   endpoints: ViewerEndpoints;
   grid: MapGrid;
   basemap: Basemap | null;
 }
 
-/** The STAC viewer: a control panel beside a Web Mercator map. */
+/** A viewer: a control panel beside a Web Mercator map. */
 export function viewerPage(opts: ViewerPageOptions): string {
+  const cog = opts.kind === 'cog';
+  const name = cog ? 'COG' : 'STAC';
+  // A COG is one source: its selects of assets stay in the page (the script fills them) but hidden.
+  const assetHidden = cog ? ' hidden' : '';
   const body = `<aside id="panel">
-<header><a href="/" class="brand">tessera</a> <span>STAC viewer</span></header>
+<header><a href="/" class="brand">tessera</a> <span>${name} viewer</span></header>
 <form id="item-form">
-  <label for="item-url">STAC item URL</label>
-  <div class="row"><input id="item-url" name="url" type="url" required placeholder="https://…/item.json"><button type="submit">Load</button></div>
+  <label for="item-url">${cog ? 'COG URL' : 'STAC item URL'}</label>
+  <div class="row"><input id="item-url" name="url" type="url" required placeholder="${cog ? 'https://…/image.tif' : 'https://…/item.json'}"><button type="submit">Load</button></div>
 </form>
 <section id="assets" hidden>
-  <h2>Assets</h2>
-  <table><thead><tr><th>asset</th><th>type</th><th>bands</th><th>size</th><th>nodata</th></tr></thead><tbody id="assets-body"></tbody></table>
+  <h2>${cog ? 'Raster' : 'Assets'}</h2>
+  <table><thead><tr><th>${cog ? 'source' : 'asset'}</th><th>type</th><th>bands</th><th>size</th><th>nodata</th></tr></thead><tbody id="assets-body"></tbody></table>
 </section>
 <form id="controls">
   <fieldset>
@@ -129,17 +135,17 @@ export function viewerPage(opts: ViewerPageOptions): string {
       <label><input type="radio" name="mode" value="expression"> expression</label>
     </div>
     <div data-mode="band">
-      <label>asset <select id="band-asset"></select></label>
+      <label${assetHidden}>asset <select id="band-asset"></select></label>
       <label>band <select id="band-index"></select></label>
     </div>
     <div data-mode="rgb" hidden>
-      <label class="check"><input type="checkbox" id="rgb-compose"> one band from each of three assets</label>
-      <label>asset <select id="rgb-asset"></select></label>
+      <label class="check"${assetHidden}><input type="checkbox" id="rgb-compose"> one band from each of three assets</label>
+      <label${assetHidden}>asset <select id="rgb-asset"></select></label>
       <div class="rgb"><label>R <select id="rgb-r"></select></label><label>G <select id="rgb-g"></select></label><label>B <select id="rgb-b"></select></label></div>
     </div>
     <div data-mode="expression" hidden>
-      <label>expression <input id="expression" type="text" spellcheck="false" placeholder="asset_b1 / 10"></label>
-      <p class="hint">Bands are named <code>asset_b1</code>, <code>asset_b2</code>…; <code>;</code> separates output bands.</p>
+      <label>expression <input id="expression" type="text" spellcheck="false" placeholder="${cog ? 'b1 / 10' : 'asset_b1 / 10'}"></label>
+      <p class="hint">Bands are named ${cog ? '<code>b1</code>, <code>b2</code>' : '<code>asset_b1</code>, <code>asset_b2</code>'}…; <code>;</code> separates output bands.</p>
     </div>
   </fieldset>
   <fieldset>
@@ -166,11 +172,11 @@ export function viewerPage(opts: ViewerPageOptions): string {
 <div id="map" aria-label="map"></div>
 <p id="status" class="status" role="status" hidden></p>`;
   return page({
-    title: 'tessera STAC viewer',
+    title: `tessera ${name} viewer`,
     bodyClass: 'viewer-page',
     body,
     map: { proj: !opts.grid.webMercator },
-    config: { endpoints: opts.endpoints, grid: opts.grid, basemap: opts.basemap },
+    config: { kind: opts.kind, endpoints: opts.endpoints, grid: opts.grid, basemap: opts.basemap },
     module: 'viewer.js',
   });
 }

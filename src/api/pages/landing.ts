@@ -57,6 +57,7 @@ function demoLinks(base: string, demo: DemoFacts): Link[] {
   const links: Link[] = [
     { href: withQuery('/stac/viewer', [['url', item]]), text: 'The demo item in the STAC viewer', note: 'assets, bands, rescale, colormaps, algorithms, histogram' },
     { href: mapOf([['assets', 'rgb']]), text: 'The shaded-relief RGB on a map' },
+    { href: withQuery('/cog/viewer', [['url', `${base}/demo/dem.tif`]]), text: 'The elevation model, a bare COG, in the COG viewer', note: 'bands, expressions over b1…bn' },
   ];
   if (demo.elevation) {
     const [lo, hi] = demo.elevation;

@@ -1,5 +1,5 @@
 /**
- * tessera's HTML pages and the files they load: `/` (landing page), `/stac/viewer`, and
+ * tessera's HTML pages and the files they load: `/` (landing page), `/stac/viewer`, `/cog/viewer`, and
  * `/static/...` (tessera's page scripts, Leaflet, proj4, proj4leaflet from node_modules). The map
  * pages of every reader family (`/{family}/{tms}/map`, `/{family}/map`) are mounted by the route
  * factory with the family's tiles (api/factory.ts, api/pages/respond.ts). Pages never load anything
@@ -45,22 +45,24 @@ export function pageRoutes(services: Services) {
       return sendHtml(reply, html, csp);
     });
 
+    // TiTiler's viewers: /stac/viewer (stacViewerExtension) and /cog/viewer (cogViewerExtension).
     const viewerGrid = mapGrid(getTms(WEB_MERCATOR_QUAD)!);
-    app.get('/stac/viewer', async (_request, reply) => {
+    for (const kind of ['stac', 'cog'] as const) {
       const html = viewerPage({
+        kind,
         endpoints: {
-          info: '/stac/info',
-          statistics: '/stac/statistics',
-          tilejson: `/stac/${WEB_MERCATOR_QUAD}/tilejson.json`,
-          map: `/stac/${WEB_MERCATOR_QUAD}/map`,
+          info: `/${kind}/info`,
+          statistics: `/${kind}/statistics`,
+          tilejson: `/${kind}/${WEB_MERCATOR_QUAD}/tilejson.json`,
+          map: `/${kind}/${WEB_MERCATOR_QUAD}/map`,
           colorMaps: '/colorMaps',
           algorithms: '/algorithms',
         },
         grid: viewerGrid,
         basemap,
       });
-      return sendHtml(reply, html, csp);
-    });
+      app.get(`/${kind}/viewer`, { schema: { summary: `${kind === 'cog' ? 'COG' : 'STAC'} viewer` } }, async (_request, reply) => sendHtml(reply, html, csp));
+    }
   };
 }
 

@@ -1,10 +1,13 @@
 /**
- * The STAC viewer (/stac/viewer): pick an item URL, see its assets (/stac/info), choose what to show
- * (one asset band, an RGB composite of one asset's bands or of three assets, or a band-math
- * expression) and how (rescale, colormap, color formula, algorithm). Every change of *what* asks
- * /stac/statistics for the same selection, which gives the histogram and, for data that is not
- * 8-bit, the default rescale (2nd to 98th percentile); every change of *how* only rebuilds the
- * TileJSON URL and the map's tiles.
+ * The viewers (/stac/viewer, /cog/viewer): pick a URL, see what it holds (/stac/info: its assets;
+ * /cog/info: the one raster), choose what to show (one band, an RGB composite of one source's bands
+ * or of three assets, or a band-math expression) and how (rescale, colormap, color formula,
+ * algorithm). Every change of *what* asks the family's statistics route for the same selection,
+ * which gives the histogram and, for data that is not 8-bit, the default rescale (2nd to 98th
+ * percentile); every change of *how* only rebuilds the TileJSON URL and the map's tiles.
+ *
+ * The two families differ only in how a selection is written: a STAC item's bands are
+ * `assets`/`asset_bidx` and `{asset}_b1` in expressions, a COG's are `bidx` and `b1`.
  */
 import { DataLayer, createMap, fetchJson, readConfig, setStatus } from './common.js';
 import { drawHistogram } from './histogram.js';
@@ -15,6 +18,9 @@ const HISTOGRAM_BINS = '40';
 
 const config = readConfig();
 const endpoints = config.endpoints;
+/** 'stac' or 'cog'. A COG is shown as one source under the name `COG_SOURCE`. */
+const kind = config.kind;
+const COG_SOURCE = 'cog';
 const $ = (id) => document.getElementById(id);
 
 const map = createMap('map', config.grid, config.basemap);
@@ -24,7 +30,7 @@ const data = new DataLayer(map, config.grid);
 
 const state = {
   url: '',
-  /** asset name → /stac/info entry */
+  /** asset name → /stac/info entry (for a COG: one entry, COG_SOURCE → /cog/info) */
   info: {},
   /** algorithm id → /algorithms metadata */
   algorithms: {},
@@ -74,16 +80,19 @@ function bandEntries(asset) {
   return bands.map(([name, description], i) => [String(i + 1), description ? `${name} (${description})` : name]);
 }
 
-/** The layer parameters (assets / asset_bidx / expression) of the current choice, or null. */
+/** The layer parameters of the current choice (assets / asset_bidx, or bidx; or expression), or null. */
 function layerParams() {
   switch (mode()) {
     case 'band': {
       const asset = $('band-asset').value;
-      return asset ? [['assets', asset], ['asset_bidx', `${asset}|${$('band-index').value}`]] : null;
+      if (!asset) return null;
+      const band = $('band-index').value;
+      return kind === 'cog' ? [['bidx', band]] : [['assets', asset], ['asset_bidx', `${asset}|${band}`]];
     }
     case 'rgb': {
       const picks = [$('rgb-r').value, $('rgb-g').value, $('rgb-b').value];
       if (picks.some((p) => !p)) return null;
+      if (kind === 'cog') return picks.map((band) => ['bidx', band]);
       if ($('rgb-compose').checked) {
         const distinct = [...new Set(picks)];
         return [...picks.map((asset) => ['assets', asset]), ...distinct.map((asset) => ['asset_bidx', `${asset}|1`])];
@@ -96,6 +105,11 @@ function layerParams() {
       return expression ? [['expression', expression]] : null;
     }
   }
+}
+
+/** How an expression names the first band of `asset`. */
+function firstBandName(asset) {
+  return kind === 'cog' ? 'b1' : `${asset}_b1`;
 }
 
 function selectedAlgorithm() {
@@ -262,7 +276,7 @@ function showModeControls() {
   for (const section of document.querySelectorAll('[data-mode]')) section.hidden = section.dataset.mode !== current;
   if (current === 'rgb') fillRgbSelects();
   if (current === 'expression' && $('expression').value.trim() === '' && assetNames().length > 0) {
-    $('expression').value = `${$('band-asset').value || assetNames()[0]}_b1`;
+    $('expression').value = firstBandName($('band-asset').value || assetNames()[0]);
   }
 }
 
@@ -274,12 +288,13 @@ async function loadItem(url) {
   const pageUrl = new URL(window.location.href);
   pageUrl.searchParams.set('url', url);
   window.history.replaceState(null, '', pageUrl);
-  setStatus('Reading the item…');
+  setStatus(kind === 'cog' ? 'Reading the COG…' : 'Reading the item…');
   try {
-    state.info = await fetchJson(`${endpoints.info}?${query([['url', url]])}`);
+    const info = await fetchJson(`${endpoints.info}?${query([['url', url]])}`);
+    state.info = kind === 'cog' ? { [COG_SOURCE]: info } : info;
   } catch (err) {
     showAssets();
-    setStatus(`Cannot read this item: ${err.message}`, 'error');
+    setStatus(`Cannot read this ${kind === 'cog' ? 'COG' : 'item'}: ${err.message}`, 'error');
     return;
   }
   setStatus('');
@@ -344,7 +359,7 @@ async function main() {
   }
   const url = new URLSearchParams(window.location.search).get('url');
   if (url) await loadItem(url);
-  else setStatus('Enter the URL of a STAC item to start.');
+  else setStatus(kind === 'cog' ? 'Enter the URL of a COG to start.' : 'Enter the URL of a STAC item to start.');
 }
 
 main();
