@@ -7,6 +7,7 @@ import { UrlPolicy } from './upstream/url-policy.js';
 import { DatasetPool } from './source/pool.js';
 import { SourceContext, type Meter, type RasterSource } from './source/dataset.js';
 import { DocumentFetcher } from './upstream/documents.js';
+import { byteRangesOf, type ByteRanges } from './source/byte-ranges.js';
 import { UpstreamClient } from './upstream/client.js';
 import { rasterOpener, diagnoseOpen } from './source/open.js';
 import { Budgets, UNMETERED_LANE } from './upstream/budget.js';
@@ -117,6 +118,16 @@ export class Services {
   /** The raster at a client-given URL, as the URL policy allows it. */
   cog(url: string): RasterSource {
     return this.sources.sourceAt(this.policy.resolve(url), url);
+  }
+
+  /** Raw bytes of a raster source (its TIFF layout), under the same policies and budget as GDAL's reads. */
+  bytesOf(source: RasterSource): ByteRanges {
+    return byteRangesOf(source.location, source.label, {
+      client: this.client,
+      timeoutMs: this.settings.upstreamTimeoutMs,
+      charge: (bytes) => this.budgets.chargeCurrent(bytes),
+      overBudget: () => this.budgets.overBudgetMessage(),
+    });
   }
 
   stac(url: string): Promise<StacReader> {

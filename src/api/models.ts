@@ -5,6 +5,7 @@
 import type { RasterInfo } from '../source/dataset.js';
 import type { BBox } from '../tms/grid.js';
 import { float, floats } from '../pyjson.js';
+import type { CogReport } from '../source/cog-validation.js';
 
 /** rio-tiler `Info` (exclude-none): declared fields first, then the extras. */
 export function infoModel(i: RasterInfo): Record<string, unknown> {
@@ -66,5 +67,17 @@ export function tileJsonModel(t: TileJsonInput): Record<string, unknown> {
     maxzoom: t.maxzoom,
     bounds: floats(t.bounds),
     center: [float(t.center[0]), float(t.center[1]), t.center[2]],
+  };
+}
+
+/** rio-cogeo's Info (`/cog/validate`), with the numbers pydantic sends as floats written as floats. */
+export function cogValidateModel(r: CogReport): Record<string, unknown> {
+  const bands: Record<string, unknown> = {};
+  for (const [name, b] of Object.entries(r['Band Metadata'])) bands[name] = { ...b, Offset: float(b.Offset), Scale: float(b.Scale) };
+  return {
+    ...r,
+    Profile: { ...r.Profile, Nodata: r.Profile.Nodata === null ? null : float(r.Profile.Nodata), Scales: floats(r.Profile.Scales), Offsets: floats(r.Profile.Offsets) },
+    GEO: { ...r.GEO, BoundingBox: floats(r.GEO.BoundingBox), Origin: floats(r.GEO.Origin), Resolution: floats(r.GEO.Resolution) },
+    'Band Metadata': bands,
   };
 }

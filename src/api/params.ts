@@ -27,7 +27,7 @@ export const COLORMAP_NAMES: readonly string[] = JSON.parse(
 ) as string[];
 
 /** Parameters that are booleans; pydantic's spellings are normalised before validation. */
-export const BOOLEAN_PARAMS = new Set(['asset_as_band', 'unscale', 'return_mask', 'use_epsg', 'categorical']);
+export const BOOLEAN_PARAMS = new Set(['asset_as_band', 'unscale', 'return_mask', 'use_epsg', 'categorical', 'strict']);
 const TRUE = new Set(['1', 'true', 't', 'yes', 'y', 'on']);
 const FALSE = new Set(['0', 'false', 'f', 'no', 'n', 'off']);
 

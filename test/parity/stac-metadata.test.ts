@@ -19,6 +19,7 @@ import {
 } from './compare.js';
 import { DELIBERATE, deliberate, type Exchange } from './deliberate.js';
 import { freePort, get, startParity, writeReport, type Parity, type Reply, type ReportRow } from './harness.js';
+import { makeTiffLayouts } from '../helpers/tiff-layouts.js';
 
 /** Replaced by the fixture STAC item's URL on the file server. */
 const ITEM = '{ITEM}';
@@ -199,6 +200,16 @@ const CASES: Case[] = [
   { id: 'cog-wmts', path: '/cog/WebMercatorQuad/WMTSCapabilities.xml?url={FILES}/cog.tif', expect: { status: 200, contentType: 'application/xml' } },
   { id: 'cog-wmts-no-grid', path: '/cog/WMTSCapabilities.xml?url={FILES}/B01.tif&tile_format=jpg', expect: { status: 200, contentType: 'application/xml' } },
   { id: 'cog-missing-url', path: '/cog/info', expect: { status: 422 } },
+
+  // /cog/validate (rio-cogeo's cog_info): the fixtures, then layouts made for it ({FILES}/made/…).
+  ...['cog', 'non_cog', 'dem', 'TCI', 'above_cog', 'cog_scale', 'cog_with_nan'].map(
+    (name): Case => ({ id: `cog-validate-${name}`, path: `/cog/validate?url={FILES}/${name}.tif`, expect: { status: 200, contentType: 'application/json' } }),
+  ),
+  ...['ycbcr', 'overviews-after-data', 'bigtiff', 'edited', 'masked', 'strips', 'band-interleaved', 'jpeg'].map(
+    (name): Case => ({ id: `cog-validate-made-${name}`, path: `/cog/validate?url={FILES}/made/${name}.tif`, expect: { status: 200, contentType: 'application/json' } }),
+  ),
+  { id: 'cog-validate-strict', path: '/cog/validate?url={FILES}/made/ycbcr.tif&strict=true', expect: { status: 200 } },
+  { id: 'cog-validate-strict-spelling', path: '/cog/validate?url={FILES}/cog.tif&strict=maybe', expect: { status: 422 } },
 
   // Validation errors: FastAPI's 422 body, to the letter.
   { id: 'missing-url-bounds', path: '/stac/bounds', expect: { status: 422 }, showHeaders: true },
@@ -432,6 +443,7 @@ describe('parity with TiTiler 0.18.10: STAC metadata routes', () => {
     try {
       parity = await startParity();
       closedUrl = `http://127.0.0.1:${await freePort()}`;
+      for (const [name, bytes] of await makeTiffLayouts()) parity.fileserver.put(`/made/${name}.tif`, bytes, 'image/tiff');
     } catch (err) {
       startError = err instanceof Error ? err.message : String(err);
       throw err;

@@ -9,10 +9,11 @@ import type { Services } from '../../services.js';
 import { WEB_MERCATOR_QUAD, getTms } from '../../tms/registry.js';
 import { bandLayerSchema, querySchema, urlSchema, type Query } from '../params.js';
 import { sendJson } from '../reply.js';
-import { bboxFeature, boundsModel, infoModel } from '../models.js';
+import { bboxFeature, boundsModel, cogValidateModel, infoModel } from '../models.js';
 import { parseExpression } from '../../image/expression.js';
 import { cogReader, expressionBands, type CogLayerOptions } from '../../readers/cog.js';
 import { readerRoutes, type ReaderFamily } from '../factory.js';
+import { validateCog } from '../../source/cog-validation.js';
 
 type Req = FastifyRequest<{ Querystring: Query & { url: string } }>;
 
@@ -55,6 +56,14 @@ export function cogRoutes(services: Services) {
     app.get('/info', { schema: urlOnly }, async (req, reply) => {
       const source = services.cog((req as Req).query.url);
       return sendJson(reply, infoModel(await source.info(webMercator)));
+    });
+
+    // TiTiler's cogValidateExtension (rio-cogeo's cog_info).
+    const validateQuery = querySchema(['url'], { ...urlSchema, strict: { type: 'boolean', default: false, description: 'Treat warnings as errors' } });
+    app.get('/validate', { schema: { summary: 'Validate a COG', querystring: validateQuery } }, async (req, reply) => {
+      const q = (req as FastifyRequest<{ Querystring: { url: string; strict: boolean } }>).query;
+      const source = services.cog(q.url);
+      return sendJson(reply, cogValidateModel(await validateCog(source, services.bytesOf(source), { strict: q.strict, zoomGrid: webMercator })));
     });
 
     app.get('/info.geojson', { schema: urlOnly }, async (req, reply) => {
