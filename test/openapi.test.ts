@@ -1,11 +1,22 @@
 /**
- * /api is a valid OpenAPI 3.1 document (a standard validator, swagger-parser, finds no error), and
- * lists the route families a TiTiler client uses.
+ * /api is a valid OpenAPI 3.1 document (a standard validator, swagger-parser, finds no error) that
+ * lists the route families a TiTiler client uses, in TiTiler's URL forms, every route with a tag, a
+ * summary and its media types, every parameter described and typed; /api.html shows the same.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { startTessera, type RunningTessera } from './helpers/tessera.js';
+
+interface OpenApi {
+  tags: Array<{ name: string }>;
+  paths: Record<string, Record<string, {
+    summary?: string;
+    tags?: string[];
+    parameters?: Array<{ name: string; description?: string; schema?: { type?: unknown; enum?: unknown[]; anyOf?: unknown } }>;
+    responses: Record<string, { content?: Record<string, unknown> }>;
+  }>>;
+}
 
 describe('OpenAPI document', () => {
   let tessera: RunningTessera;
@@ -21,8 +32,8 @@ describe('OpenAPI document', () => {
     assert.equal(doc.openapi, '3.1.0');
     await SwaggerParser.validate(structuredClone(doc) as never);
     for (const path of [
-      '/cog/tiles/{tileMatrixSetId}/{z}/{x}/{last}',
-      '/cog/tiles/{z}/{x}/{last}',
+      '/cog/tiles/{tileMatrixSetId}/{z}/{x}/{y}@{scale}x.{format}',
+      '/cog/tiles/{z}/{x}/{y}',
       '/cog/{tileMatrixSetId}/tilejson.json',
       '/cog/statistics',
       '/stac/tilejson.json',
@@ -31,9 +42,52 @@ describe('OpenAPI document', () => {
     ]) {
       assert.ok(doc.paths[path], `${path} is in the document`);
     }
-    for (const path of ['/cog/map', '/cog/tiles/{z}/{x}/{last}', '/stac/tilejson.json', '/mosaicjson/WMTSCapabilities.xml']) {
+    for (const path of ['/cog/map', '/cog/tiles/{z}/{x}/{y}', '/stac/tilejson.json', '/mosaicjson/WMTSCapabilities.xml']) {
       assert.equal(doc.paths[path]!['get']!.deprecated, true, `${path} is marked deprecated, as TiTiler marks it`);
     }
-    assert.equal(doc.paths['/cog/tiles/{tileMatrixSetId}/{z}/{x}/{last}']!['get']!.deprecated, undefined);
+    assert.equal(doc.paths['/cog/tiles/{tileMatrixSetId}/{z}/{x}/{y}@{scale}x.{format}']!['get']!.deprecated, undefined);
+  });
+
+  it('documents every route: a family tag, a summary, media types, every parameter described and typed; TiTiler\'s URL forms', async () => {
+    const doc = (await (await tessera.get('/api')).json()) as OpenApi;
+    const families = ['Cloud Optimized GeoTIFF', 'SpatioTemporal Asset Catalog', 'MosaicJSON', 'Tiling Schemes', 'Algorithms', 'ColorMaps', 'Health Check'];
+    assert.deepEqual(doc.tags.map((t) => t.name), families);
+    let operations = 0;
+    for (const [path, item] of Object.entries(doc.paths)) {
+      assert.doesNotMatch(path, /\{(last|\*|lonlat|coords|sizeformat)\}/, `${path}: a catch-all segment is documented as the forms it matches`);
+      for (const [method, op] of Object.entries(item)) {
+        const where = `${method.toUpperCase()} ${path}`;
+        operations++;
+        assert.ok(op.summary && op.summary.length > 5, `${where} has a summary`);
+        assert.equal(op.tags?.length, 1, `${where} has a tag`);
+        assert.ok(families.includes(op.tags![0]!), `${where}: tag ${op.tags![0]}`);
+        const media = Object.keys(op.responses['200']?.content ?? {});
+        assert.ok(media.length > 0, `${where} names what it answers with`);
+        for (const p of op.parameters ?? []) {
+          assert.ok(p.description && p.description.length > 5, `${where}: parameter ${p.name} is described`);
+          assert.ok(p.schema && (p.schema.type !== undefined || p.schema.enum !== undefined || p.schema.anyOf !== undefined), `${where}: parameter ${p.name} has a type`);
+        }
+      }
+    }
+    assert.ok(operations > 80, `${operations} operations`);
+    // Tiles: TiTiler's four URL forms, their media types, the format's enum.
+    for (const form of ['{y}@{scale}x.{format}', '{y}@{scale}x', '{y}.{format}', '{y}']) {
+      const op = doc.paths[`/stac/tiles/{tileMatrixSetId}/{z}/{x}/${form}`]?.['get'];
+      assert.ok(op, `/stac/tiles/…/${form} is documented`);
+      assert.ok('image/png' in op.responses['200']!.content! && 'image/jpeg' in op.responses['200']!.content!);
+    }
+    const format = doc.paths['/cog/preview.{format}']!['get']!.parameters!.find((p) => p.name === 'format');
+    assert.ok(format?.schema?.enum?.includes('webp'));
+    assert.ok(doc.paths['/cog/point/{lon},{lat}'] && doc.paths['/mosaicjson/{minx},{miny},{maxx},{maxy}/assets'] && doc.paths['/cog/bbox/{minx},{miny},{maxx},{maxy}/{width}x{height}.{format}']);
+    assert.ok('text/html' in doc.paths['/cog/viewer']!['get']!.responses['200']!.content!);
+    assert.ok('application/geo+json' in doc.paths['/cog/statistics']!['post']!.responses['200']!.content!);
+  });
+
+  it('shows the same document at /api.html', async () => {
+    const page = await tessera.get('/api.html/json');
+    assert.equal(page.status, 200);
+    const doc = (await page.json()) as OpenApi;
+    assert.ok(doc.paths['/cog/tiles/{z}/{x}/{y}'], 'the completed document, not the plugin\'s raw one');
+    assert.equal(doc.paths['/cog/info']!['get']!.tags![0], 'Cloud Optimized GeoTIFF');
   });
 });

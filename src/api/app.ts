@@ -22,6 +22,7 @@ import { colormapRoutes } from './routes/colormaps.js';
 import { pageRoutes } from './routes/pages.js';
 import { demoRoutes } from './routes/demo.js';
 import { pyDumps } from '../pyjson.js';
+import { completeOpenApi } from './openapi.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -82,7 +83,10 @@ export async function buildApp(services: Services, opts: { logger?: boolean | ob
       info: { title: 'tessera', description: 'Raster tiles and metadata from COGs, STAC items and MosaicJSON (TiTiler 0.18 compatible)', version: '0.1.0' },
     },
   });
-  await app.register(swaggerUi, { routePrefix: '/api.html' });
+  // /api and /api.html show one document: the plugin's, completed once (api/openapi.ts).
+  let openApi: Record<string, unknown> | undefined;
+  const completedApi = (spec: Record<string, unknown>): Record<string, unknown> => (openApi ??= completeOpenApi(spec));
+  await app.register(swaggerUi, { routePrefix: '/api.html', transformSpecification: (spec) => completedApi(spec as Record<string, unknown>) });
 
   // pydantic accepts yes/no/on/off/1/0 for booleans; the schema validator only true/false.
   app.addHook('preValidation', async (request) => {
@@ -117,8 +121,8 @@ export async function buildApp(services: Services, opts: { logger?: boolean | ob
     return payload;
   });
 
-  app.get('/healthz', { schema: { hide: true } }, async (_request, reply) => reply.type('application/json').send(Buffer.from('{"ping":"pong!"}')));
-  app.get('/api', { schema: { hide: true } }, async () => app.swagger());
+  app.get('/healthz', async (_request, reply) => reply.type('application/json').send(Buffer.from('{"ping":"pong!"}')));
+  app.get('/api', { schema: { hide: true } }, async () => completedApi(app.swagger() as unknown as Record<string, unknown>));
 
   await app.register(tmsRoutes);
   await app.register(colormapRoutes());
