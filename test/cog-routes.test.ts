@@ -91,6 +91,49 @@ describe('/cog routes', () => {
     assert.equal((await tessera.get(`/cog/tiles/9/289/207?url=${b01}&format=gif`)).status, 422);
   });
 
+  it('validates a COG and makes a STAC item of one, bounded in what the request sizes', async () => {
+    const report = (await (await tessera.get(`/cog/validate?url=${tci}`)).json()) as { COG: boolean; IFD: unknown[]; GEO: { CRS: string } };
+    assert.equal(report.COG, true);
+    assert.equal(report.IFD.length, 6);
+    assert.equal(report.GEO.CRS, 'EPSG:32634');
+    const strips = (await (await tessera.get(`/cog/validate?url=${encodeURIComponent(`${files.url}/non_cog.tif`)}`)).json()) as { COG: boolean; COG_errors: string[] };
+    assert.equal(strips.COG, false);
+    assert.deepEqual(strips.COG_errors, ['The file is greater than 512xH or 512xW, but is not tiled']);
+
+    const item = (await (await tessera.get(`/cog/stac?url=${b01}&datetime=2021-06-01T10:00:00%2B02:00&max_size=128`)).json()) as {
+      id: string;
+      properties: Record<string, unknown>;
+      assets: { data: { href: string; 'raster:bands': Array<{ statistics: { valid_percent: number } }> } };
+    };
+    assert.equal(item.id, 'B01.tif');
+    assert.equal(item.properties['datetime'], '2021-06-01T10:00:00+02:00');
+    assert.equal(item.properties['proj:epsg'], 32634);
+    assert.equal((item.properties['proj:projjson'] as { type: string }).type, 'ProjectedCRS');
+    assert.equal(item.assets.data.href, `${files.url}/B01.tif`);
+    assert.ok(item.assets.data['raster:bands'][0]!.statistics.valid_percent > 0);
+
+    const bad = async (query: string, status: number, pattern: RegExp): Promise<void> => {
+      const res = await tessera.get(`/cog/stac?url=${b01}&${query}`);
+      assert.equal(res.status, status, query);
+      assert.match(JSON.stringify(await res.json()), pattern, query);
+    };
+    await bad('datetime=yesterday', 400, /Invalid datetime 'yesterday'/);
+    await bad('datetime=2021-02-30', 400, /no such date/);
+    await bad('geometry_densify=100000', 422, /less than or equal to 10000/);
+    await bad('max_size=0', 422, /greater than 0/);
+    await bad('asset_media_type=image/gif', 422, /asset_media_type/);
+    const small = await startTessera({ maxOutputPixels: 1000 });
+    try {
+      const res = await small.get(`/cog/stac?url=${b01}&max_size=1024`);
+      assert.equal(res.status, 400);
+      assert.match(await detail(res), /too large.*max_size/);
+    } finally {
+      await small.close();
+    }
+    const refused = await tessera.get(`/cog/stac?url=${encodeURIComponent('file:///etc/passwd')}`);
+    assert.equal(refused.status, 400);
+  });
+
   it('answers client mistakes with a 400 that names them (TiTiler: 500)', async () => {
     const badBand = await tessera.get(`/cog/tiles/WebMercatorQuad/9/289/207.png?url=${b01}&bidx=2`);
     assert.equal(badBand.status, 400);

@@ -95,6 +95,8 @@ function baseRequests(item: string, mosaic: string, raster: string): Request[] {
     cog(['preview.png'], [['max_size', '64'], ['rescale', '0,10000']]),
     cog(['point', '23.8,32.0'], [['expression', 'b1/2']]),
     cog(['statistics'], [['p', '50']], 'POST', feature(SQUARE)),
+    cog(['validate'], [['strict', 'true']]),
+    cog(['stac'], [['max_size', '64'], ['geometry_densify', '3'], ['geometry_precision', '5'], ['datetime', '2020-01-01/2020-02-01']]),
     { method: 'GET', pieces: ['colorMaps', 'cfastie'], query: [['format', 'png'], ['orientation', 'vertical'], ['height', '64']] },
     { method: 'GET', pieces: ['tileMatrixSets', 'WebMercatorQuad'], query: [] },
     { method: 'GET', pieces: ['colorMaps', 'viridis'], query: [] },

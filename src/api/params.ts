@@ -27,7 +27,7 @@ export const COLORMAP_NAMES: readonly string[] = JSON.parse(
 ) as string[];
 
 /** Parameters that are booleans; pydantic's spellings are normalised before validation. */
-export const BOOLEAN_PARAMS = new Set(['asset_as_band', 'unscale', 'return_mask', 'use_epsg', 'categorical', 'strict']);
+export const BOOLEAN_PARAMS = new Set(['asset_as_band', 'unscale', 'return_mask', 'use_epsg', 'categorical', 'strict', 'with_proj', 'with_raster', 'with_eo']);
 const TRUE = new Set(['1', 'true', 't', 'yes', 'y', 'on']);
 const FALSE = new Set(['0', 'false', 'f', 'no', 'n', 'off']);
 
@@ -48,6 +48,26 @@ export const tmsPathSchema: Schema = { tileMatrixSetId: { type: 'string', enum: 
 
 /** DatasetPathParams: the item (or document) URL. */
 export const urlSchema: Schema = { url: str };
+
+/** stacExtension's parameters (`/cog/stac`): the item rio-stac makes from a raster. */
+export const stacItemSchema = (mediaTypes: readonly string[]): Schema => ({
+  datetime: str,
+  extensions: strList,
+  collection: str,
+  collection_url: str,
+  id: str,
+  asset_name: { type: 'string', default: 'data' },
+  asset_roles: strList,
+  asset_media_type: { type: 'string', enum: [...mediaTypes], default: 'auto' },
+  asset_href: str,
+  with_proj: { ...bool, default: true },
+  with_raster: { ...bool, default: true },
+  with_eo: { ...bool, default: true },
+  max_size: { ...int, exclusiveMinimum: 0, default: 1024 },
+  // Bounded (TiTiler's are not): each sizes work before anything is read.
+  geometry_densify: { ...int, minimum: 0, maximum: 10_000, default: 0 },
+  geometry_precision: { ...int, minimum: -1, maximum: 17, default: -1 },
+});
 
 /** AssetsParams (info routes). */
 export const assetsSchema: Schema = { assets: strList };

@@ -4,7 +4,7 @@
  * whether they are exactly the deliberate ones (it returns what is still wrong, empty when all is
  * accounted for). Nothing outside this list is accepted.
  */
-import { numbersClose, parseJson, toPlain, type PlainJson } from './compare.js';
+import { compareJson, numbersClose, parseJson, toPlain, type PlainJson } from './compare.js';
 import type { Reply } from './harness.js';
 import { srsFrom } from '../../src/gdal/crs.js';
 
@@ -81,6 +81,17 @@ export const DELIBERATE: readonly DeliberateDifference[] = [
       'tessera answers its own 4xx/5xx status and message, still `{"detail": string}` JSON.',
     why: 'The Python exception texts are not an interface; tessera maps upstream failures to meaningful statuses.',
     accept: acceptUpstreamFailure,
+  },
+  {
+    id: 'stac-item-from-cog',
+    route: 'GET /cog/stac',
+    what:
+      '`proj:projjson` is the PROJJSON of the PROJ tessera runs with (Debian 12: PROJ 9.1, schema v0.5), where ' +
+      'TiTiler\'s wheels carry a newer PROJ (schema v0.7, a few renamed parameters); the CRS is the same (same ' +
+      'name and type). `datetime` is the time of the request when the file has none, on both. Everything else ' +
+      'is compared as usual, statistics included.',
+    why: 'tessera uses the system\'s GDAL and PROJ (the stack decision); the PROJJSON texts follow their versions.',
+    accept: acceptStacItemFromCog,
   },
 ];
 
@@ -283,4 +294,30 @@ function acceptClientMistake(x: Exchange): string[] {
 
 function acceptUpstreamFailure(x: Exchange): string[] {
   return acceptInsteadOf500(x, (s) => s >= 400 && s < 600, 'a 4xx or 5xx');
+}
+
+function acceptStacItemFromCog(x: Exchange): string[] {
+  const problems: string[] = [];
+  expectStatus(x.titiler, 'TiTiler', (s) => s === 200, '200', problems);
+  expectStatus(x.tessera, 'tessera', (s) => s === 200, '200', problems);
+  sameContentType(x, problems);
+  if (problems.length > 0) return problems;
+  const ignore = ['$.properties.datetime', '$.properties["proj:projjson"]'];
+  for (const d of compareJson(parseJson(x.titiler.body), parseJson(x.tessera.body), { normalise: x.normalise, ignore })) problems.push(`${d.path}: ${d.message}`);
+  const props = (body: PlainJson | undefined): Obj => {
+    const p = isObj(body) ? body['properties'] : undefined;
+    return isObj(p) ? p : {};
+  };
+  const theirs = props(jsonBody(x.titiler, 'TiTiler', problems));
+  const ours = props(jsonBody(x.tessera, 'tessera', problems));
+  const a = theirs['proj:projjson'];
+  const b = ours['proj:projjson'];
+  if (isObj(a) !== isObj(b)) problems.push(`proj:projjson present in ${isObj(a) ? 'TiTiler' : 'tessera'} only`);
+  if (isObj(a) && isObj(b)) {
+    for (const key of ['type', 'name']) if (a[key] !== b[key]) problems.push(`proj:projjson.${key}: ${String(a[key])} vs ${String(b[key])}`);
+  }
+  const dt = ours['datetime'];
+  if (typeof theirs['datetime'] === 'string' && (typeof dt !== 'string' || !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{6})?Z$/.test(dt))) problems.push(`datetime ${String(dt)} is not a UTC ISO date-time`);
+  if (theirs['datetime'] === null && dt !== null) problems.push(`datetime ${String(dt)}, TiTiler null`);
+  return problems;
 }

@@ -7,13 +7,14 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Services } from '../../services.js';
 import { WEB_MERCATOR_QUAD, getTms } from '../../tms/registry.js';
-import { bandLayerSchema, querySchema, urlSchema, type Query } from '../params.js';
+import { bandLayerSchema, querySchema, stacItemSchema, urlSchema, type Query } from '../params.js';
 import { sendJson } from '../reply.js';
 import { bboxFeature, boundsModel, cogValidateModel, infoModel } from '../models.js';
 import { parseExpression } from '../../image/expression.js';
 import { cogReader, expressionBands, type CogLayerOptions } from '../../readers/cog.js';
 import { readerRoutes, type ReaderFamily } from '../factory.js';
 import { validateCog } from '../../source/cog-validation.js';
+import { ASSET_MEDIA_TYPES, stacItemFromRaster } from '../../stac/from-raster.js';
 
 type Req = FastifyRequest<{ Querystring: Query & { url: string } }>;
 
@@ -64,6 +65,35 @@ export function cogRoutes(services: Services) {
       const q = (req as FastifyRequest<{ Querystring: { url: string; strict: boolean } }>).query;
       const source = services.cog(q.url);
       return sendJson(reply, cogValidateModel(await validateCog(source, services.bytesOf(source), { strict: q.strict, zoomGrid: webMercator })));
+    });
+
+    // TiTiler's stacExtension (rio-stac's create_stac_item): a STAC item made from the COG.
+    const stacQuery = querySchema(['url'], urlSchema, stacItemSchema(ASSET_MEDIA_TYPES));
+    app.get('/stac', { schema: { summary: 'A STAC item made from the COG, with projection, raster and eo extensions', querystring: stacQuery }, config: { large: true } }, async (req, reply) => {
+      const q = (req as FastifyRequest<{ Querystring: Query & { url: string } }>).query;
+      const text = (name: string): string | undefined => (typeof q[name] === 'string' ? (q[name] as string) : undefined);
+      const list = (name: string): string[] => (Array.isArray(q[name]) ? (q[name] as string[]) : []);
+      const source = services.cog(q.url);
+      const settings = services.settings;
+      const item = await stacItemFromRaster(source, q.url, {
+        ...(text('datetime') !== undefined ? { datetime: text('datetime')! } : {}),
+        extensions: list('extensions'),
+        ...(text('collection') !== undefined ? { collection: text('collection')! } : {}),
+        ...(text('collection_url') !== undefined ? { collectionUrl: text('collection_url')! } : {}),
+        ...(text('id') !== undefined ? { id: text('id')! } : {}),
+        assetName: text('asset_name') ?? 'data',
+        assetRoles: list('asset_roles'),
+        assetMediaType: text('asset_media_type') ?? 'auto',
+        ...(text('asset_href') !== undefined ? { assetHref: text('asset_href')! } : {}),
+        withProj: q['with_proj'] !== false,
+        withRaster: q['with_raster'] !== false,
+        withEo: q['with_eo'] !== false,
+        maxSize: q['max_size'] as number,
+        densify: q['geometry_densify'] as number,
+        precision: q['geometry_precision'] as number,
+        limits: { maxOutputPixels: settings.maxOutputPixels, maxSourcePixels: settings.maxSourcePixels, gate: services.wholeImages },
+      });
+      return sendJson(reply, item);
     });
 
     app.get('/info.geojson', { schema: urlOnly }, async (req, reply) => {
