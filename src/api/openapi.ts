@@ -57,6 +57,7 @@ const ROUTES: Array<{ match: RegExp; method?: string; summary: string; answer: A
   { match: /^\/bounds$/, summary: 'Bounds of the dataset in longitude/latitude', answer: 'json' },
   { match: /^\/info$/, summary: 'Metadata of the dataset (bands, data type, nodata, overviews, zooms)', answer: 'json' },
   { match: /^\/info\.geojson$/, summary: 'Metadata of the dataset as a GeoJSON Feature of its bounds', answer: 'geojson' },
+  { match: /^\/stac$/, summary: 'A STAC item made from the COG, with projection, raster and eo extensions', answer: 'json' },
   { match: /^\/assets$/, summary: 'Names of the item\'s assets', answer: 'json' },
   { match: /^\/validate$/, method: 'get', summary: 'Whether a GeoTIFF is a valid COG, with its errors, warnings and layout', answer: 'json' },
   { match: /^\/validate$/, method: 'post', summary: 'Validate a MosaicJSON document', answer: 'json' },
