@@ -130,6 +130,20 @@ export const PARAMETER_DOCS: Record<string, string> = {
   colorMapId: 'Name of a colormap.',
   algorithmId: 'Identifier of an algorithm.',
   strict: 'Treat warnings as errors: a file with warnings is not a valid COG.',
+  datetime: 'Date and time of the item, in UTC unless an offset is given (2020-01-01, 2020-01-01T01:01:01Z), or start/end.',
+  extensions: 'URL of a STAC extension the item implements; repeat for several.',
+  collection: 'Identifier of the collection the item belongs to (adds a collection link).',
+  collection_url: 'URL of that collection, for the collection link. Default: the identifier.',
+  id: 'Identifier of the item. Default: the file name.',
+  asset_name: 'Name of the asset the raster becomes. Default: data.',
+  asset_roles: 'Role of the asset; repeat for several.',
+  asset_media_type: 'Media type of the asset; auto gives GeoTIFF (or TIFF when the raster has no CRS).',
+  asset_href: 'URL written as the asset\'s href. Default: the url read.',
+  with_proj: 'Add the projection extension: EPSG code, native bounds, shape, transform, PROJJSON.',
+  with_raster: 'Add the raster extension: per band type, scale, offset, nodata, statistics and histogram.',
+  with_eo: 'Add the eo extension: band names and descriptions, cloud cover when the file has it.',
+  geometry_densify: 'Points added on each edge of the footprint before it is carried to longitude/latitude (at most 10000).',
+  geometry_precision: 'Decimals the footprint\'s coordinates are rounded to; -1 keeps them whole.',
 };
 
 const IMAGE_PATH_PARAMS: Record<string, Json> = {
