@@ -68,6 +68,14 @@ function lookup(data: unknown, path: Array<string | number>): unknown {
   return cur;
 }
 
+/** JSON-schema bounds as pydantic reports them: error type, wording, ctx key. */
+const BOUND_ERRORS: Record<'exclusiveMinimum' | 'minimum' | 'exclusiveMaximum' | 'maximum', [string, string, string]> = {
+  exclusiveMinimum: ['greater_than', 'greater than', 'gt'],
+  minimum: ['greater_than_equal', 'greater than or equal to', 'ge'],
+  exclusiveMaximum: ['less_than', 'less than', 'lt'],
+  maximum: ['less_than_equal', 'less than or equal to', 'le'],
+};
+
 /** `raw` holds the query values as sent, so `input` shows the client's text (not a coerced value). */
 export function fromAjv(errors: readonly AjvError[], context: string, data: unknown, raw?: URLSearchParams): ValidationDetail[] {
   const where = LOC[context] ?? context;
@@ -112,17 +120,13 @@ export function fromAjv(errors: readonly AjvError[], context: string, data: unkn
         break;
       }
       case 'exclusiveMinimum':
-        out.push({ type: 'greater_than', loc, msg: `Input should be greater than ${String(e.params['limit'])}`, input, ctx: { gt: e.params['limit'] } });
-        break;
       case 'minimum':
-        out.push({ type: 'greater_than_equal', loc, msg: `Input should be greater than or equal to ${String(e.params['limit'])}`, input, ctx: { ge: e.params['limit'] } });
-        break;
       case 'exclusiveMaximum':
-        out.push({ type: 'less_than', loc, msg: `Input should be less than ${String(e.params['limit'])}`, input, ctx: { lt: e.params['limit'] } });
+      case 'maximum': {
+        const [type, words, key] = BOUND_ERRORS[e.keyword];
+        out.push({ type, loc, msg: `Input should be ${words} ${String(e.params['limit'])}`, input, ctx: { [key]: e.params['limit'] } });
         break;
-      case 'maximum':
-        out.push({ type: 'less_than_equal', loc, msg: `Input should be less than or equal to ${String(e.params['limit'])}`, input, ctx: { le: e.params['limit'] } });
-        break;
+      }
       default:
         out.push({ type: 'value_error', loc, msg: e.message ?? 'Invalid value', input });
     }
