@@ -6,7 +6,9 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import SwaggerParser from '@apidevtools/swagger-parser';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { startTessera, type RunningTessera } from './helpers/tessera.js';
+import { startFileServer, FIXTURES, type FileServer } from './helpers/fileserver.js';
 
 interface OpenApi {
   tags: Array<{ name: string }>;
@@ -81,6 +83,38 @@ describe('OpenAPI document', () => {
     assert.ok(doc.paths['/cog/point/{lon},{lat}'] && doc.paths['/mosaicjson/{minx},{miny},{maxx},{maxy}/assets'] && doc.paths['/cog/bbox/{minx},{miny},{maxx},{maxy}/{width}x{height}.{format}']);
     assert.ok('text/html' in doc.paths['/cog/viewer']!['get']!.responses['200']!.content!);
     assert.ok('application/geo+json' in doc.paths['/cog/statistics']!['post']!.responses['200']!.content!);
+  });
+
+  it('describes the JSON answers as they are: real answers validate against the documented schemas', async () => {
+    const doc = (await (await tessera.get('/api')).json()) as OpenApi & { components: { schemas: Record<string, object> } };
+    const ajv = new Ajv2020({ strict: false });
+    for (const [name, schema] of Object.entries(doc.components.schemas)) ajv.addSchema(schema, `#/components/schemas/${name}`);
+    const files: FileServer = await startFileServer(FIXTURES);
+    try {
+      const url = encodeURIComponent(`${files.url}/TCI.tif`);
+      const checks: Array<[string, string]> = [
+        ['/cog/info', `/cog/info?url=${url}`],
+        ['/cog/bounds', `/cog/bounds?url=${url}`],
+        ['/cog/{tileMatrixSetId}/tilejson.json', `/cog/WebMercatorQuad/tilejson.json?url=${url}`],
+        ['/cog/statistics', `/cog/statistics?url=${url}&max_size=64`],
+        ['/cog/point/{lon},{lat}', `/cog/point/23.85,32.0?url=${url}`],
+        ['/cog/validate', `/cog/validate?url=${url}`],
+        ['/cog/stac', `/cog/stac?url=${url}&max_size=64`],
+      ];
+      for (const [path, request] of checks) {
+        const schema = (doc.paths[path]!['get']!.responses['200']!.content!['application/json'] as { schema: { $ref?: string } }).schema;
+        assert.ok(schema.$ref, `${path} names a schema`);
+        const res = await tessera.get(request);
+        assert.equal(res.status, 200, request);
+        const validate = ajv.getSchema(schema.$ref!)!;
+        assert.ok(validate(await res.json()), `${request}: ${JSON.stringify(validate.errors)}`);
+      }
+      const bad = await tessera.get('/cog/info');
+      assert.equal(bad.status, 422);
+      assert.ok(ajv.getSchema('#/components/schemas/ValidationError')!(await bad.json()), 'a 422 is the documented error list');
+    } finally {
+      await files.close();
+    }
   });
 
   it('shows the same document at /api.html', async () => {

@@ -40,26 +40,96 @@ const IMAGE_TYPES = [...new Set(Object.values(MEDIA_TYPES))];
 
 type Answer = 'json' | 'geojson' | 'xml' | 'html' | 'image' | 'json-or-image';
 
-/** Routes by the path after their family prefix: a summary and what they answer with. */
-const ROUTES: Array<{ match: RegExp; method?: string; summary: string; answer: Answer }> = [
+const numbers = (n?: number): Json => ({ type: 'array', items: { type: 'number' }, ...(n ? { minItems: n, maxItems: n } : {}) });
+const strings: Json = { type: 'array', items: { type: 'string' } };
+const object = (properties: Record<string, Json>, required: string[] = Object.keys(properties)): Json => ({ type: 'object', properties, required });
+
+/** Schemas of the JSON answers, in components.schemas. */
+const SCHEMAS: Record<string, Json> = {
+  Bounds: object({ bounds: numbers(4) }),
+  TileJSON: object(
+    {
+      tilejson: { type: 'string' },
+      name: { type: 'string' },
+      version: { type: 'string' },
+      scheme: { type: 'string', enum: ['xyz', 'tms'] },
+      tiles: strings,
+      minzoom: { type: 'integer' },
+      maxzoom: { type: 'integer' },
+      bounds: numbers(4),
+      center: numbers(3),
+    },
+    ['tilejson', 'tiles', 'minzoom', 'maxzoom', 'bounds', 'center'],
+  ),
+  Info: object(
+    {
+      bounds: numbers(4),
+      minzoom: { type: 'integer' },
+      maxzoom: { type: 'integer' },
+      band_metadata: { type: 'array', items: { type: 'array', prefixItems: [{ type: 'string' }, { type: 'object' }] } },
+      band_descriptions: { type: 'array', items: { type: 'array', prefixItems: [{ type: 'string' }, { type: 'string' }] } },
+      dtype: { type: 'string' },
+      nodata_type: { type: 'string', enum: ['Alpha', 'Mask', 'Internal', 'Nodata', 'None'] },
+      colorinterp: strings,
+      scales: numbers(),
+      offsets: numbers(),
+      colormap: { type: 'object' },
+      driver: { type: 'string' },
+      count: { type: 'integer' },
+      width: { type: 'integer' },
+      height: { type: 'integer' },
+      overviews: { type: 'array', items: { type: 'integer' } },
+      nodata_value: { type: ['number', 'null'] },
+    },
+    ['bounds', 'band_metadata', 'band_descriptions', 'dtype', 'nodata_type'],
+  ),
+  BandStatistics: object({
+    min: { type: 'number' },
+    max: { type: 'number' },
+    mean: { type: 'number' },
+    count: { type: 'number' },
+    sum: { type: 'number' },
+    std: { type: 'number' },
+    median: { type: 'number' },
+    majority: { type: 'number' },
+    minority: { type: 'number' },
+    unique: { type: 'number' },
+    histogram: { type: 'array', items: numbers() },
+    valid_percent: { type: 'number' },
+    masked_pixels: { type: 'number' },
+    valid_pixels: { type: 'number' },
+  }),
+  Statistics: { type: 'object', description: 'Band name → its statistics', additionalProperties: { $ref: '#/components/schemas/BandStatistics' } },
+  Point: object({ coordinates: numbers(2), values: { type: 'array', items: { type: ['number', 'null'] } }, band_names: strings }),
+  CogValidation: object({ Path: { type: 'string' }, Driver: { type: 'string' }, COG: { type: 'boolean' }, COG_errors: { type: ['array', 'null'], items: { type: 'string' } }, COG_warnings: { type: ['array', 'null'], items: { type: 'string' } }, Profile: { type: 'object' }, GEO: { type: 'object' }, Tags: { type: 'object' }, IFD: { type: 'array', items: { type: 'object' } } }),
+  StacItem: object({ type: { type: 'string', const: 'Feature' }, stac_version: { type: 'string' }, stac_extensions: strings, id: { type: 'string' }, geometry: { type: 'object' }, bbox: numbers(4), properties: { type: 'object' }, links: { type: 'array', items: { type: 'object' } }, assets: { type: 'object' } }, ['type', 'stac_version', 'id', 'geometry', 'properties', 'links', 'assets']),
+  HTTPError: object({ detail: { type: 'string' } }),
+  ValidationError: object({
+    detail: { type: 'array', items: object({ type: { type: 'string' }, loc: { type: 'array', items: { type: ['string', 'integer'] } }, msg: { type: 'string' }, input: {} }, ['type', 'loc', 'msg']) },
+  }),
+};
+
+/** Routes by the path after their family prefix: a summary, what they answer with and its schema. */
+const ROUTES: Array<{ match: RegExp; method?: string; family?: string; summary: string; answer: Answer; schema?: string }> = [
   { match: /^\/tiles\//, summary: 'A map tile of the dataset in a tile matrix set', answer: 'image' },
-  { match: /tilejson\.json$/, summary: 'TileJSON 3.0 of the dataset\'s tiles', answer: 'json' },
+  { match: /tilejson\.json$/, summary: 'TileJSON 3.0 of the dataset\'s tiles', answer: 'json', schema: 'TileJSON' },
   { match: /WMTSCapabilities\.xml$/, summary: 'OGC WMTS 1.0 capabilities of the dataset\'s tiles (for QGIS, ArcGIS, OpenLayers)', answer: 'xml' },
   { match: /\/map$/, summary: 'A full-window web map of the dataset\'s tiles', answer: 'html' },
   { match: /^\/viewer$/, summary: 'An interactive viewer: choose bands, rescale, colormap, algorithm', answer: 'html' },
-  { match: /^\/point\//, summary: 'Values of every band at a longitude/latitude (or a point in coord_crs)', answer: 'json' },
+  { match: /^\/point\//, summary: 'Values of every band at a longitude/latitude (or a point in coord_crs)', answer: 'json', schema: 'Point' },
   { match: /^\/preview/, summary: 'The whole dataset as one image, at most max_size pixels a side', answer: 'image' },
   { match: /^\/bbox\//, summary: 'An image of a bounding box', answer: 'image' },
   { match: /^\/feature/, summary: 'An image of the area of a GeoJSON Feature, outside it masked', answer: 'image' },
-  { match: /^\/statistics$/, method: 'get', summary: 'Statistics and histograms of every band', answer: 'json' },
+  { match: /^\/statistics$/, method: 'get', summary: 'Statistics and histograms of every band', answer: 'json', schema: 'Statistics' },
   { match: /^\/statistics$/, method: 'post', summary: 'Statistics of every band within each Feature of a GeoJSON Feature or FeatureCollection', answer: 'geojson' },
   { match: /^\/asset_statistics$/, summary: 'Statistics of each asset\'s bands, asset by asset', answer: 'json' },
-  { match: /^\/bounds$/, summary: 'Bounds of the dataset in longitude/latitude', answer: 'json' },
+  { match: /^\/bounds$/, summary: 'Bounds of the dataset in longitude/latitude', answer: 'json', schema: 'Bounds' },
+  { match: /^\/info$/, summary: 'Metadata of the COG (bands, data type, nodata, overviews, zooms)', answer: 'json', schema: 'Info', family: '/cog' },
   { match: /^\/info$/, summary: 'Metadata of the dataset (bands, data type, nodata, overviews, zooms)', answer: 'json' },
   { match: /^\/info\.geojson$/, summary: 'Metadata of the dataset as a GeoJSON Feature of its bounds', answer: 'geojson' },
-  { match: /^\/stac$/, summary: 'A STAC item made from the COG, with projection, raster and eo extensions', answer: 'json' },
+  { match: /^\/stac$/, summary: 'A STAC item made from the COG, with projection, raster and eo extensions', answer: 'json', schema: 'StacItem' },
   { match: /^\/assets$/, summary: 'Names of the item\'s assets', answer: 'json' },
-  { match: /^\/validate$/, method: 'get', summary: 'Whether a GeoTIFF is a valid COG, with its errors, warnings and layout', answer: 'json' },
+  { match: /^\/validate$/, method: 'get', summary: 'Whether a GeoTIFF is a valid COG, with its errors, warnings and layout', answer: 'json', schema: 'CogValidation' },
   { match: /^\/validate$/, method: 'post', summary: 'Validate a MosaicJSON document', answer: 'json' },
   { match: /\/assets$/, summary: 'Assets of the mosaic that cover a point or a tile', answer: 'json' },
   { match: /^\/?$/, summary: 'The MosaicJSON document itself', answer: 'json' },
@@ -177,9 +247,9 @@ function familyOf(path: string): { prefix: string; tag: string } | undefined {
   return hit ? { prefix: hit[0], tag: hit[1] } : undefined;
 }
 
-function content(answer: Answer): Json {
+function content(answer: Answer, schema?: string): Json {
   const image = Object.fromEntries(IMAGE_TYPES.map((t) => [t, { schema: { type: 'string', format: 'binary' } }]));
-  const json = { 'application/json': { schema: { type: 'object' } } };
+  const json = { 'application/json': { schema: schema ? { $ref: `#/components/schemas/${schema}` } : { type: 'object' } } };
   switch (answer) {
     case 'json':
       return json;
@@ -196,13 +266,19 @@ function content(answer: Answer): Json {
   }
 }
 
-function describe(path: string, method: string): { summary: string; answer: Answer } | undefined {
+interface About {
+  summary: string;
+  answer: Answer;
+  schema?: string;
+}
+
+function describe(path: string, method: string): About | undefined {
   const other = OTHER_ROUTES[path];
   if (other) return other;
   const family = familyOf(path);
   if (!family) return undefined;
   const rest = path.slice(family.prefix.length);
-  return ROUTES.find((r) => r.match.test(rest) && (!r.method || r.method === method));
+  return ROUTES.find((r) => r.match.test(rest) && (!r.method || r.method === method) && (!r.family || r.family === family.prefix));
 }
 
 function documentParameter(p: Parameter): Parameter {
@@ -238,16 +314,25 @@ export function completeOpenApi(doc: Json): Json {
       if (!expansion) (out[path] ??= {})[method] = complete(original, about, family?.tag);
     }
   }
-  return { ...doc, paths: out, tags: FAMILY_TAGS.filter(([, tag]) => tags.has(tag)).map(([, name]) => ({ name })) };
+  const components = (doc['components'] ?? {}) as Json;
+  return {
+    ...doc,
+    paths: out,
+    components: { ...components, schemas: { ...((components['schemas'] ?? {}) as Json), ...SCHEMAS } },
+    tags: FAMILY_TAGS.filter(([, tag]) => tags.has(tag)).map(([, name]) => ({ name })),
+  };
 }
 
-function complete(op: Operation, about: { summary: string; answer: Answer } | undefined, tag: string | undefined): Operation {
+function complete(op: Operation, about: About | undefined, tag: string | undefined): Operation {
   const responses: Record<string, Json> = { ...(op.responses ?? {}) };
   if (about) {
     const ok = (responses['200'] ?? { description: 'Successful response' }) as Json;
-    responses['200'] = { ...ok, description: ok['description'] === 'Default Response' ? 'Successful response' : ok['description'], content: content(about.answer) };
+    responses['200'] = { ...ok, description: ok['description'] === 'Default Response' ? 'Successful response' : ok['description'], content: content(about.answer, about.schema) };
   }
-  responses['4XX'] ??= { description: 'The request is wrong: `{"detail": "..."}` says why', content: { 'application/json': { schema: { type: 'object', properties: { detail: {} } } } } };
+  const json = (schema: string): Json => ({ 'application/json': { schema: { $ref: `#/components/schemas/${schema}` } } });
+  responses['422'] ??= { description: 'A parameter is missing or not of its type (pydantic\'s error list)', content: json('ValidationError') };
+  responses['4XX'] ??= { description: 'The request is wrong, or names something that does not exist: `detail` says why', content: json('HTTPError') };
+  responses['5XX'] ??= { description: 'The upstream failed or did not answer in time: `detail` says why', content: json('HTTPError') };
   return {
     ...op,
     ...(op.summary ? {} : about ? { summary: about.summary } : {}),
