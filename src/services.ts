@@ -37,7 +37,7 @@ export class Services {
   /** Post-processing and encoding: render threads, or this thread when there are none. */
   readonly renderer: Renderer;
   private readonly threads: RenderThreads | undefined;
-  private readonly gateway: UpstreamGateway | undefined;
+  readonly gateway: UpstreamGateway | undefined;
 
   constructor(readonly settings: Settings) {
     configureGdal({ connectTimeoutMs: settings.upstreamConnectTimeoutMs, timeoutMs: settings.upstreamTimeoutMs });

@@ -23,6 +23,7 @@ import { pageRoutes } from './routes/pages.js';
 import { demoRoutes } from './routes/demo.js';
 import { pyDumps } from '../pyjson.js';
 import { completeOpenApi } from './openapi.js';
+import { installMetrics } from './metrics.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -57,6 +58,7 @@ export async function buildApp(services: Services, opts: { logger?: boolean | ob
   );
   app.decorate('watchdog', watchdog);
   app.addHook('onReady', async () => void watchdog.start());
+  installMetrics(app, services, watchdog);
 
   installErrorHandling(app);
   installJsonBodyParser(app);

@@ -6,7 +6,7 @@
  * them held the loop), so that such a request is found from the logs, not from users. Stalls are
  * counted and the worst is kept (for the tests, and for /metrics).
  */
-import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 
 const INTERVAL_MS = 20;
 /** Requests named in one stall report. */
@@ -25,7 +25,7 @@ export class LoopWatchdog {
   private readonly requests = new Map<string, string>();
   private timer: NodeJS.Timeout | undefined;
   private last = 0;
-  private readonly delays: IntervalHistogram;
+  private readonly delays: ReturnType<typeof monitorEventLoopDelay>;
   /** Stalls seen, the longest delay of a tick (ms, stall or not), and the last few stall reports. */
   stalls = 0;
   worstMs = 0;

@@ -79,6 +79,11 @@ export class WholeImageGate {
   peakBytes = 0;
   peakRunning = 0;
 
+  /** Requests holding a slot, bytes they hold, requests waiting (for /metrics). */
+  get stats(): { running: number; bytes: number; waiting: number } {
+    return { running: this.running, bytes: this.used, waiting: this.waiting.length };
+  }
+
   constructor(
     readonly slots: number,
     readonly capacity: number,

@@ -161,6 +161,8 @@ export interface Meter {
 /** Shared state of every source: the handle pool and the metadata caches. */
 export class SourceContext {
   readonly metaCache: LRUCache<string, SourceMeta>;
+  /** Raster metadata served from the cache, and read from the file (for /metrics). */
+  readonly metaStats = { hits: 0, misses: 0 };
   /** Metadata reads in flight, shared by concurrent requests for one source. */
   readonly metaPending = new Map<string, Promise<SourceMeta>>();
   readonly zoomCache: LRUCache<string, { minzoom: number; maxzoom: number }>;
@@ -261,7 +263,11 @@ export class RasterSource {
 
   async meta(): Promise<SourceMeta> {
     const cached = this.ctx.metaCache.get(this.path);
-    if (cached) return cached;
+    if (cached) {
+      this.ctx.metaStats.hits++;
+      return cached;
+    }
+    this.ctx.metaStats.misses++;
     let pending = this.ctx.metaPending.get(this.path);
     if (!pending) {
       pending = this.use((ds) => readMeta(ds)).then(

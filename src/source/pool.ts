@@ -83,8 +83,15 @@ export class DatasetPool {
     }
   }
 
-  get stats(): { sources: number; handles: number } {
-    return { sources: this.entries.size, handles: this.total };
+  /** Sources with handles, handles open (or opening), those in use, and calls waiting for one. */
+  get stats(): { sources: number; handles: number; busy: number; waiting: number } {
+    let idle = 0;
+    let waiting = 0;
+    for (const entry of this.entries.values()) {
+      idle += entry.idle.length;
+      waiting += entry.waiters.length;
+    }
+    return { sources: this.entries.size, handles: this.total, busy: Math.max(0, this.total - idle), waiting };
   }
 
   /** Closes every idle handle (busy ones close when released). */

@@ -37,6 +37,22 @@ export interface UpstreamClientOptions {
   userAgent?: string;
 }
 
+/** What one upstream host has been asked and answered, for /metrics. */
+export interface HostStats {
+  requests: number;
+  /** Requests that failed without an answer (refused, reset, timed out). */
+  errors: number;
+  /** Answers by status class: '2xx', '3xx', '4xx', '5xx'. */
+  answers: Record<string, number>;
+  /** Bytes received on the socket for these requests (headers included). */
+  bytes: number;
+  /** Seconds from sending to the end of the answer, summed (with `requests`, the mean latency). */
+  seconds: number;
+}
+
+/** Hosts are client-chosen: past this many, the rest are counted together as "other". */
+const MAX_TRACKED_HOSTS = 100;
+
 export interface UpstreamRequest {
   /** A single `bytes=a-b` range, passed on as is. */
   range?: string | undefined;
@@ -47,6 +63,7 @@ export interface UpstreamRequest {
 
 export class UpstreamClient {
   private readonly agents: { 'http:': http.Agent; 'https:': https.Agent };
+  private readonly hosts = new Map<string, HostStats>();
 
   constructor(private readonly opts: UpstreamClientOptions) {
     const agentOptions = { keepAlive: true, maxSockets: opts.maxSockets ?? 64, lookup: opts.policy.network.lookup };
@@ -73,6 +90,21 @@ export class UpstreamClient {
       return res;
     }
     throw new TesseraError('UpstreamError', `too many redirects (more than ${maxRedirects})`);
+  }
+
+  /** Per-host counts since start (a copy). */
+  hostStats(): Array<[string, HostStats]> {
+    return [...this.hosts].map(([host, s]) => [host, { ...s, answers: { ...s.answers } }]);
+  }
+
+  private statsOf(host: string): HostStats {
+    let stats = this.hosts.get(host);
+    if (!stats) {
+      const key = this.hosts.size < MAX_TRACKED_HOSTS ? host : 'other';
+      stats = this.hosts.get(key) ?? { requests: 0, errors: 0, answers: {}, bytes: 0, seconds: 0 };
+      this.hosts.set(key, stats);
+    }
+    return stats;
   }
 
   close(): void {
@@ -116,22 +148,37 @@ export class UpstreamClient {
       if (req.accept) headers['Accept'] = req.accept;
       const agent = this.agents[target.protocol as 'http:' | 'https:'];
       const request = lib.request(target, { method: 'GET', headers, agent, signal: req.signal });
+      const stats = this.statsOf(target.host);
+      stats.requests++;
+      const started = performance.now();
+      let socket: Socket | undefined;
+      let socketBytesAtStart = 0;
       const connectTimer = setTimeout(
         () => request.destroy(new UpstreamTimeout(`could not connect within ${this.opts.connectTimeoutMs} ms`)),
         this.opts.connectTimeoutMs,
       );
-      request.once('socket', (socket: Socket) => {
-        network.checkSocket(socket);
+      request.once('socket', (s: Socket) => {
+        socket = s;
+        socketBytesAtStart = s.bytesRead;
+        network.checkSocket(s);
         // A kept-alive socket is already connected.
-        if (!socket.connecting) clearTimeout(connectTimer);
-        else socket.once('connect', () => clearTimeout(connectTimer));
+        if (!s.connecting) clearTimeout(connectTimer);
+        else s.once('connect', () => clearTimeout(connectTimer));
       });
       request.once('response', (res) => {
         clearTimeout(connectTimer);
+        const status = `${Math.floor((res.statusCode ?? 0) / 100)}xx`;
+        stats.answers[status] = (stats.answers[status] ?? 0) + 1;
+        res.once('close', () => {
+          stats.seconds += (performance.now() - started) / 1000;
+          stats.bytes += Math.max(0, (socket?.bytesRead ?? socketBytesAtStart) - socketBytesAtStart);
+        });
         resolve(res);
       });
       request.once('error', (err: NodeJS.ErrnoException) => {
         clearTimeout(connectTimer);
+        stats.errors++;
+        stats.seconds += (performance.now() - started) / 1000;
         if (!retried && request.reusedSocket && (err.code === 'ECONNRESET' || err.code === 'EPIPE') && !req.signal.aborted) {
           resolve(this.once(url, req, true));
           return;

@@ -26,6 +26,8 @@ export interface DocumentFetcherOptions {
 
 export class DocumentFetcher {
   private readonly cache: LRUCache<string, Promise<unknown>>;
+  /** Parsed documents served from the cache, and fetched (for /metrics). */
+  readonly cacheStats = { hits: 0, misses: 0 };
   constructor(private readonly opts: DocumentFetcherOptions) {
     this.cache = new LRUCache({ max: Math.max(1, opts.cacheSize), ttl: opts.cacheTtlMs || undefined });
   }
@@ -39,7 +41,9 @@ export class DocumentFetcher {
     const loc = this.opts.policy.resolve(input);
     const key = loc.kind === 'http' ? loc.url : `file:${loc.path}`;
     let pending = this.cache.get(key);
-    if (!pending) {
+    if (pending) this.cacheStats.hits++;
+    else {
+      this.cacheStats.misses++;
       pending = this.load(loc, input, what);
       this.cache.set(key, pending);
       // Failures are not cached: the next request tries again.

@@ -304,4 +304,8 @@ server.listen(data.port, '127.0.0.1', () => {
 });
 parentPort?.on('message', (msg: unknown) => {
   if (msg === 'close') server.close();
+  // /metrics asks for the upstream counts of GDAL's reads (gateway.ts hostStats).
+  else if (typeof msg === 'object' && msg !== null && (msg as { type?: unknown }).type === 'host-stats') {
+    parentPort?.postMessage({ type: 'host-stats', id: (msg as { id: unknown }).id, hosts: client.hostStats() });
+  }
 });

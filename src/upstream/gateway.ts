@@ -25,6 +25,7 @@ import { Worker } from 'node:worker_threads';
 import type { UrlPolicyOptions } from './url-policy.js';
 import type { GatewayWorkerData } from './gateway-worker.js';
 import { UNMETERED_LANE, type BudgetMemory } from './budget.js';
+import type { HostStats } from './client.js';
 
 export interface GatewayOptions {
   policy: UrlPolicyOptions;
@@ -55,6 +56,7 @@ export class UpstreamGateway {
   private worker: Worker;
   private port = 0;
   private closing = false;
+  private asked = 0;
 
   constructor(private readonly opts: GatewayOptions) {
     keepCurlOffProxies();
@@ -79,6 +81,28 @@ export class UpstreamGateway {
    */
   faults(): number {
     return Atomics.load(this.faultCounter, 0);
+  }
+
+  /**
+   * The upstream counts of GDAL's reads, per host, asked of the gateway's thread (for /metrics);
+   * empty if it does not answer within a second. Counts restart with a replacement thread.
+   */
+  hostStats(): Promise<Array<[string, HostStats]>> {
+    const id = ++this.asked;
+    const worker = this.worker;
+    return new Promise((resolve) => {
+      const done = (hosts: Array<[string, HostStats]>): void => {
+        clearTimeout(timer);
+        worker.off('message', onMessage);
+        resolve(hosts);
+      };
+      const onMessage = (msg: { type?: string; id?: number; hosts?: Array<[string, HostStats]> }): void => {
+        if (msg?.type === 'host-stats' && msg.id === id) done(msg.hosts ?? []);
+      };
+      const timer = setTimeout(() => done([]), 1000);
+      worker.on('message', onMessage);
+      worker.postMessage({ type: 'host-stats', id });
+    });
   }
 
   async close(): Promise<void> {

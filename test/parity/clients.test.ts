@@ -37,6 +37,8 @@ describe('real clients: GDAL WMTS and TMS drivers, OWSLib', { timeout: 180_000 }
   let tci: string;
 
   before(async () => {
+    // The WMTS driver caches tiles in ./gdalwmscache unless told not to.
+    gdal.config.set('GDAL_ENABLE_WMS_CACHE', 'NO');
     files = await startFileServer(FIXTURES);
     tessera = await startServer(TESSERA_COMMAND, { TESSERA_ALLOWED_NETWORKS: LOOPBACK_NETWORKS });
     tci = encodeURIComponent(`${files.url}/TCI.tif`);

@@ -1,0 +1,129 @@
+/**
+ * `/metrics` in Prometheus's text format (prom-client): what an operator graphs and alerts on.
+ *
+ * - Requests: `tessera_http_requests_total` and `tessera_http_request_duration_seconds` by route
+ *   family, route pattern (never the raw URL: clients choose those), method and status; requests in
+ *   flight; bytes sent.
+ * - Upstream, by host (at most 100 hosts, then "other"): requests, failures without an answer,
+ *   answers by status class, bytes received and seconds spent; `kind="gdal"` for GDAL's raster
+ *   reads through the gateway, `kind="direct"` for tessera's own (STAC items, MosaicJSON, a file's
+ *   first bytes when it does not open, COG layouts).
+ * - Caches: hits and misses of the document cache and of the raster metadata cache.
+ * - Capacity: GDAL handles open, in use and waited for; whole-image requests running, waiting and
+ *   the bytes they hold; event-loop stalls seen by the watchdog.
+ * - Process and event loop: prom-client's default metrics (CPU, memory, heap, GC, event-loop lag).
+ */
+import client from 'prom-client';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Services } from '../services.js';
+import type { HostStats } from '../upstream/client.js';
+import type { LoopWatchdog } from './watchdog.js';
+
+const FAMILIES = new Set(['cog', 'stac', 'mosaicjson', 'tileMatrixSets', 'colorMaps', 'algorithms', 'api', 'api.html', 'healthz', 'metrics', 'static', 'demo']);
+
+/** The family of a route pattern: its first path segment, when it is one tessera serves. */
+function familyOf(route: string | undefined): string {
+  if (!route) return 'unmatched';
+  const first = route.split('/')[1] ?? '';
+  return FAMILIES.has(first) ? first : first === '' ? 'pages' : 'other';
+}
+
+export function installMetrics(app: FastifyInstance, services: Services, watchdog: LoopWatchdog): client.Registry {
+  const registry = new client.Registry();
+  client.collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 20 });
+
+  const labels = ['family', 'route', 'method', 'status'] as const;
+  const requests = new client.Counter({ name: 'tessera_http_requests_total', help: 'HTTP requests answered', labelNames: labels, registers: [registry] });
+  const duration = new client.Histogram({
+    name: 'tessera_http_request_duration_seconds',
+    help: 'Time from the request to the end of its answer',
+    labelNames: ['family', 'status'],
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers: [registry],
+  });
+  const sent = new client.Counter({ name: 'tessera_http_response_bytes_total', help: 'Bytes of answers sent (after compression)', labelNames: ['family'], registers: [registry] });
+  const inFlight = new client.Gauge({ name: 'tessera_http_requests_in_flight', help: 'Requests being answered', registers: [registry] });
+
+  app.addHook('onRequest', async () => {
+    inFlight.inc();
+  });
+  app.addHook('onResponse', async (request: FastifyRequest, reply: FastifyReply) => {
+    inFlight.dec();
+    const route = request.routeOptions.url;
+    const family = familyOf(route);
+    const status = String(reply.statusCode);
+    requests.inc({ family, route: route ?? 'unmatched', method: request.method, status });
+    duration.observe({ family, status }, reply.elapsedTime / 1000);
+    const length = Number(reply.getHeader('content-length'));
+    if (Number.isFinite(length)) sent.inc({ family }, length);
+  });
+
+  upstreamMetrics(registry, services);
+  cacheMetrics(registry, services);
+  capacityMetrics(registry, services, watchdog);
+
+  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
+    const text = await registry.metrics();
+    return reply.header('cache-control', 'no-store').type(registry.contentType).send(text);
+  });
+  return registry;
+}
+
+/** A counter whose values are read at scrape time from counts kept elsewhere. */
+function collectedCounter(registry: client.Registry, name: string, help: string, labelNames: string[], read: () => Promise<Array<[Record<string, string>, number]>> | Array<[Record<string, string>, number]>): void {
+  new client.Counter({
+    name,
+    help,
+    labelNames,
+    registers: [registry],
+    async collect() {
+      this.reset();
+      for (const [labels, value] of await read()) this.inc(labels, value);
+    },
+  });
+}
+
+function upstreamMetrics(registry: client.Registry, services: Services): void {
+  const sources = async (): Promise<Array<[string, Array<[string, HostStats]>]>> => [
+    ['direct', services.client.hostStats()],
+    ['gdal', services.gateway ? await services.gateway.hostStats() : []],
+  ];
+  const perHost = (pick: (s: HostStats) => Array<[Record<string, string>, number]>) => async (): Promise<Array<[Record<string, string>, number]>> =>
+    (await sources()).flatMap(([kind, hosts]) => hosts.flatMap(([host, s]) => pick(s).map(([labels, v]) => [{ kind, host, ...labels }, v] as [Record<string, string>, number])));
+  collectedCounter(registry, 'tessera_upstream_requests_total', 'Upstream requests sent', ['kind', 'host'], perHost((s) => [[{}, s.requests]]));
+  collectedCounter(registry, 'tessera_upstream_errors_total', 'Upstream requests that failed without an answer (refused, reset, timed out)', ['kind', 'host'], perHost((s) => [[{}, s.errors]]));
+  collectedCounter(registry, 'tessera_upstream_answers_total', 'Upstream answers by status class', ['kind', 'host', 'status'], perHost((s) => Object.entries(s.answers).map(([status, n]) => [{ status }, n])));
+  collectedCounter(registry, 'tessera_upstream_bytes_total', 'Bytes received from upstream', ['kind', 'host'], perHost((s) => [[{}, s.bytes]]));
+  collectedCounter(registry, 'tessera_upstream_seconds_total', 'Seconds spent on upstream requests (divide by requests for the mean latency)', ['kind', 'host'], perHost((s) => [[{}, s.seconds]]));
+}
+
+function cacheMetrics(registry: client.Registry, services: Services): void {
+  const caches = (): Array<[string, { hits: number; misses: number }]> => [
+    ['documents', services.fetcher.cacheStats],
+    ['raster_metadata', services.sources.metaStats],
+  ];
+  collectedCounter(registry, 'tessera_cache_hits_total', 'Lookups answered from a cache', ['cache'], () => caches().map(([cache, s]) => [{ cache }, s.hits]));
+  collectedCounter(registry, 'tessera_cache_misses_total', 'Lookups a cache could not answer', ['cache'], () => caches().map(([cache, s]) => [{ cache }, s.misses]));
+}
+
+function gauge(registry: client.Registry, name: string, help: string, read: () => number): void {
+  new client.Gauge({
+    name,
+    help,
+    registers: [registry],
+    collect() {
+      this.set(read());
+    },
+  });
+}
+
+function capacityMetrics(registry: client.Registry, services: Services, watchdog: LoopWatchdog): void {
+  gauge(registry, 'tessera_gdal_handles_open', 'GDAL dataset handles open or opening', () => services.pool.stats.handles);
+  gauge(registry, 'tessera_gdal_handles_busy', 'GDAL dataset handles in use by a call', () => services.pool.stats.busy);
+  gauge(registry, 'tessera_gdal_handle_waiters', 'GDAL calls waiting for a handle of their source', () => services.pool.stats.waiting);
+  gauge(registry, 'tessera_gdal_sources', 'Rasters with pooled handles', () => services.pool.stats.sources);
+  gauge(registry, 'tessera_whole_image_running', 'Whole-image requests (previews, parts, statistics) holding a slot', () => services.wholeImages.stats.running);
+  gauge(registry, 'tessera_whole_image_waiting', 'Whole-image requests waiting for a slot or for memory', () => services.wholeImages.stats.waiting);
+  gauge(registry, 'tessera_whole_image_bytes', 'Bytes the running whole-image requests hold, as estimated', () => services.wholeImages.stats.bytes);
+  collectedCounter(registry, 'tessera_event_loop_stalls_total', 'Times the event loop was blocked longer than TESSERA_STALL_WARN_MS', [], () => [[{}, watchdog.stalls]]);
+}
