@@ -100,7 +100,20 @@ describe('DatasetPool', () => {
     const results = await Promise.allSettled([0, 1, 2].map((a) => pool.use('s', async () => 1, a)));
     assert.ok(results.every((r) => r.status === 'rejected'));
     assert.equal(calls, 1, 'a cold source is opened once at a time');
-    assert.deepEqual(pool.stats, { sources: 0, handles: 0 });
+    assert.deepEqual(pool.stats, { sources: 0, handles: 0, busy: 0, waiting: 0 });
+  });
+
+  it('counts handles in use and calls waiting for one (for /metrics)', async () => {
+    const { pool } = fakePool(1);
+    const hold = deferred();
+    const first = pool.use('a', () => hold.promise);
+    await new Promise((r) => setTimeout(r, 5));
+    const second = pool.use('a', async () => undefined);
+    await new Promise((r) => setTimeout(r, 5));
+    assert.deepEqual(pool.stats, { sources: 1, handles: 1, busy: 1, waiting: 1 });
+    hold.resolve();
+    await Promise.all([first, second]);
+    assert.deepEqual(pool.stats, { sources: 1, handles: 1, busy: 0, waiting: 0 });
   });
 
   it('closes idle handles of the least recently used source to stay within maxHandles', async () => {

@@ -291,7 +291,9 @@ function documentParameter(p: Parameter): Parameter {
 /** The operation at one of a catch-all route's documented forms: path parameters as the form names them. */
 function atForm(op: Operation, form: string, catchAll: string): Operation {
   const names = [...form.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
-  const kept = (op.parameters ?? []).filter((p) => !(p.in === 'path' && `{${p.name}}` === catchAll) && !(p.in === 'path' && names.includes(p.name)));
+  // A value the form's path gives is not a query parameter there (the query's `format` serves only
+  // the forms without one).
+  const kept = (op.parameters ?? []).filter((p) => !(p.in === 'path' && `{${p.name}}` === catchAll) && !names.includes(p.name));
   const added = names.map((name): Parameter => ({ name, in: 'path', required: true, schema: IMAGE_PATH_PARAMS[name] ?? { type: 'string' } }));
   return { ...op, parameters: [...kept, ...added] };
 }

@@ -175,6 +175,8 @@ const FIXTURE_CASES: Case[] = [
   { id: 'fx-assets-below-qz', path: '/mosaicjson/WebMercatorQuad/5/9/11/assets?url={fixture}', kind: 'json' },
   { id: 'fx-assets-above-qz', path: '/mosaicjson/WebMercatorQuad/10/300/365/assets?url={fixture}', kind: 'json' },
   { id: 'fx-assets-wgs', path: '/mosaicjson/WGS1984Quad/8/148/61/assets?url={fixture}', kind: 'json' },
+  // The form without a grid takes it from the query.
+  { id: 'fx-assets-wgs-query', path: '/mosaicjson/8/148/61/assets?url={fixture}&tileMatrixSetId=WGS1984Quad', kind: 'json' },
   { id: 'fx-assets-point', path: '/mosaicjson/-71,46/assets?url={fixture}', kind: 'json' },
   { id: 'fx-assets-point-3857', path: '/mosaicjson/-8200000,5800000/assets?url={fixture}&coord_crs=EPSG:3857', kind: 'json' },
   { id: 'fx-assets-bbox', path: '/mosaicjson/-76,45,-72,47/assets?url={fixture}', kind: 'json' },

@@ -513,6 +513,20 @@ describe('parity with TiTiler 0.18.10: STAC metadata routes', () => {
     assert.ok(titiler.size > 80, `TiTiler documents ${titiler.size} operations`);
     assert.deepEqual([...titiler].filter((op) => !tessera.has(op)), NOT_YET_SERVED, 'operations TiTiler documents and tessera does not');
   });
+
+  it('every query parameter TiTiler documents on an operation is in tessera\'s document for it', async () => {
+    assert.ok(parity, `servers not started: ${startError ?? 'unknown reason'}`);
+    type Doc = { paths: Record<string, Record<string, { parameters?: Array<{ name: string; in: string }> }>> };
+    const [titiler, tessera] = await Promise.all([parity.titiler.url, parity.tessera.url].map(async (base) => JSON.parse((await get(base, '/api')).body) as Doc));
+    const missing: string[] = [];
+    for (const [path, item] of Object.entries(titiler!.paths)) {
+      for (const [method, op] of Object.entries(item)) {
+        const ours = new Set((tessera!.paths[path]?.[method]?.parameters ?? []).filter((p) => p.in === 'query').map((p) => p.name));
+        for (const p of op.parameters ?? []) if (p.in === 'query' && !ours.has(p.name)) missing.push(`${method.toUpperCase()} ${path}: ${p.name}`);
+      }
+    }
+    assert.deepEqual(missing, []);
+  });
 });
 
 describe('parity suite: deliberate differences', () => {

@@ -12,7 +12,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../../services.js';
 import { getTms, WEB_MERCATOR_QUAD } from '../../tms/registry.js';
 import type { TileMatrixSet } from '../../tms/grid.js';
-import { coordCrsSchema, datasetSchema, layerSchema, parseCrsParam, parseLayer, querySchema, tmsPathSchema, urlSchema, type Query } from '../params.js';
+import { coordCrsSchema, datasetSchema, layerSchema, parseCrsParam, parseLayer, gridQuerySchema, querySchema, tmsPathSchema, urlSchema, type Query } from '../params.js';
 import { parseLonLat } from '../path-params.js';
 import { ValidationError, type ValidationDetail } from '../errors.js';
 import { sendJson } from '../reply.js';
@@ -209,7 +209,10 @@ export function mosaicRoutes(services: Services) {
       const mosaic = await store.open(request.query.url);
       return sendJson(reply, mosaic.assetsForTile(tms, x!, y!, z!));
     };
-    app.get('/:z/:x/:y/assets', { schema: { querystring: querySchema(['url'], urlSchema) } }, (req, reply) => tileAssets(req, reply, webMercator));
+    // The form without a grid takes it from the query, as TiTiler's does (WebMercatorQuad by default).
+    app.get('/:z/:x/:y/assets', { schema: { querystring: querySchema(['url'], urlSchema, gridQuerySchema) } }, (req, reply) =>
+      tileAssets(req, reply, getTms(((req as Req).query as Query)['tileMatrixSetId'] as string) ?? webMercator),
+    );
     app.get('/:tileMatrixSetId/:z/:x/:y/assets', { schema: { params: { type: 'object', properties: tmsPathSchema }, querystring: querySchema(['url'], urlSchema) } }, (req, reply) =>
       tileAssets(req, reply, getTms((req as Req).params['tileMatrixSetId']!)!),
     );
