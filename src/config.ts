@@ -65,6 +65,10 @@ export interface Settings {
   /** zlib level (0–9) of `png` output (TiTiler's is 6); `pngraw` always uses 1. */
   pngLevel: number;
   logLevel: string;
+  /** When set, every route but the API docs and static files needs `?access_token=` equal to it (TiTiler's global_access_token). */
+  accessToken: string | undefined;
+  /** Route families left out (TiTiler's TITILER_API_DISABLE_COG/STAC/MOSAIC). */
+  disabledFamilies: Array<'cog' | 'stac' | 'mosaicjson'>;
   /** An event-loop stall longer than this is logged with the requests in flight (api/watchdog.ts). */
   stallWarnMs: number;
 }
@@ -76,12 +80,21 @@ function list(value: string | undefined): string[] {
     .filter((s) => s.length > 0);
 }
 
-function bool(name: string, fallback: boolean): boolean {
-  const raw = process.env[name]?.trim().toLowerCase();
-  if (raw === undefined || raw === '') return fallback;
+/** A boolean as operators write it (1/0, true/false, yes/no, on/off); undefined when unset or unreadable. */
+function boolFrom(value: string | undefined): boolean | undefined {
+  const raw = value?.trim().toLowerCase();
+  if (raw === undefined || raw === '') return undefined;
   if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
   if (['0', 'false', 'no', 'off'].includes(raw)) return false;
-  throw new Error(`${name} must be true or false, got '${process.env[name]}'`);
+  return undefined;
+}
+
+function bool(name: string, fallback: boolean): boolean {
+  const raw = process.env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const value = boolFrom(raw);
+  if (value === undefined) throw new Error(`${name} must be true or false, got '${raw}'`);
+  return value;
 }
 
 function int(name: string, fallback: number): number {
@@ -119,8 +132,9 @@ export function loadSettings(overrides: Partial<Settings> = {}): Settings {
     renderThreads: -1,
     largeRequests: Math.max(1, int('TESSERA_LARGE_REQUESTS', os.availableParallelism())),
     maxImageBytes: Math.max(1, int('TESSERA_MAX_IMAGE_BYTES', defaultImageBytes())),
-    cacheControl: env['TESSERA_CACHE_CONTROL'] ?? 'public, max-age=3600',
-    corsOrigins: list(env['TESSERA_CORS_ORIGINS'] ?? '*'),
+    // TiTiler 0.18's settings are honoured where tessera's own are not set.
+    cacheControl: env['TESSERA_CACHE_CONTROL'] ?? env['TITILER_API_CACHECONTROL'] ?? 'public, max-age=3600',
+    corsOrigins: list(env['TESSERA_CORS_ORIGINS'] ?? env['TITILER_API_CORS_ORIGINS'] ?? '*'),
     allowedLocalRoots: list(env['TESSERA_ALLOWED_LOCAL_ROOTS']),
     allowedHosts: list(env['TESSERA_ALLOWED_HOSTS']),
     deniedHosts: list(env['TESSERA_DENIED_HOSTS']),
@@ -146,6 +160,11 @@ export function loadSettings(overrides: Partial<Settings> = {}): Settings {
     basemapAttribution: env['TESSERA_BASEMAP_ATTRIBUTION'] ?? '',
     pngLevel: zlibLevel('TESSERA_PNG_LEVEL', DEFAULT_PNG_LEVEL),
     logLevel: env['TESSERA_LOG_LEVEL'] ?? 'info',
+    accessToken: (env['TESSERA_ACCESS_TOKEN'] ?? env['TITILER_API_GLOBAL_ACCESS_TOKEN']) || undefined,
+    disabledFamilies: (['cog', 'stac', 'mosaicjson'] as const).filter((family) => {
+      const name = family === 'mosaicjson' ? 'MOSAIC' : family.toUpperCase();
+      return bool(`TESSERA_DISABLE_${name}`, bool(`TITILER_API_DISABLE_${name}`, false));
+    }),
     stallWarnMs: Math.max(1, int('TESSERA_STALL_WARN_MS', 200)),
   };
   const merged = { ...settings, ...overrides };

@@ -227,7 +227,7 @@ describe('pages in headless Chromium', { timeout: 120_000, skip: existsSync(CHRO
   });
 
   /** Opens a page, recording console errors, uncaught exceptions and every request URL. */
-  async function open(pathAndQuery: string): Promise<{ page: Page; errors: string[]; requests: string[] }> {
+  async function open(pathAndQuery: string, base = server.url): Promise<{ page: Page; errors: string[]; requests: string[] }> {
     const page = await context.newPage();
     const errors: string[] = [];
     const requests: string[] = [];
@@ -239,7 +239,7 @@ describe('pages in headless Chromium', { timeout: 120_000, skip: existsSync(CHRO
     page.on('response', (response) => {
       if (response.status() >= 400) errors.push(`HTTP ${response.status()} ${response.url()}`);
     });
-    const response = await page.goto(`${server.url}${pathAndQuery}`);
+    const response = await page.goto(`${base}${pathAndQuery}`);
     assert.equal(response?.status(), 200, `${pathAndQuery} answered ${response?.status()}`);
     assert.equal(response?.headers()['content-type'], 'text/html; charset=utf-8');
     return { page, errors, requests };
@@ -418,6 +418,25 @@ describe('pages in headless Chromium', { timeout: 120_000, skip: existsSync(CHRO
     assert.equal(state['tileErrors'], '0');
     await rgbPage.page.close();
     assertClean(rgbPage.errors);
+  });
+
+  it('behind TiTiler\'s global access token, the viewer and the map page pass the token on', async () => {
+    const guarded = await startTessera({ basemapUrl: '', demoDir, accessToken: 'tok-123' });
+    try {
+      const viewer = await open(`/stac/viewer?url=${q(item)}&access_token=tok-123`, guarded.url);
+      const state = await tilesLoaded(viewer.page, ['access_token=tok-123']);
+      assert.equal(state['tileErrors'], '0');
+      const own = viewer.requests.filter((u) => u.startsWith(guarded.url) && !u.includes('/static/'));
+      assert.ok(own.length > 5 && own.every((u) => u.includes('access_token=tok-123')), 'every request of the page carries the token');
+      await viewer.page.close();
+      assertClean(viewer.errors);
+      const map = await open(`/stac/WebMercatorQuad/map?url=${q(item)}&assets=rgb&access_token=tok-123`, guarded.url);
+      await tilesLoaded(map.page, ['access_token=tok-123']);
+      await map.page.close();
+      assertClean(map.errors);
+    } finally {
+      await guarded.close();
+    }
   });
 
   it('the STAC viewer without an item asks for one', async () => {

@@ -3,12 +3,14 @@
  * bodies, OpenAPI at /api) and the route families.
  */
 import zlib from 'node:zlib';
+import { timingSafeEqual } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
 import cors from '@fastify/cors';
 import compress from '@fastify/compress';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { Services } from '../services.js';
+import type { Settings } from '../config.js';
 import { answerClientError, installErrorHandling, MAX_HEADER_BYTES } from './errors.js';
 import { LoopWatchdog } from './watchdog.js';
 import { installJsonBodyParser, MAX_BODY_BYTES } from './json-body.js';
@@ -68,6 +70,8 @@ export async function buildApp(services: Services, opts: { logger?: boolean | ob
     credentials: true,
     methods: ['GET', 'POST', 'HEAD', 'OPTIONS'],
   });
+  // After CORS, so that a 401 carries its headers and a browser page can read it.
+  if (settings.accessToken) requireAccessToken(app, settings.accessToken);
   await app.register(compress, {
     global: true,
     threshold: 0,
@@ -128,9 +132,11 @@ export async function buildApp(services: Services, opts: { logger?: boolean | ob
 
   await app.register(tmsRoutes);
   await app.register(colormapRoutes());
-  await app.register(cogRoutes(services), { prefix: '/cog' });
-  await app.register(stacRoutes(services), { prefix: '/stac' });
-  await app.register(mosaicRoutes(services), { prefix: '/mosaicjson' });
+  // TiTiler's TITILER_API_DISABLE_COG/STAC/MOSAIC (or tessera's TESSERA_DISABLE_*) leave a family out.
+  const enabled = (family: Settings['disabledFamilies'][number]): boolean => !settings.disabledFamilies.includes(family);
+  if (enabled('cog')) await app.register(cogRoutes(services), { prefix: '/cog' });
+  if (enabled('stac')) await app.register(stacRoutes(services), { prefix: '/stac' });
+  if (enabled('mosaicjson')) await app.register(mosaicRoutes(services), { prefix: '/mosaicjson' });
   await app.register(algorithmRoutes());
   await app.register(pageRoutes(services));
 
@@ -143,4 +149,24 @@ export async function buildApp(services: Services, opts: { logger?: boolean | ob
     await services.close();
   });
   return app;
+}
+
+/** Paths open without the token, as in TiTiler: the API documents and the files pages load. */
+const OPEN_PATHS = /^\/(api(\.html)?([/?]|$)|static\/|favicon\.ico)/;
+
+/**
+ * TiTiler's global access token: every request but CORS preflights and OPEN_PATHS must carry
+ * `?access_token=` equal to it, else 401 with TiTiler's detail. Compared in constant time.
+ */
+function requireAccessToken(app: FastifyInstance, token: string): void {
+  const expected = Buffer.from(token, 'utf8');
+  app.addHook('onRequest', async (request, reply) => {
+    if (request.method === 'OPTIONS' || OPEN_PATHS.test(request.url)) return;
+    const given = new URL(request.url, 'http://x').searchParams.get('access_token');
+    if (!given) return reply.code(401).type('application/json').send(pyDumps({ detail: 'Missing `access_token`' }));
+    const offered = Buffer.from(given, 'utf8');
+    if (offered.length !== expected.length || !timingSafeEqual(offered, expected)) {
+      return reply.code(401).type('application/json').send(pyDumps({ detail: 'Invalid `access_token`' }));
+    }
+  });
 }

@@ -59,6 +59,8 @@ export interface ServerCommand {
   args(port: number): string[];
   /** Environment the server always gets (the caller's `env` may override it). */
   env?: Record<string, string>;
+  /** What is asked until it answers 200 (default /healthz). */
+  healthPath?: string;
 }
 
 /** tessera's setting that opens loopback, where the tests' file servers listen. */
@@ -176,7 +178,7 @@ export async function startServer(spec: ServerCommand, env: Record<string, strin
   };
 
   try {
-    await waitHealthy(url, exited, STARTUP_TIMEOUT_MS);
+    await waitHealthy(url, exited, STARTUP_TIMEOUT_MS, spec.healthPath);
   } catch (err) {
     await service.stop();
     const why = err instanceof Error ? err.message : String(err);
@@ -189,7 +191,7 @@ export async function startServer(spec: ServerCommand, env: Record<string, strin
 }
 
 /** Polls GET /healthz until it answers 200, the child exits, or the deadline passes. */
-async function waitHealthy(url: string, exited: Promise<string>, timeoutMs: number): Promise<void> {
+async function waitHealthy(url: string, exited: Promise<string>, timeoutMs: number, healthPath = '/healthz'): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let exitReason: string | undefined;
   void exited.then((why) => (exitReason = why));
@@ -197,7 +199,7 @@ async function waitHealthy(url: string, exited: Promise<string>, timeoutMs: numb
   while (Date.now() < deadline) {
     if (exitReason !== undefined) throw new Error(`exited (${exitReason}) before answering /healthz`);
     try {
-      const res = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(2_000), redirect: 'manual' });
+      const res = await fetch(`${url}${healthPath}`, { signal: AbortSignal.timeout(2_000), redirect: 'manual' });
       await res.arrayBuffer();
       if (res.status === 200) return;
       lastError = `HTTP ${res.status}`;

@@ -105,3 +105,14 @@ export async function landingOptions(base: string, demoDir: string | undefined):
   const demo = demoDir ? await readDemo(demoDir) : undefined;
   return { demo: demo ? demoLinks(base, demo) : null, api: API_LINKS, grids: gridRows(base, demo) };
 }
+
+/** The landing page's links of this server with `access_token` added. */
+export function withAccessToken(options: LandingPageOptions, token: string): LandingPageOptions {
+  const add = (href: string): string => (href.startsWith('/') ? `${href}${href.includes('?') ? '&' : '?'}${urlencode([['access_token', token]])}` : href);
+  const link = (l: Link): Link => ({ ...l, href: add(l.href) });
+  return {
+    demo: options.demo?.map(link) ?? null,
+    api: options.api.map(link),
+    grids: options.grids.map((g) => ({ ...g, document: add(g.document), ...(g.demoMap ? { demoMap: add(g.demoMap) } : {}) })),
+  };
+}

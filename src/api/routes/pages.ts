@@ -13,7 +13,7 @@ import fastifyStatic from '@fastify/static';
 import type { Services } from '../../services.js';
 import { getTms, WEB_MERCATOR_QUAD } from '../../tms/registry.js';
 import { baseUrl } from '../urls.js';
-import { landingOptions } from '../pages/landing.js';
+import { landingOptions, withAccessToken } from '../pages/landing.js';
 import { SERVED_EXTENSIONS, staticMounts } from '../pages/assets.js';
 import { mapGrid } from '../pages/map-grid.js';
 import { landingPage, viewerPage } from '../pages/html.js';
@@ -41,7 +41,10 @@ export function pageRoutes(services: Services) {
     app.get('/favicon.ico', { schema: { hide: true } }, async (_request, reply) => reply.type('image/svg+xml').send(favicon));
 
     app.get('/', { schema: { hide: true } }, async (request, reply) => {
-      const html = landingPage(await landingOptions(baseUrl(request), settings.demoDir));
+      const options = await landingOptions(baseUrl(request), settings.demoDir);
+      // Behind TiTiler's global access token, the page's links carry the token it was opened with.
+      const token = (request.query as Record<string, unknown>)['access_token'];
+      const html = landingPage(typeof token === 'string' && token !== '' ? withAccessToken(options, token) : options);
       return sendHtml(reply, html, csp);
     });
 

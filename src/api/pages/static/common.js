@@ -14,9 +14,21 @@ export function readConfig() {
   return JSON.parse(node.textContent);
 }
 
+/** The access token the page was opened with (a server with TiTiler's global access token wants it everywhere). */
+const ACCESS_TOKEN = new URLSearchParams(window.location.search).get('access_token');
+
+/** `url` with the page's access token added, for this server's own URLs. */
+export function withAccessToken(url) {
+  if (!ACCESS_TOKEN) return url;
+  const u = new URL(url, window.location.href);
+  if (u.origin !== window.location.origin || u.searchParams.has('access_token')) return url;
+  u.searchParams.set('access_token', ACCESS_TOKEN);
+  return u.href;
+}
+
 /** GET a JSON document; a failure becomes an Error carrying the server's `detail`. */
 export async function fetchJson(url, { signal } = {}) {
-  const res = await fetch(url, { signal, headers: { Accept: 'application/json' } });
+  const res = await fetch(withAccessToken(url), { signal, headers: { Accept: 'application/json' } });
   if (!res.ok) {
     let detail = res.statusText;
     try {

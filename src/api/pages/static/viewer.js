@@ -9,7 +9,7 @@
  * The two families differ only in how a selection is written: a STAC item's bands are
  * `assets`/`asset_bidx` and `{asset}_b1` in expressions, a COG's are `bidx` and `b1`.
  */
-import { DataLayer, createMap, fetchJson, readConfig, setStatus } from './common.js';
+import { DataLayer, createMap, fetchJson, readConfig, setStatus, withAccessToken } from './common.js';
 import { drawHistogram } from './histogram.js';
 
 const EIGHT_BIT = new Set(['uint8', 'int8']);
@@ -229,8 +229,8 @@ async function renderChanged() {
   if (!state.url || !layer) return;
   const params = query([['url', state.url], ...layer, ...algorithmParams(), ...renderParams()]);
   const tilejsonUrl = `${endpoints.tilejson}?${params}`;
-  $('tilejson-link').href = tilejsonUrl;
-  $('map-link').href = `${endpoints.map}?${params}`;
+  $('tilejson-link').href = withAccessToken(tilejsonUrl);
+  $('map-link').href = withAccessToken(`${endpoints.map}?${params}`);
   try {
     const tilejson = await fetchJson(tilejsonUrl);
     if (turn !== state.renderTurn) return;
