@@ -80,6 +80,14 @@ function list(value: string | undefined): string[] {
     .filter((s) => s.length > 0);
 }
 
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+function logLevel(value: string | undefined): string {
+  const level = (value ?? 'info').trim().toLowerCase() || 'info';
+  if (!LOG_LEVELS.includes(level)) throw new Error(`TESSERA_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got '${value}'`);
+  return level;
+}
+
 /** A boolean as operators write it (1/0, true/false, yes/no, on/off); undefined when unset or unreadable. */
 function boolFrom(value: string | undefined): boolean | undefined {
   const raw = value?.trim().toLowerCase();
@@ -159,7 +167,7 @@ export function loadSettings(overrides: Partial<Settings> = {}): Settings {
     basemapUrl: basemapTemplate(env['TESSERA_BASEMAP_URL']),
     basemapAttribution: env['TESSERA_BASEMAP_ATTRIBUTION'] ?? '',
     pngLevel: zlibLevel('TESSERA_PNG_LEVEL', DEFAULT_PNG_LEVEL),
-    logLevel: env['TESSERA_LOG_LEVEL'] ?? 'info',
+    logLevel: logLevel(env['TESSERA_LOG_LEVEL']),
     accessToken: (env['TESSERA_ACCESS_TOKEN'] ?? env['TITILER_API_GLOBAL_ACCESS_TOKEN']) || undefined,
     disabledFamilies: (['cog', 'stac', 'mosaicjson'] as const).filter((family) => {
       const name = family === 'mosaicjson' ? 'MOSAIC' : family.toUpperCase();

@@ -3,7 +3,7 @@
  * bodies, OpenAPI at /api) and the route families.
  */
 import zlib from 'node:zlib';
-import { timingSafeEqual } from 'node:crypto';
+import { randomUUID, timingSafeEqual } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
 import cors from '@fastify/cors';
 import compress from '@fastify/compress';
@@ -38,6 +38,12 @@ declare module 'fastify' {
   }
 }
 
+/** A request id taken from the caller: a short token, nothing a log reader could trip on. */
+const REQUEST_ID = /^[\w.:@/+=-]{1,128}$/;
+
+/** Each request's upstream byte count, read when its log line is written. */
+const upstreamSpent = new WeakMap<object, () => number>();
+
 export async function buildApp(services: Services, opts: { logger?: boolean | object } = {}): Promise<FastifyInstance> {
   const settings = services.settings;
   const app = Fastify({
@@ -53,6 +59,19 @@ export async function buildApp(services: Services, opts: { logger?: boolean | ob
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_HEADER_BYTES },
     // Each request carries a deadline; the handler's own work is bounded by upstream timeouts.
     requestTimeout: settings.requestTimeoutMs,
+    // One log line per request, written when it ends (below), instead of Fastify's two.
+    disableRequestLogging: true,
+    // The caller's X-Request-Id when it is a sane token, else a fresh one; always sent back.
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+  });
+
+  // First of all hooks, so that every answer (a 401, a 404 …) carries it.
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
   });
 
   const watchdog = new LoopWatchdog(settings.stallWarnMs, (stall) =>
@@ -104,7 +123,9 @@ export async function buildApp(services: Services, opts: { logger?: boolean | ob
   // the request's asynchronous flow charges it), and so does its hold on the whole-image gate.
   app.addHook('onRequest', async (request, reply) => {
     reply.raw.once('close', watchdog.begin(request.id, request.method, request.url));
-    reply.raw.once('close', services.budgets.enter());
+    const budget = services.budgets.enter();
+    upstreamSpent.set(request, budget.spent);
+    reply.raw.once('close', budget);
     if (request.routeOptions.config.large === true) reply.raw.once('close', services.wholeImages.enter());
     const timer = setTimeout(() => {
       if (!reply.sent) {
@@ -114,6 +135,24 @@ export async function buildApp(services: Services, opts: { logger?: boolean | ob
     }, settings.requestTimeoutMs);
     timer.unref();
     reply.raw.once('close', () => clearTimeout(timer));
+  });
+
+  // The request's one log line: what was asked (the path and route pattern; the query can carry
+  // tokens and signed URLs, so it is left out), the answer, its time and size, the upstream bytes.
+  app.addHook('onResponse', async (request, reply) => {
+    const length = Number(reply.getHeader('content-length'));
+    request.log.info(
+      {
+        method: request.method,
+        path: request.url.split('?')[0],
+        route: request.routeOptions.url ?? null,
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime * 10) / 10,
+        bytesOut: Number.isFinite(length) ? length : null,
+        upstreamBytes: upstreamSpent.get(request)?.() ?? 0,
+      },
+      'request',
+    );
   });
 
   // TiTiler's Cache-Control middleware (GET/HEAD, not /healthz, unless already set), but for

@@ -57,6 +57,9 @@ interface RequestBudget {
   slot: number;
 }
 
+/** Ends a request's budget; `spent()` tells the bytes it fetched from upstream (frozen at release). */
+export type BudgetRelease = (() => void) & { spent: () => number };
+
 /** The main thread's side: slots per request, lanes per handle. */
 export class Budgets {
   readonly memory = budgetMemory();
@@ -73,18 +76,21 @@ export class Budgets {
    * Makes the rest of the current asynchronous flow (a request) charge a budget of its own, until
    * `release` is called. With no slot free, the flow is not metered.
    */
-  enter(): () => void {
+  enter(): BudgetRelease {
     const slot = this.freeSlots.pop();
-    if (slot === undefined) return () => undefined;
-    Atomics.store(this.memory.remaining, slot, BigInt(Math.min(this.maxBytes, Number.MAX_SAFE_INTEGER)));
+    if (slot === undefined) return Object.assign(() => undefined, { spent: () => 0 });
+    const start = BigInt(Math.min(this.maxBytes, Number.MAX_SAFE_INTEGER));
+    Atomics.store(this.memory.remaining, slot, start);
     this.current.enterWith({ slot });
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
+    let released: number | undefined;
+    const spent = (): number => released ?? Math.max(0, Number(start - Atomics.load(this.memory.remaining, slot)));
+    const release = (): void => {
+      if (released !== undefined) return;
+      released = spent();
       // A read still running keeps charging: the slot is only reused after the next fills it again.
       this.freeSlots.unshift(slot);
     };
+    return Object.assign(release, { spent });
   }
 
   /** Bytes the current request may still fetch (Infinity outside a request). */
