@@ -65,6 +65,12 @@ export interface Settings {
   /** zlib level (0–9) of `png` output (TiTiler's is 6); `pngraw` always uses 1. */
   pngLevel: number;
   logLevel: string;
+  /** On SIGTERM: answer /readyz 503 for this long (load balancers notice) before closing. */
+  shutdownDelayMs: number;
+  /** Then how long requests in flight may take to finish before the process exits anyway. */
+  shutdownGraceMs: number;
+  /** Requests in flight past which new ones get 503 with Retry-After at once. */
+  maxInFlight: number;
   /** When set, every route but the API docs and static files needs `?access_token=` equal to it (TiTiler's global_access_token). */
   accessToken: string | undefined;
   /** Route families left out (TiTiler's TITILER_API_DISABLE_COG/STAC/MOSAIC). */
@@ -168,6 +174,9 @@ export function loadSettings(overrides: Partial<Settings> = {}): Settings {
     basemapAttribution: env['TESSERA_BASEMAP_ATTRIBUTION'] ?? '',
     pngLevel: zlibLevel('TESSERA_PNG_LEVEL', DEFAULT_PNG_LEVEL),
     logLevel: logLevel(env['TESSERA_LOG_LEVEL']),
+    shutdownDelayMs: int('TESSERA_SHUTDOWN_DELAY_MS', 0),
+    shutdownGraceMs: int('TESSERA_SHUTDOWN_GRACE_MS', 10_000),
+    maxInFlight: Math.max(1, int('TESSERA_MAX_QUEUE', 1024)),
     accessToken: (env['TESSERA_ACCESS_TOKEN'] ?? env['TITILER_API_GLOBAL_ACCESS_TOKEN']) || undefined,
     disabledFamilies: (['cog', 'stac', 'mosaicjson'] as const).filter((family) => {
       const name = family === 'mosaicjson' ? 'MOSAIC' : family.toUpperCase();

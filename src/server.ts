@@ -13,17 +13,28 @@ export async function serve(settings: Settings, opts: { banner: boolean }): Prom
   process.on('unhandledRejection', (reason) => app.log.error({ err: reason }, 'unhandled rejection'));
   process.on('uncaughtException', (err) => app.log.error({ err }, 'uncaught exception'));
 
+  // Shutdown: /readyz says 503 at once; after TESSERA_SHUTDOWN_DELAY_MS (time for a load balancer
+  // to take this replica out) the server stops accepting and lets requests in flight finish, for
+  // at most TESSERA_SHUTDOWN_GRACE_MS, then exits: 0 when they all finished, 1 when cut short.
   let closing = false;
   const shutdown = (signal: string): void => {
     if (closing) return;
     closing = true;
-    app.log.info(`${signal}: shutting down`);
-    const force = setTimeout(() => process.exit(1), 10_000);
-    force.unref();
-    app.close().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
+    app.draining = true;
+    app.log.info(`${signal}: shutting down (delay ${settings.shutdownDelayMs} ms, grace ${settings.shutdownGraceMs} ms)`);
+    setTimeout(() => {
+      const force = setTimeout(() => {
+        app.log.warn('requests still in flight after the shutdown grace period: exiting');
+        process.exit(1);
+      }, settings.shutdownGraceMs);
+      force.unref();
+      // Connections that go idle after close began (their request finished) are closed too.
+      setInterval(() => app.server.closeIdleConnections(), 100).unref();
+      app.close().then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
+    }, settings.shutdownDelayMs).unref();
   };
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));

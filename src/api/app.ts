@@ -4,7 +4,7 @@
  */
 import zlib from 'node:zlib';
 import { randomUUID, timingSafeEqual } from 'node:crypto';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import cors from '@fastify/cors';
 import compress from '@fastify/compress';
 import swagger from '@fastify/swagger';
@@ -31,6 +31,8 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** The event-loop watchdog (api/watchdog.ts): stalls seen, the worst, delay percentiles. */
     watchdog: LoopWatchdog;
+    /** True once shutdown began: /readyz answers 503 (server.ts). */
+    draining: boolean;
   }
   interface FastifyContextConfig {
     /** The route reads whole images: it runs under the whole-image gate (image/whole-image-gate.ts). */
@@ -60,7 +62,7 @@ export async function buildApp(services: Services, opts: { logger?: boolean | ob
     // Each request carries a deadline; the handler's own work is bounded by upstream timeouts.
     requestTimeout: settings.requestTimeoutMs,
     // One log line per request, written when it ends (below), instead of Fastify's two.
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     // The caller's X-Request-Id when it is a sane token, else a fresh one; always sent back.
     requestIdHeader: false,
     genReqId: (req) => {
@@ -74,10 +76,22 @@ export async function buildApp(services: Services, opts: { logger?: boolean | ob
     reply.header('x-request-id', request.id);
   });
 
+  // Overload: past maxInFlight requests, a new one is answered 503 at once (Retry-After) instead of
+  // joining queues whose latency would grow without bound. Health checks always pass.
+  let inFlight = 0;
+  app.addHook('onRequest', async (request, reply) => {
+    if (inFlight >= settings.maxInFlight && !request.url.startsWith('/healthz') && !request.url.startsWith('/readyz')) {
+      return reply.code(503).header('retry-after', '1').type('application/json').send(pyDumps({ detail: `Server busy: ${inFlight} requests in flight (TESSERA_MAX_QUEUE); retry shortly` }));
+    }
+    inFlight++;
+    reply.raw.once('close', () => inFlight--);
+  });
+
   const watchdog = new LoopWatchdog(settings.stallWarnMs, (stall) =>
     app.log.warn({ stalledMs: stall.stalledMs, inFlight: stall.inFlight }, `event loop stalled for ${stall.stalledMs} ms; requests in flight named`),
   );
   app.decorate('watchdog', watchdog);
+  app.decorate('draining', false);
   app.addHook('onReady', async () => void watchdog.start());
   installMetrics(app, services, watchdog);
 
@@ -137,6 +151,12 @@ export async function buildApp(services: Services, opts: { logger?: boolean | ob
     reply.raw.once('close', () => clearTimeout(timer));
   });
 
+  // Draining: answers close their connections, so that shutdown does not wait on kept-alive ones.
+  app.addHook('onSend', async (_request, reply, payload) => {
+    if (app.draining) reply.header('connection', 'close');
+    return payload;
+  });
+
   // The request's one log line: what was asked (the path and route pattern; the query can carry
   // tokens and signed URLs, so it is left out), the answer, its time and size, the upstream bytes.
   app.addHook('onResponse', async (request, reply) => {
@@ -167,6 +187,12 @@ export async function buildApp(services: Services, opts: { logger?: boolean | ob
   });
 
   app.get('/healthz', async (_request, reply) => reply.type('application/json').send(Buffer.from('{"ping":"pong!"}')));
+  // Ready: serving and not draining (server.ts sets draining on SIGTERM, before it closes).
+  app.get('/readyz', { schema: { summary: 'Readiness: 200 while serving, 503 while shutting down' } }, async (_request, reply) =>
+    app.draining
+      ? reply.code(503).type('application/json').header('cache-control', 'no-store').send(pyDumps({ detail: 'Shutting down' }))
+      : reply.type('application/json').header('cache-control', 'no-store').send(pyDumps({ ready: true })),
+  );
   app.get('/api', { schema: { hide: true } }, async () => completedApi(app.swagger() as unknown as Record<string, unknown>));
 
   await app.register(tmsRoutes);

@@ -34,6 +34,7 @@ const FAMILY_TAGS: Array<[string, string]> = [
   ['/algorithms', 'Algorithms'],
   ['/colorMaps', 'ColorMaps'],
   ['/healthz', 'Health Check'],
+  ['/readyz', 'Health Check'],
 ];
 
 const IMAGE_TYPES = [...new Set(Object.values(MEDIA_TYPES))];
@@ -144,6 +145,7 @@ const OTHER_ROUTES: Record<string, { summary: string; answer: Answer }> = {
   '/colorMaps': { summary: 'The names of the colormaps', answer: 'json' },
   '/colorMaps/{colorMapId}': { summary: 'One colormap, as JSON or as a legend image (format=png, …)', answer: 'json-or-image' },
   '/healthz': { summary: 'Health check: the server answers', answer: 'json' },
+  '/readyz': { summary: 'Readiness: 200 while serving, 503 while shutting down', answer: 'json' },
 };
 
 /** One description per parameter name, whatever the route. */
@@ -321,7 +323,7 @@ export function completeOpenApi(doc: Json): Json {
     ...doc,
     paths: out,
     components: { ...components, schemas: { ...((components['schemas'] ?? {}) as Json), ...SCHEMAS } },
-    tags: FAMILY_TAGS.filter(([, tag]) => tags.has(tag)).map(([, name]) => ({ name })),
+    tags: [...new Set(FAMILY_TAGS.map(([, tag]) => tag))].filter((tag) => tags.has(tag)).map((name) => ({ name })),
   };
 }
 
