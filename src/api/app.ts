@@ -26,6 +26,7 @@ import { demoRoutes } from './routes/demo.js';
 import { pyDumps } from '../pyjson.js';
 import { completeOpenApi } from './openapi.js';
 import { installMetrics } from './metrics.js';
+import { installEtags } from './etag.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -105,6 +106,8 @@ export async function buildApp(services: Services, opts: { logger?: boolean | ob
   });
   // After CORS, so that a 401 carries its headers and a browser page can read it.
   if (settings.accessToken) requireAccessToken(app, settings.accessToken);
+  // Before compression: the tag is of the answer itself, whatever the encoding (api/etag.ts).
+  installEtags(app);
   await app.register(compress, {
     global: true,
     threshold: 0,
