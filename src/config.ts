@@ -1,5 +1,6 @@
 /** Settings, from TESSERA_* environment variables (command-line flags override a few). */
 import os from 'node:os';
+import { z } from 'zod';
 import { DEFAULT_PNG_LEVEL } from './image/encode/png.js';
 import { defaultImageBytes } from './image/whole-image-gate.js';
 
@@ -75,121 +76,178 @@ export interface Settings {
   accessToken: string | undefined;
   /** Route families left out (TiTiler's TITILER_API_DISABLE_COG/STAC/MOSAIC). */
   disabledFamilies: Array<'cog' | 'stac' | 'mosaicjson'>;
+  /** Take the scheme and host of generated URLs from X-Forwarded-* (set only behind a trusted proxy). */
+  trustProxy: boolean;
   /** An event-loop stall longer than this is logged with the requests in flight (api/watchdog.ts). */
   stallWarnMs: number;
 }
 
-function list(value: string | undefined): string[] {
-  return (value ?? '')
+/** Every setting: its environment name (and the TiTiler 0.18 name it also answers to), its
+ * validation (zod), its default and what it does. `loadSettings` reads them, `tessera serve --help`
+ * lists them, and names starting with TESSERA_ that are not here are warned about at start. */
+interface SettingSpec {
+  env: string;
+  /** TiTiler's name for the same setting, read when tessera's is not set. */
+  alias?: string;
+  /** The value's text (trimmed) to its value; failures name what was expected. */
+  schema: z.ZodType;
+  /** The default, shown in --help. */
+  shown: string;
+  doc: string;
+}
+
+const TRUTHY = ['1', 'true', 'yes', 'on', 't', 'y'];
+const FALSY = ['0', 'false', 'no', 'off', 'f', 'n'];
+/** A boolean as operators write it: 1/0, true/false, yes/no, on/off, t/f, y/n (any case). */
+const boolean = z.stringbool({ truthy: TRUTHY, falsy: FALSY, case: 'insensitive', error: `expected one of ${[...TRUTHY, ...FALSY].join(', ')}` });
+const whole = (min: number, max = Number.MAX_SAFE_INTEGER): z.ZodType<number> =>
+  z
+    .string()
+    .regex(/^\d+$/, 'expected a whole number')
+    .transform(Number)
+    .pipe(z.number().min(min, `expected at least ${min}`).max(max, `expected at most ${max}`));
+const text = z.string();
+const commaList = z.string().transform((v) =>
+  v
     .split(',')
-    .map((s) => s.trim())
-    .filter((s) => s.length > 0);
-}
+    .map((p) => p.trim())
+    .filter((p) => p.length > 0),
+);
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+/** A basemap tile template: absolute http(s) or a path on this server, with {z}, {x} and {y}. */
+const basemap = z.string().refine((v) => v === '' || (/^(https?:\/\/|\/)/.test(v) && ['{z}', '{x}', '{y}'].every((p) => v.includes(p))), 'expected an http(s) URL or a path with {z}, {x} and {y}');
 
-const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+const cores = os.availableParallelism();
 
-function logLevel(value: string | undefined): string {
-  const level = (value ?? 'info').trim().toLowerCase() || 'info';
-  if (!LOG_LEVELS.includes(level)) throw new Error(`TESSERA_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got '${value}'`);
-  return level;
-}
+export const SETTINGS = {
+  host: { env: 'TESSERA_HOST', schema: text, shown: '127.0.0.1', doc: 'address to listen on (--host)' },
+  port: { env: 'TESSERA_PORT', schema: whole(0, 65535), shown: '8000', doc: 'port to listen on (--port)' },
+  workers: { env: 'TESSERA_WORKERS', schema: whole(1, 64), shown: '1', doc: 'server processes sharing the port (--workers)' },
+  renderThreads: { env: 'TESSERA_RENDER_THREADS', schema: whole(0, 64), shown: 'cores (0 with several workers)', doc: 'threads that post-process and encode images (--render-threads)' },
+  largeRequests: { env: 'TESSERA_LARGE_REQUESTS', schema: whole(1), shown: 'cores', doc: 'whole-image requests (previews, parts, statistics) running at once' },
+  maxImageBytes: { env: 'TESSERA_MAX_IMAGE_BYTES', schema: whole(1), shown: 'memory/8, at most 1 GiB', doc: 'bytes whole-image requests may hold together' },
+  cacheControl: { env: 'TESSERA_CACHE_CONTROL', alias: 'TITILER_API_CACHECONTROL', schema: text, shown: 'public, max-age=3600', doc: 'Cache-Control of successful GET/HEAD answers' },
+  corsOrigins: { env: 'TESSERA_CORS_ORIGINS', alias: 'TITILER_API_CORS_ORIGINS', schema: commaList, shown: '*', doc: 'allowed CORS origins, comma list' },
+  allowedLocalRoots: { env: 'TESSERA_ALLOWED_LOCAL_ROOTS', schema: commaList, shown: 'none', doc: 'local folders `url` may point into' },
+  allowedHosts: { env: 'TESSERA_ALLOWED_HOSTS', schema: commaList, shown: 'any', doc: 'upstream hosts allowed (example.com, *.example.com)' },
+  deniedHosts: { env: 'TESSERA_DENIED_HOSTS', schema: commaList, shown: 'none', doc: 'upstream hosts refused' },
+  allowedNetworks: { env: 'TESSERA_ALLOWED_NETWORKS', schema: commaList, shown: 'public unicast only', doc: 'non-public CIDRs upstream connections may reach' },
+  allowedDrivers: { env: 'TESSERA_ALLOWED_DRIVERS', schema: commaList, shown: 'GTiff', doc: 'GDAL drivers rasters may be opened with' },
+  upstreamConnectTimeoutMs: { env: 'TESSERA_UPSTREAM_CONNECT_TIMEOUT_MS', schema: whole(0), shown: '5000', doc: 'upstream connect timeout' },
+  upstreamTimeoutMs: { env: 'TESSERA_UPSTREAM_TIMEOUT_MS', schema: whole(0), shown: '15000', doc: 'upstream answer timeout' },
+  upstreamGateway: { env: 'TESSERA_UPSTREAM_GATEWAY', schema: boolean, shown: 'true', doc: 'GDAL reads through tessera\'s policy-checking gateway' },
+  maxDocumentBytes: { env: 'TESSERA_MAX_DOCUMENT_BYTES', schema: whole(0), shown: '33554432', doc: 'largest STAC item or MosaicJSON' },
+  maxUpstreamBytes: { env: 'TESSERA_MAX_UPSTREAM_BYTES', schema: whole(1), shown: '268435456', doc: 'bytes one request may fetch upstream' },
+  requestTimeoutMs: { env: 'TESSERA_REQUEST_TIMEOUT_MS', schema: whole(0), shown: '30000', doc: 'deadline of a request' },
+  documentCacheTtlMs: { env: 'TESSERA_DOCUMENT_CACHE_TTL_MS', schema: whole(0), shown: '300000', doc: 'how long parsed documents are kept' },
+  documentCacheSize: { env: 'TESSERA_DOCUMENT_CACHE_SIZE', schema: whole(0), shown: '512', doc: 'parsed documents kept' },
+  handlesPerSource: { env: 'TESSERA_HANDLES_PER_SOURCE', schema: whole(1), shown: 'max(4, cores)', doc: 'GDAL handles per raster' },
+  maxHandles: { env: 'TESSERA_MAX_HANDLES', schema: whole(1), shown: '256', doc: 'GDAL handles in total' },
+  maxOutputPixels: { env: 'TESSERA_MAX_OUTPUT_PIXELS', schema: whole(0), shown: '67108864', doc: 'largest output image (width × height × bands)' },
+  maxSourcePixels: { env: 'TESSERA_MAX_SOURCE_PIXELS', schema: whole(0), shown: '268435456', doc: 'source pixels one request may read' },
+  mosaicAssetsHeader: { env: 'TESSERA_MOSAIC_ASSETS_HEADER', schema: boolean, shown: 'true', doc: 'send X-Assets on mosaic tiles' },
+  mosaicConcurrency: { env: 'TESSERA_MOSAIC_CONCURRENCY', schema: whole(1), shown: '8', doc: 'asset reads in flight per mosaic request' },
+  mosaicStrictZoom: { env: 'TESSERA_MOSAIC_STRICT_ZOOM', schema: boolean, shown: 'false', doc: 'refuse mosaic tiles outside its zoom range' },
+  demoDir: { env: 'TESSERA_DEMO_DIR', schema: text, shown: 'none', doc: 'demo data served under /demo/ (--demo)' },
+  basemapUrl: { env: 'TESSERA_BASEMAP_URL', schema: basemap, shown: 'none', doc: 'XYZ template of a basemap under the maps' },
+  basemapAttribution: { env: 'TESSERA_BASEMAP_ATTRIBUTION', schema: text, shown: 'none', doc: 'the basemap\'s attribution (HTML)' },
+  pngLevel: { env: 'TESSERA_PNG_LEVEL', schema: whole(0, 9), shown: String(DEFAULT_PNG_LEVEL), doc: 'zlib level of png output' },
+  logLevel: { env: 'TESSERA_LOG_LEVEL', schema: z.string().toLowerCase().pipe(z.enum(LOG_LEVELS, `expected one of ${LOG_LEVELS.join(', ')}`)), shown: 'info', doc: 'log level' },
+  shutdownDelayMs: { env: 'TESSERA_SHUTDOWN_DELAY_MS', schema: whole(0), shown: '0', doc: 'on SIGTERM, /readyz says 503 this long before closing' },
+  shutdownGraceMs: { env: 'TESSERA_SHUTDOWN_GRACE_MS', schema: whole(0), shown: '10000', doc: 'then requests in flight may take this long' },
+  maxInFlight: { env: 'TESSERA_MAX_QUEUE', schema: whole(1), shown: '1024', doc: 'requests in flight past which new ones get 503' },
+  accessToken: { env: 'TESSERA_ACCESS_TOKEN', alias: 'TITILER_API_GLOBAL_ACCESS_TOKEN', schema: text, shown: 'none', doc: '?access_token= every route needs' },
+  disableCog: { env: 'TESSERA_DISABLE_COG', alias: 'TITILER_API_DISABLE_COG', schema: boolean, shown: 'false', doc: 'leave /cog out' },
+  disableStac: { env: 'TESSERA_DISABLE_STAC', alias: 'TITILER_API_DISABLE_STAC', schema: boolean, shown: 'false', doc: 'leave /stac out' },
+  disableMosaic: { env: 'TESSERA_DISABLE_MOSAIC', alias: 'TITILER_API_DISABLE_MOSAIC', schema: boolean, shown: 'false', doc: 'leave /mosaicjson out' },
+  trustProxy: { env: 'TESSERA_TRUST_PROXY', schema: boolean, shown: 'false', doc: 'take scheme and host from X-Forwarded-* (behind a proxy)' },
+  stallWarnMs: { env: 'TESSERA_STALL_WARN_MS', schema: whole(1), shown: '200', doc: 'event-loop stalls longer than this are logged' },
+} satisfies Record<string, SettingSpec>;
 
-/** A boolean as operators write it (1/0, true/false, yes/no, on/off); undefined when unset or unreadable. */
-function boolFrom(value: string | undefined): boolean | undefined {
-  const raw = value?.trim().toLowerCase();
-  if (raw === undefined || raw === '') return undefined;
-  if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
-  if (['0', 'false', 'no', 'off'].includes(raw)) return false;
+/** TESSERA_* names that are not server settings (the install script's, the tests'). */
+const OTHER_NAMES = new Set(['TESSERA_INSTALL_BROWSER', 'TESSERA_FIXTURES']);
+
+/** The value of one setting from the environment, or undefined when unset; a bad value throws naming it. */
+function read<T>(spec: SettingSpec, env: NodeJS.ProcessEnv): T | undefined {
+  for (const name of [spec.env, spec.alias]) {
+    if (!name) continue;
+    const raw = env[name];
+    if (raw === undefined || raw.trim() === '') continue;
+    const parsed = spec.schema.safeParse(raw.trim());
+    if (!parsed.success) throw new Error(`${name}: ${parsed.error.issues[0]?.message ?? 'invalid value'}, got '${raw}'`);
+    return parsed.data as T;
+  }
   return undefined;
 }
 
-function bool(name: string, fallback: boolean): boolean {
-  const raw = process.env[name];
-  if (raw === undefined || raw.trim() === '') return fallback;
-  const value = boolFrom(raw);
-  if (value === undefined) throw new Error(`${name} must be true or false, got '${raw}'`);
-  return value;
-}
-
-function int(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isFinite(n) || n < 0) throw new Error(`${name} must be a non-negative number, got '${raw}'`);
-  return Math.floor(n);
-}
-
-function zlibLevel(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 0 || n > 9) throw new Error(`${name} must be an integer from 0 to 9, got '${raw}'`);
-  return n;
-}
-
-/** A basemap tile template: absolute http(s) or a path on this server, with {z}, {x} and {y}. */
-function basemapTemplate(value: string | undefined): string {
-  const raw = (value ?? '').trim();
-  if (raw === '') return '';
-  if (!/^(https?:\/\/|\/)/.test(raw) || !['{z}', '{x}', '{y}'].every((p) => raw.includes(p))) {
-    throw new Error(`TESSERA_BASEMAP_URL must be an http(s) URL or a path with {z}, {x} and {y}, got '${raw}'`);
+/** Names in the environment that look like tessera's (or TiTiler's) but are not settings it knows. */
+export function unknownSettings(env: NodeJS.ProcessEnv = process.env): string[] {
+  const known = new Set<string>(OTHER_NAMES);
+  for (const spec of Object.values(SETTINGS) as SettingSpec[]) {
+    known.add(spec.env);
+    if (spec.alias) known.add(spec.alias);
   }
-  return raw;
+  return Object.keys(env)
+    .filter((name) => (name.startsWith('TESSERA_') || name.startsWith('TITILER_API_')) && !known.has(name))
+    .sort();
 }
 
-export function loadSettings(overrides: Partial<Settings> = {}): Settings {
-  const env = process.env;
+/** The settings, one line each, for `tessera serve --help`. */
+export function settingsHelp(): string {
+  return (Object.values(SETTINGS) as SettingSpec[]).map((s) => `  ${s.env}${s.alias ? ` (or ${s.alias})` : ''}\n      ${s.doc} [default: ${s.shown}]`).join('\n');
+}
+
+export function loadSettings(overrides: Partial<Settings> = {}, env: NodeJS.ProcessEnv = process.env): Settings {
+  const get = <K extends keyof typeof SETTINGS>(key: K): z.output<(typeof SETTINGS)[K]['schema']> | undefined => read(SETTINGS[key], env);
+  const families: Settings['disabledFamilies'] = [];
+  if (get('disableCog')) families.push('cog');
+  if (get('disableStac')) families.push('stac');
+  if (get('disableMosaic')) families.push('mosaicjson');
   const settings: Settings = {
-    host: env['TESSERA_HOST'] ?? '127.0.0.1',
-    port: int('TESSERA_PORT', 8000),
-    workers: Math.min(64, Math.max(1, int('TESSERA_WORKERS', 1))),
+    host: get('host') ?? '127.0.0.1',
+    port: get('port') ?? 8000,
+    workers: get('workers') ?? 1,
     renderThreads: -1,
-    largeRequests: Math.max(1, int('TESSERA_LARGE_REQUESTS', os.availableParallelism())),
-    maxImageBytes: Math.max(1, int('TESSERA_MAX_IMAGE_BYTES', defaultImageBytes())),
-    // TiTiler 0.18's settings are honoured where tessera's own are not set.
-    cacheControl: env['TESSERA_CACHE_CONTROL'] ?? env['TITILER_API_CACHECONTROL'] ?? 'public, max-age=3600',
-    corsOrigins: list(env['TESSERA_CORS_ORIGINS'] ?? env['TITILER_API_CORS_ORIGINS'] ?? '*'),
-    allowedLocalRoots: list(env['TESSERA_ALLOWED_LOCAL_ROOTS']),
-    allowedHosts: list(env['TESSERA_ALLOWED_HOSTS']),
-    deniedHosts: list(env['TESSERA_DENIED_HOSTS']),
-    allowedNetworks: list(env['TESSERA_ALLOWED_NETWORKS']),
-    allowedDrivers: env['TESSERA_ALLOWED_DRIVERS'] === undefined ? ['GTiff'] : list(env['TESSERA_ALLOWED_DRIVERS']),
-    upstreamConnectTimeoutMs: int('TESSERA_UPSTREAM_CONNECT_TIMEOUT_MS', 5_000),
-    upstreamTimeoutMs: int('TESSERA_UPSTREAM_TIMEOUT_MS', 15_000),
-    upstreamGateway: bool('TESSERA_UPSTREAM_GATEWAY', true),
-    maxDocumentBytes: int('TESSERA_MAX_DOCUMENT_BYTES', 32 * 1024 * 1024),
-    maxUpstreamBytes: Math.max(1, int('TESSERA_MAX_UPSTREAM_BYTES', 256 * 1024 * 1024)),
-    requestTimeoutMs: int('TESSERA_REQUEST_TIMEOUT_MS', 30_000),
-    documentCacheTtlMs: int('TESSERA_DOCUMENT_CACHE_TTL_MS', 300_000),
-    documentCacheSize: int('TESSERA_DOCUMENT_CACHE_SIZE', 512),
-    handlesPerSource: Math.max(1, int('TESSERA_HANDLES_PER_SOURCE', Math.max(4, os.availableParallelism()))),
-    maxHandles: Math.max(1, int('TESSERA_MAX_HANDLES', 256)),
-    maxOutputPixels: int('TESSERA_MAX_OUTPUT_PIXELS', 64 * 1024 * 1024),
-    maxSourcePixels: int('TESSERA_MAX_SOURCE_PIXELS', 256 * 1024 * 1024),
-    mosaicAssetsHeader: bool('TESSERA_MOSAIC_ASSETS_HEADER', true),
-    mosaicConcurrency: Math.max(1, int('TESSERA_MOSAIC_CONCURRENCY', 8)),
-    mosaicStrictZoom: bool('TESSERA_MOSAIC_STRICT_ZOOM', false),
-    demoDir: env['TESSERA_DEMO_DIR'] || undefined,
-    basemapUrl: basemapTemplate(env['TESSERA_BASEMAP_URL']),
-    basemapAttribution: env['TESSERA_BASEMAP_ATTRIBUTION'] ?? '',
-    pngLevel: zlibLevel('TESSERA_PNG_LEVEL', DEFAULT_PNG_LEVEL),
-    logLevel: logLevel(env['TESSERA_LOG_LEVEL']),
-    shutdownDelayMs: int('TESSERA_SHUTDOWN_DELAY_MS', 0),
-    shutdownGraceMs: int('TESSERA_SHUTDOWN_GRACE_MS', 10_000),
-    maxInFlight: Math.max(1, int('TESSERA_MAX_QUEUE', 1024)),
-    accessToken: (env['TESSERA_ACCESS_TOKEN'] ?? env['TITILER_API_GLOBAL_ACCESS_TOKEN']) || undefined,
-    disabledFamilies: (['cog', 'stac', 'mosaicjson'] as const).filter((family) => {
-      const name = family === 'mosaicjson' ? 'MOSAIC' : family.toUpperCase();
-      return bool(`TESSERA_DISABLE_${name}`, bool(`TITILER_API_DISABLE_${name}`, false));
-    }),
-    stallWarnMs: Math.max(1, int('TESSERA_STALL_WARN_MS', 200)),
+    largeRequests: get('largeRequests') ?? cores,
+    maxImageBytes: get('maxImageBytes') ?? defaultImageBytes(),
+    cacheControl: get('cacheControl') ?? 'public, max-age=3600',
+    corsOrigins: get('corsOrigins') ?? ['*'],
+    allowedLocalRoots: get('allowedLocalRoots') ?? [],
+    allowedHosts: get('allowedHosts') ?? [],
+    deniedHosts: get('deniedHosts') ?? [],
+    allowedNetworks: get('allowedNetworks') ?? [],
+    allowedDrivers: get('allowedDrivers') ?? ['GTiff'],
+    upstreamConnectTimeoutMs: get('upstreamConnectTimeoutMs') ?? 5_000,
+    upstreamTimeoutMs: get('upstreamTimeoutMs') ?? 15_000,
+    upstreamGateway: get('upstreamGateway') ?? true,
+    maxDocumentBytes: get('maxDocumentBytes') ?? 32 * 1024 * 1024,
+    maxUpstreamBytes: get('maxUpstreamBytes') ?? 256 * 1024 * 1024,
+    requestTimeoutMs: get('requestTimeoutMs') ?? 30_000,
+    documentCacheTtlMs: get('documentCacheTtlMs') ?? 300_000,
+    documentCacheSize: get('documentCacheSize') ?? 512,
+    handlesPerSource: get('handlesPerSource') ?? Math.max(4, cores),
+    maxHandles: get('maxHandles') ?? 256,
+    maxOutputPixels: get('maxOutputPixels') ?? 64 * 1024 * 1024,
+    maxSourcePixels: get('maxSourcePixels') ?? 256 * 1024 * 1024,
+    mosaicAssetsHeader: get('mosaicAssetsHeader') ?? true,
+    mosaicConcurrency: get('mosaicConcurrency') ?? 8,
+    mosaicStrictZoom: get('mosaicStrictZoom') ?? false,
+    demoDir: get('demoDir') || undefined,
+    basemapUrl: get('basemapUrl') ?? '',
+    basemapAttribution: get('basemapAttribution') ?? '',
+    pngLevel: get('pngLevel') ?? DEFAULT_PNG_LEVEL,
+    logLevel: get('logLevel') ?? 'info',
+    shutdownDelayMs: get('shutdownDelayMs') ?? 0,
+    shutdownGraceMs: get('shutdownGraceMs') ?? 10_000,
+    maxInFlight: get('maxInFlight') ?? 1024,
+    accessToken: get('accessToken') || undefined,
+    disabledFamilies: families,
+    trustProxy: get('trustProxy') ?? false,
+    stallWarnMs: get('stallWarnMs') ?? 200,
   };
   const merged = { ...settings, ...overrides };
   // One process with a render thread per core is the default (one set of GDAL caches for all
   // cores); several processes get no render threads unless asked, as they already fill the cores.
-  if (merged.renderThreads < 0) {
-    const explicit = env['TESSERA_RENDER_THREADS'];
-    merged.renderThreads = explicit !== undefined ? Math.min(64, Math.max(0, int('TESSERA_RENDER_THREADS', 0))) : merged.workers > 1 ? 0 : os.availableParallelism();
-  }
+  if (merged.renderThreads < 0) merged.renderThreads = get('renderThreads') ?? (merged.workers > 1 ? 0 : cores);
   return merged;
 }

@@ -94,7 +94,7 @@ describe('tessera serve --workers', () => {
   it('refuses worker counts outside 1–64', () => {
     for (const bad of ['0', '65', 'two', '1.5']) {
       const run = spawnSync(TESSERA_BIN, ['serve', '--port', '0', '--workers', bad], { encoding: 'utf8', timeout: 20_000 });
-      assert.equal(run.status, 1, `--workers ${bad}`);
+      assert.equal(run.status, 2, `--workers ${bad}: a usage mistake`);
       assert.match(run.stderr, /invalid number of workers/);
     }
   });

@@ -79,6 +79,6 @@ describe('request logs', { timeout: 60_000 }, () => {
   it('refuses a log level that is not one, saying which are', () => {
     const run = spawnSync(TESSERA_BIN, ['serve', '--port', '0'], { encoding: 'utf8', timeout: 20_000, env: { ...process.env, TESSERA_LOG_LEVEL: 'verbose' } });
     assert.equal(run.status, 1);
-    assert.match(run.stderr, /TESSERA_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent, got 'verbose'/);
+    assert.match(run.stderr, /TESSERA_LOG_LEVEL: expected one of fatal, error, warn, info, debug, trace, silent, got 'verbose'/);
   });
 });

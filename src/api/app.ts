@@ -51,7 +51,7 @@ export async function buildApp(services: Services, opts: { logger?: boolean | ob
   const settings = services.settings;
   const app = Fastify({
     logger: opts.logger ?? { level: settings.logLevel },
-    trustProxy: process.env['TESSERA_TRUST_PROXY'] === 'true',
+    trustProxy: settings.trustProxy,
     bodyLimit: MAX_BODY_BYTES,
     // URLs carry colormaps, expressions and GeoJSON-ish parameters: 64 KiB of URL and headers
     // (Node's default 16 KiB refused a 400-entry colormap). Over it: 431 with a JSON detail.

@@ -1,0 +1,54 @@
+/**
+ * The command line as operators use it: --version, --help on every command (serve's lists every
+ * setting of config.ts), exit codes (0 done, 1 a bad setting, 2 a usage mistake), and a warning for
+ * TESSERA_* / TITILER_API_* names tessera does not know, which used to be ignored silently.
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { TESSERA_BIN } from './parity/harness.js';
+import { SETTINGS, loadSettings, unknownSettings } from '../src/config.js';
+import { REPO_ROOT } from './helpers/paths.js';
+
+function run(args: string[], env: Record<string, string> = {}): { status: number | null; stdout: string; stderr: string } {
+  return spawnSync(TESSERA_BIN, args, { encoding: 'utf8', timeout: 20_000, env: { ...process.env, ...env } });
+}
+
+describe('tessera command line', () => {
+  it('prints its version and help, with every setting in serve --help and in the README', () => {
+    const version = run(['--version']);
+    assert.equal(version.status, 0);
+    assert.equal(version.stdout.trim(), (JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }).version);
+    const help = run(['serve', '--help']);
+    assert.equal(help.status, 0);
+    const readme = readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8');
+    for (const spec of Object.values(SETTINGS) as Array<{ env: string; alias?: string }>) {
+      assert.ok(help.stdout.includes(spec.env), `${spec.env} in serve --help`);
+      assert.ok(readme.includes(spec.env.replace(/_(COG|STAC|MOSAIC)$/, '')), `${spec.env} in the README`);
+      if (spec.alias) assert.ok(help.stdout.includes(spec.alias), `${spec.alias} in serve --help`);
+    }
+    assert.equal(run(['demo', '--help']).status, 0);
+  });
+
+  it('exits 2 on usage mistakes and 1 on a bad setting, saying what is wrong', () => {
+    for (const args of [['bogus'], ['serve', '--port', 'eighty'], ['serve', '--workers', '65'], ['demo'], []]) {
+      const r = run(args);
+      assert.equal(r.status, 2, `${args.join(' ')}: ${r.stderr}`);
+    }
+    const bad = run(['serve', '--port', '0'], { TESSERA_MAX_QUEUE: 'lots' });
+    assert.equal(bad.status, 1);
+    assert.match(bad.stderr, /TESSERA_MAX_QUEUE: expected a whole number, got 'lots'/);
+  });
+
+  it('reads booleans as operators write them, and names settings it does not know', () => {
+    for (const [text, value] of [['1', true], ['yes', true], ['On', true], ['0', false], ['no', false], ['FALSE', false]] as const) {
+      assert.equal(loadSettings({}, { TESSERA_TRUST_PROXY: text }).trustProxy, value, text);
+    }
+    assert.throws(() => loadSettings({}, { TESSERA_TRUST_PROXY: 'sometimes' }), /TESSERA_TRUST_PROXY: expected one of 1, true, yes/);
+    assert.deepEqual(unknownSettings({ TESSERA_PROT: '80', TITILER_API_ROOT_PATH: '/x', TESSERA_PORT: '80', PATH: '/bin' }), ['TESSERA_PROT', 'TITILER_API_ROOT_PATH']);
+    assert.equal(loadSettings({}, { TITILER_API_CORS_ORIGINS: 'https://a.example, https://b.example' }).corsOrigins.length, 2);
+    assert.equal(loadSettings({}, { TESSERA_CORS_ORIGINS: 'https://c.example', TITILER_API_CORS_ORIGINS: 'https://a.example' }).corsOrigins[0], 'https://c.example', 'tessera\'s name wins');
+  });
+});
