@@ -78,6 +78,8 @@ export interface Settings {
   disabledFamilies: Array<'cog' | 'stac' | 'mosaicjson'>;
   /** Take the scheme and host of generated URLs from X-Forwarded-* (set only behind a trusted proxy). */
   trustProxy: boolean;
+  /** The path prefix tessera is served under behind a proxy ('' or '/prefix'; TiTiler's root_path). */
+  rootPath: string;
   /** An event-loop stall longer than this is logged with the requests in flight (api/watchdog.ts). */
   stallWarnMs: number;
 }
@@ -160,6 +162,13 @@ export const SETTINGS = {
   disableCog: { env: 'TESSERA_DISABLE_COG', alias: 'TITILER_API_DISABLE_COG', schema: boolean, shown: 'false', doc: 'leave /cog out' },
   disableStac: { env: 'TESSERA_DISABLE_STAC', alias: 'TITILER_API_DISABLE_STAC', schema: boolean, shown: 'false', doc: 'leave /stac out' },
   disableMosaic: { env: 'TESSERA_DISABLE_MOSAIC', alias: 'TITILER_API_DISABLE_MOSAIC', schema: boolean, shown: 'false', doc: 'leave /mosaicjson out' },
+  rootPath: {
+    env: 'TESSERA_ROOT_PATH',
+    alias: 'TITILER_API_ROOT_PATH',
+    schema: z.string().transform((v) => v.replace(/\/+$/, '')).pipe(z.string().regex(/^(\/[A-Za-z0-9._~!$&'()*+,;=:@%-]+)*$/, 'expected a path such as /tiles (or nothing)')),
+    shown: 'none',
+    doc: 'path prefix tessera is served under behind a proxy: URLs in TileJSON, WMTS and pages carry it',
+  },
   trustProxy: { env: 'TESSERA_TRUST_PROXY', schema: boolean, shown: 'false', doc: 'take scheme and host from X-Forwarded-* (behind a proxy)' },
   stallWarnMs: { env: 'TESSERA_STALL_WARN_MS', schema: whole(1), shown: '200', doc: 'event-loop stalls longer than this are logged' },
 } satisfies Record<string, SettingSpec>;
@@ -243,6 +252,7 @@ export function loadSettings(overrides: Partial<Settings> = {}, env: NodeJS.Proc
     accessToken: get('accessToken') || undefined,
     disabledFamilies: families,
     trustProxy: get('trustProxy') ?? false,
+    rootPath: get('rootPath') ?? '',
     stallWarnMs: get('stallWarnMs') ?? 200,
   };
   const merged = { ...settings, ...overrides };

@@ -551,6 +551,6 @@ describe('page routes over HTTP', { timeout: 60_000 }, () => {
     const html = await res.text();
     assert.match(html, /make run/);
     assert.ok(!html.includes('/demo/item.json'));
-    assert.ok(html.includes('href="/api.html"'));
+    assert.ok(html.includes('href="api.html"') && html.includes('<base href="/">'), 'links relative to the root');
   });
 });

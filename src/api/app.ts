@@ -34,11 +34,20 @@ declare module 'fastify' {
     watchdog: LoopWatchdog;
     /** True once shutdown began: /readyz answers 503 (server.ts). */
     draining: boolean;
+    /** The root path ('' or '/prefix') generated URLs carry (api/urls.ts). */
+    rootPath: string;
   }
   interface FastifyContextConfig {
     /** The route reads whole images: it runs under the whole-image gate (image/whole-image-gate.ts). */
     large?: boolean;
   }
+}
+
+/** `url` without the root path `root` at its start (only a whole segment). */
+function stripRoot(url: string, root: string): string {
+  if (!(url === root || url.startsWith(`${root}/`) || url.startsWith(`${root}?`))) return url;
+  const rest = url.slice(root.length);
+  return rest === '' || rest.startsWith('?') ? `/${rest}` : rest;
 }
 
 /** A request id taken from the caller: a short token, nothing a log reader could trip on. */
@@ -64,6 +73,8 @@ export async function buildApp(services: Services, opts: { logger?: boolean | ob
     requestTimeout: settings.requestTimeoutMs,
     // One log line per request, written when it ends (below), instead of Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
+    // Behind a proxy that does not strip the root path, requests still carry it: route without it.
+    ...(settings.rootPath ? { rewriteUrl: (req: { url?: string }) => stripRoot(req.url ?? '/', settings.rootPath) } : {}),
     // The caller's X-Request-Id when it is a sane token, else a fresh one; always sent back.
     requestIdHeader: false,
     genReqId: (req) => {
@@ -93,6 +104,7 @@ export async function buildApp(services: Services, opts: { logger?: boolean | ob
   );
   app.decorate('watchdog', watchdog);
   app.decorate('draining', false);
+  app.decorate('rootPath', settings.rootPath);
   app.addHook('onReady', async () => void watchdog.start());
   installMetrics(app, services, watchdog);
 

@@ -1,9 +1,12 @@
 /** Absolute URLs of this server as the client reached it, and TiTiler's query forwarding. */
 import type { FastifyRequest } from 'fastify';
 
-/** `scheme://host[:port]` from the request (X-Forwarded-* only when trustProxy is configured). */
+/**
+ * `scheme://host[:port]` from the request (X-Forwarded-* only when trustProxy is configured), then
+ * the server's root path (TiTiler's root_path: the prefix a proxy serves tessera under).
+ */
 export function baseUrl(request: FastifyRequest): string {
-  return `${request.protocol}://${request.host}`;
+  return `${request.protocol}://${request.host}${request.server.rootPath}`;
 }
 
 /** The request's own absolute URL (path and raw query). */

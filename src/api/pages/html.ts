@@ -29,6 +29,8 @@ export function scriptJson(value: unknown): string {
 
 /** The parts of one page; `page` adds the shared head, stylesheets and scripts. */
 interface PageParts {
+  /** The server's root path ('' or '/prefix'): the page's <base>, which every link is relative to. */
+  root: string;
   title: string;
   bodyClass: string;
   body: string;
@@ -38,15 +40,18 @@ interface PageParts {
   module?: string;
 }
 
+/** A static prefix as a link relative to the page's <base> (so that a root path applies to it). */
+const rel = (prefix: string): string => prefix.replace(/^\//, '');
+
 function page(doc: PageParts): string {
   const css = [
-    ...(doc.map ? [`${STATIC_PREFIX.leaflet}leaflet.css`] : []),
-    `${STATIC_PREFIX.tessera}pages.css`,
+    ...(doc.map ? [`${rel(STATIC_PREFIX.leaflet)}leaflet.css`] : []),
+    `${rel(STATIC_PREFIX.tessera)}pages.css`,
   ];
   const scripts = doc.map
     ? [
-        `${STATIC_PREFIX.leaflet}leaflet.js`,
-        ...(doc.map.proj ? [`${STATIC_PREFIX.proj4}proj4.js`, `${STATIC_PREFIX.proj4leaflet}proj4leaflet.js`] : []),
+        `${rel(STATIC_PREFIX.leaflet)}leaflet.js`,
+        ...(doc.map.proj ? [`${rel(STATIC_PREFIX.proj4)}proj4.js`, `${rel(STATIC_PREFIX.proj4leaflet)}proj4leaflet.js`] : []),
       ]
     : [];
   return `<!DOCTYPE html>
@@ -54,8 +59,9 @@ function page(doc: PageParts): string {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<base href="${escapeHtml(doc.root)}/">
 <title>${escapeHtml(doc.title)}</title>
-<link rel="icon" href="${STATIC_PREFIX.tessera}favicon.svg" type="image/svg+xml">
+<link rel="icon" href="${rel(STATIC_PREFIX.tessera)}favicon.svg" type="image/svg+xml">
 ${css.map((href) => `<link rel="stylesheet" href="${href}">`).join('\n')}
 </head>
 <body class="${doc.bodyClass}">
@@ -63,7 +69,7 @@ ${doc.body}
 ${doc.config === undefined ? '' : `<script type="application/json" id="tessera-config">${scriptJson(doc.config)}</script>\n`}${scripts
     .map((src) => `<script src="${src}"></script>`)
     .join('\n')}
-${doc.module ? `<script type="module" src="${STATIC_PREFIX.tessera}${doc.module}"></script>` : ''}
+${doc.module ? `<script type="module" src="${rel(STATIC_PREFIX.tessera)}${doc.module}"></script>` : ''}
 </body>
 </html>
 `;
@@ -72,6 +78,7 @@ ${doc.module ? `<script type="module" src="${STATIC_PREFIX.tessera}${doc.module}
 // ---- map page ---------------------------------------------------------------------------------
 
 export interface MapPageOptions {
+  root: string;
   title: string;
   tilejsonUrl: string;
   grid: MapGrid;
@@ -81,6 +88,7 @@ export interface MapPageOptions {
 /** A full-window map of one TileJSON in one grid. */
 export function mapPage(opts: MapPageOptions): string {
   return page({
+    root: opts.root,
     title: opts.title,
     bodyClass: 'map-page',
     body: `<div id="map" aria-label="map"></div>
@@ -103,6 +111,7 @@ export interface ViewerEndpoints {
 }
 
 export interface ViewerPageOptions {
+  root: string;
   /** What the page views: a STAC item (its assets) or one COG (its bands). */
   kind: 'stac' | 'cog';
   endpoints: ViewerEndpoints;
@@ -117,7 +126,7 @@ export function viewerPage(opts: ViewerPageOptions): string {
   // A COG is one source: its selects of assets stay in the page (the script fills them) but hidden.
   const assetHidden = cog ? ' hidden' : '';
   const body = `<aside id="panel">
-<header><a href="/" class="brand">tessera</a> <span>${name} viewer</span></header>
+<header><a href="./" class="brand">tessera</a> <span>${name} viewer</span></header>
 <form id="item-form">
   <label for="item-url">${cog ? 'COG URL' : 'STAC item URL'}</label>
   <div class="row"><input id="item-url" name="url" type="url" required placeholder="${cog ? 'https://…/image.tif' : 'https://…/item.json'}"><button type="submit">Load</button></div>
@@ -172,6 +181,7 @@ export function viewerPage(opts: ViewerPageOptions): string {
 <div id="map" aria-label="map"></div>
 <p id="status" class="status" role="status" hidden></p>`;
   return page({
+    root: opts.root,
     title: `tessera ${name} viewer`,
     bodyClass: 'viewer-page',
     body,
@@ -199,6 +209,7 @@ export interface GridRow {
 }
 
 export interface LandingPageOptions {
+  root: string;
   /** The demo links, or null when tessera runs without --demo. */
   demo: Link[] | null;
   api: Link[];
@@ -235,8 +246,8 @@ ${linkList(opts.demo)}
 ${demo}
 <section id="open">
 <h2>Open your own data</h2>
-<form action="/stac/viewer" method="get"><label>STAC item URL <input name="url" type="url" required placeholder="https://…/item.json"></label><button type="submit">Open in the viewer</button></form>
-<form action="/mosaicjson/WebMercatorQuad/map" method="get"><label>MosaicJSON URL <input name="url" type="url" required placeholder="https://…/mosaic.json"></label><button type="submit">Open on a map</button></form>
+<form action="stac/viewer" method="get"><label>STAC item URL <input name="url" type="url" required placeholder="https://…/item.json"></label><button type="submit">Open in the viewer</button></form>
+<form action="mosaicjson/WebMercatorQuad/map" method="get"><label>MosaicJSON URL <input name="url" type="url" required placeholder="https://…/mosaic.json"></label><button type="submit">Open on a map</button></form>
 </section>
 <section id="api">
 <h2>API</h2>
@@ -250,5 +261,5 @@ ${rows.join('\n')}
 </tbody></table>
 </section>
 </main>`;
-  return page({ title: 'tessera', bodyClass: 'landing-page', body });
+  return page({ root: opts.root, title: 'tessera', bodyClass: 'landing-page', body });
 }

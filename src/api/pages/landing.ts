@@ -47,8 +47,9 @@ function gridCovers(tms: TileMatrixSet, bbox: BBox): boolean {
   return [minx, miny, maxx, maxy].every(Number.isFinite) && minx >= left && maxx <= right && miny >= bottom && maxy <= top;
 }
 
+/** A link relative to the page's <base> (the server's root path): no leading slash. */
 function withQuery(pathname: string, pairs: Array<[string, string]>): string {
-  return `${pathname}?${urlencode(pairs)}`;
+  return `${pathname.replace(/^\//, '')}?${urlencode(pairs)}`;
 }
 
 function demoLinks(base: string, demo: DemoFacts): Link[] {
@@ -80,18 +81,18 @@ function demoLinks(base: string, demo: DemoFacts): Link[] {
 }
 
 const API_LINKS: Link[] = [
-  { href: '/api.html', text: 'API documentation', note: 'Swagger UI' },
-  { href: '/api', text: 'OpenAPI document', note: 'JSON' },
-  { href: '/tileMatrixSets', text: 'TileMatrixSets' },
-  { href: '/colorMaps', text: 'Colormaps' },
-  { href: '/algorithms', text: 'Algorithms' },
-  { href: '/healthz', text: 'Health check' },
+  { href: 'api.html', text: 'API documentation', note: 'Swagger UI' },
+  { href: 'api', text: 'OpenAPI document', note: 'JSON' },
+  { href: 'tileMatrixSets', text: 'TileMatrixSets' },
+  { href: 'colorMaps', text: 'Colormaps' },
+  { href: 'algorithms', text: 'Algorithms' },
+  { href: 'healthz', text: 'Health check' },
 ];
 
 function gridRows(base: string, demo: DemoFacts | undefined): GridRow[] {
   return tmsIds.map((id) => {
     const tms = getTms(id)!;
-    const row: GridRow = { id, title: tms.title, crs: tms.srs, document: `/tileMatrixSets/${id}` };
+    const row: GridRow = { id, title: tms.title, crs: tms.srs, document: `tileMatrixSets/${id}` };
     // Variable-width grids coalesce tiles, which Leaflet's grid layer cannot draw.
     if (demo && !tms.isVariable && gridCovers(tms, demo.bbox)) {
       row.demoMap = withQuery(`/stac/${id}/map`, [['url', `${base}/demo/item.json`], ['assets', 'rgb']]);
@@ -101,16 +102,19 @@ function gridRows(base: string, demo: DemoFacts | undefined): GridRow[] {
 }
 
 /** The landing page's content for a client that reached tessera at `base`. */
-export async function landingOptions(base: string, demoDir: string | undefined): Promise<LandingPageOptions> {
+/** `base`: this server's URL as the client reached it, root path included (the demo data's home). */
+export async function landingOptions(base: string, demoDir: string | undefined, root: string): Promise<LandingPageOptions> {
   const demo = demoDir ? await readDemo(demoDir) : undefined;
-  return { demo: demo ? demoLinks(base, demo) : null, api: API_LINKS, grids: gridRows(base, demo) };
+  return { root, demo: demo ? demoLinks(base, demo) : null, api: API_LINKS, grids: gridRows(base, demo) };
 }
 
 /** The landing page's links of this server with `access_token` added. */
 export function withAccessToken(options: LandingPageOptions, token: string): LandingPageOptions {
-  const add = (href: string): string => (href.startsWith('/') ? `${href}${href.includes('?') ? '&' : '?'}${urlencode([['access_token', token]])}` : href);
+  // Links of this server are relative; absolute ones (other servers) are left alone.
+  const add = (href: string): string => (/^[a-z][a-z0-9+.-]*:/i.test(href) ? href : `${href}${href.includes('?') ? '&' : '?'}${urlencode([['access_token', token]])}`);
   const link = (l: Link): Link => ({ ...l, href: add(l.href) });
   return {
+    ...options,
     demo: options.demo?.map(link) ?? null,
     api: options.api.map(link),
     grids: options.grids.map((g) => ({ ...g, document: add(g.document), ...(g.demoMap ? { demoMap: add(g.demoMap) } : {}) })),

@@ -46,6 +46,6 @@ export function mapPageResponder(settings: Settings): (request: FastifyRequest, 
     // TiTiler forwards the page's whole query to the TileJSON, re-encoded with urlencode.
     const pairs = queryPairs(request);
     const tilejsonUrl = `${baseUrl(request)}${prefix}/${tms.id}/tilejson.json${pairs.length > 0 ? `?${urlencode(pairs)}` : ''}`;
-    return sendHtml(reply, mapPage({ title: `tessera map · ${url}`, tilejsonUrl, grid: mapGrid(tms), basemap }), csp);
+    return sendHtml(reply, mapPage({ root: settings.rootPath, title: `tessera map · ${url}`, tilejsonUrl, grid: mapGrid(tms), basemap }), csp);
   };
 }

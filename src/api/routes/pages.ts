@@ -41,7 +41,7 @@ export function pageRoutes(services: Services) {
     app.get('/favicon.ico', { schema: { hide: true } }, async (_request, reply) => reply.type('image/svg+xml').send(favicon));
 
     app.get('/', { schema: { hide: true } }, async (request, reply) => {
-      const options = await landingOptions(baseUrl(request), settings.demoDir);
+      const options = await landingOptions(baseUrl(request), settings.demoDir, settings.rootPath);
       // Behind TiTiler's global access token, the page's links carry the token it was opened with.
       const token = (request.query as Record<string, unknown>)['access_token'];
       const html = landingPage(typeof token === 'string' && token !== '' ? withAccessToken(options, token) : options);
@@ -53,13 +53,15 @@ export function pageRoutes(services: Services) {
     for (const kind of ['stac', 'cog'] as const) {
       const html = viewerPage({
         kind,
+        root: settings.rootPath,
+        // Relative to the page's <base>: the server's root path applies.
         endpoints: {
-          info: `/${kind}/info`,
-          statistics: `/${kind}/statistics`,
-          tilejson: `/${kind}/${WEB_MERCATOR_QUAD}/tilejson.json`,
-          map: `/${kind}/${WEB_MERCATOR_QUAD}/map`,
-          colorMaps: '/colorMaps',
-          algorithms: '/algorithms',
+          info: `${kind}/info`,
+          statistics: `${kind}/statistics`,
+          tilejson: `${kind}/${WEB_MERCATOR_QUAD}/tilejson.json`,
+          map: `${kind}/${WEB_MERCATOR_QUAD}/map`,
+          colorMaps: 'colorMaps',
+          algorithms: 'algorithms',
         },
         grid: viewerGrid,
         basemap,

@@ -20,7 +20,7 @@ const ACCESS_TOKEN = new URLSearchParams(window.location.search).get('access_tok
 /** `url` with the page's access token added, for this server's own URLs. */
 export function withAccessToken(url) {
   if (!ACCESS_TOKEN) return url;
-  const u = new URL(url, window.location.href);
+  const u = new URL(url, document.baseURI);
   if (u.origin !== window.location.origin || u.searchParams.has('access_token')) return url;
   u.searchParams.set('access_token', ACCESS_TOKEN);
   return u.href;
