@@ -7,8 +7,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 apt_packages=(libgdal-dev gdal-bin build-essential python3 python3-venv pkg-config)
-# Test tools: Chromium for the page tests, nginx for the proxy test (TESSERA_INSTALL_BROWSER=0 skips both).
-if [ "${TESSERA_INSTALL_BROWSER:-1}" = 1 ]; then apt_packages+=(chromium nginx); fi
+# Test tools: Chromium for the page tests, nginx and redis-server for the deployment tests
+# (TESSERA_INSTALL_BROWSER=0 skips them).
+if [ "${TESSERA_INSTALL_BROWSER:-1}" = 1 ]; then apt_packages+=(chromium nginx redis-server); fi
 missing=()
 for p in "${apt_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -18,10 +19,12 @@ if [ ${#missing[@]} -gt 0 ]; then
   sudo_cmd=""; [ "$(id -u)" = 0 ] || sudo_cmd="sudo"
   $sudo_cmd apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-  # Debian starts nginx as a service on port 80 when it installs it; the tests run their own.
-  if printf '%s\n' "${missing[@]}" | grep -qx nginx; then
-    $sudo_cmd systemctl disable --now nginx >/dev/null 2>&1 || $sudo_cmd service nginx stop >/dev/null 2>&1 || true
-  fi
+  # Debian starts nginx and Redis as services when it installs them; the tests run their own.
+  for service in nginx redis-server; do
+    if printf '%s\n' "${missing[@]}" | grep -qx "$service"; then
+      $sudo_cmd systemctl disable --now "$service" >/dev/null 2>&1 || $sudo_cmd service "$service" stop >/dev/null 2>&1 || true
+    fi
+  done
 fi
 
 # Node.js and npm: the pinned LTS in .tools/ (scripts/node.sh), first on PATH from here on; it also

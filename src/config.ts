@@ -80,6 +80,12 @@ export interface Settings {
   trustProxy: boolean;
   /** The path prefix tessera is served under behind a proxy ('' or '/prefix'; TiTiler's root_path). */
   rootPath: string;
+  /** Bytes of rendered tiles kept in this process (0: none). */
+  tileCacheBytes: number;
+  /** A Redis (or Valkey) URL for a tile cache shared by replicas, or undefined. */
+  cacheUrl: string | undefined;
+  /** Seconds a cached tile is kept. */
+  cacheTtlSeconds: number;
   /** An event-loop stall longer than this is logged with the requests in flight (api/watchdog.ts). */
   stallWarnMs: number;
 }
@@ -169,6 +175,14 @@ export const SETTINGS = {
     shown: 'none',
     doc: 'path prefix tessera is served under behind a proxy: URLs in TileJSON, WMTS and pages carry it',
   },
+  tileCacheBytes: { env: 'TESSERA_TILE_CACHE_BYTES', schema: whole(0), shown: '67108864', doc: 'bytes of rendered tiles kept in this process (0: none)' },
+  cacheUrl: {
+    env: 'TESSERA_CACHE_URL',
+    schema: z.string().regex(/^rediss?:\/\/[^\s]+$/, 'expected redis://host:port/db (or rediss://)'),
+    shown: 'none',
+    doc: 'Redis/Valkey URL of a tile cache shared by the replicas',
+  },
+  cacheTtlSeconds: { env: 'TESSERA_CACHE_TTL', schema: whole(1), shown: '300', doc: 'seconds a cached tile is kept' },
   trustProxy: { env: 'TESSERA_TRUST_PROXY', schema: boolean, shown: 'false', doc: 'take scheme and host from X-Forwarded-* (behind a proxy)' },
   stallWarnMs: { env: 'TESSERA_STALL_WARN_MS', schema: whole(1), shown: '200', doc: 'event-loop stalls longer than this are logged' },
 } satisfies Record<string, SettingSpec>;
@@ -253,6 +267,9 @@ export function loadSettings(overrides: Partial<Settings> = {}, env: NodeJS.Proc
     disabledFamilies: families,
     trustProxy: get('trustProxy') ?? false,
     rootPath: get('rootPath') ?? '',
+    tileCacheBytes: get('tileCacheBytes') ?? 64 * 1024 * 1024,
+    cacheUrl: get('cacheUrl') || undefined,
+    cacheTtlSeconds: get('cacheTtlSeconds') ?? 300,
     stallWarnMs: get('stallWarnMs') ?? 200,
   };
   const merged = { ...settings, ...overrides };

@@ -8,6 +8,7 @@ import { DatasetPool } from './source/pool.js';
 import { SourceContext, type Meter, type RasterSource } from './source/dataset.js';
 import { DocumentFetcher } from './upstream/documents.js';
 import { byteRangesOf, type ByteRanges } from './source/byte-ranges.js';
+import { TileStore } from './cache/tile-store.js';
 import { UpstreamClient } from './upstream/client.js';
 import { rasterOpener, diagnoseOpen } from './source/open.js';
 import { Budgets, UNMETERED_LANE } from './upstream/budget.js';
@@ -111,9 +112,18 @@ export class Services {
       concurrency: settings.mosaicConcurrency,
       limits: { maxOutputPixels: settings.maxOutputPixels, maxSourcePixels: settings.maxSourcePixels },
     };
+    this.tiles = new TileStore({
+      memoryBytes: settings.tileCacheBytes,
+      ttlSeconds: settings.cacheTtlSeconds,
+      redisUrl: settings.cacheUrl,
+      log: (level, message) => (level === 'warn' ? console.warn : console.log)(JSON.stringify({ level: level === 'warn' ? 40 : 30, time: Date.now(), msg: message })),
+    });
     this.threads = settings.renderThreads > 0 ? new RenderThreads(settings.renderThreads, { pngLevel: settings.pngLevel }) : undefined;
     this.renderer = this.threads ?? RENDER_IN_THIS_THREAD;
   }
+
+  /** Rendered tiles, in this process and in Redis when configured (cache/tile-store.ts). */
+  readonly tiles: TileStore;
 
   /** The raster at a client-given URL, as the URL policy allows it. */
   cog(url: string): RasterSource {
@@ -137,6 +147,7 @@ export class Services {
   async close(): Promise<void> {
     this.pool.closeAll();
     this.client.close();
+    await this.tiles.close();
     await Promise.all([this.threads?.close(), this.gateway?.close()]);
   }
 }

@@ -16,7 +16,7 @@ const FLOORS: Array<[number, RegExp]> = [
   [0, /^(tms\/|errors\.ts$|pyjson\.ts$|concurrency\.ts$)/],
   [1, /^gdal\//],
   [2, /^image\//],
-  [3, /^upstream\//],
+  [3, /^(upstream|cache)\//],
   [4, /^source\//],
   [5, /^(stac|mosaic|ogc)\//],
   [6, /^readers\//],

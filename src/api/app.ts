@@ -27,6 +27,7 @@ import { pyDumps } from '../pyjson.js';
 import { completeOpenApi } from './openapi.js';
 import { installMetrics } from './metrics.js';
 import { installEtags } from './etag.js';
+import { installTileCache } from './tile-cache.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -40,6 +41,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** The route reads whole images: it runs under the whole-image gate (image/whole-image-gate.ts). */
     large?: boolean;
+    /** The route's answers are tiles, kept in the tile cache (api/tile-cache.ts). */
+    tileCache?: boolean;
   }
 }
 
@@ -118,6 +121,8 @@ export async function buildApp(services: Services, opts: { logger?: boolean | ob
   });
   // After CORS, so that a 401 carries its headers and a browser page can read it.
   if (settings.accessToken) requireAccessToken(app, settings.accessToken);
+  // After the token check (a cached tile is no more public than a rendered one), before compression.
+  installTileCache(app, services.tiles);
   // Before compression: the tag is of the answer itself, whatever the encoding (api/etag.ts).
   installEtags(app);
   await app.register(compress, {

@@ -218,9 +218,10 @@ export function readerRoutes(services: Services, family: ReaderFamily) {
     const tileQuery = [...imageQuery, tileSchema, formatQuerySchema];
     app.get('/tiles/:tileMatrixSetId/:z/:x/:last', {
       schema: { params: { ...tileParams, properties: { ...tileParams.properties, ...tmsPathSchema } }, querystring: querySchema(['url'], ...tileQuery) },
+      config: { tileCache: true },
       ...preValidation,
     }, tile);
-    app.get('/tiles/:z/:x/:last', { schema: { params: tileParams, querystring: querySchema(['url'], ...tileQuery, gridQuerySchema), deprecated: true }, ...preValidation }, tile);
+    app.get('/tiles/:z/:x/:last', { schema: { params: tileParams, querystring: querySchema(['url'], ...tileQuery, gridQuerySchema), deprecated: true }, config: { tileCache: true }, ...preValidation }, tile);
 
     // ---- TileJSON and WMTS ---------------------------------------------------------------------
     const tileDocQuery = [...imageQuery, tileSchema, tilejsonSchema];

@@ -101,9 +101,12 @@ function cacheMetrics(registry: client.Registry, services: Services): void {
   const caches = (): Array<[string, { hits: number; misses: number }]> => [
     ['documents', services.fetcher.cacheStats],
     ['raster_metadata', services.sources.metaStats],
+    ['tiles_memory', services.tiles.memoryStats],
+    ['tiles_redis', services.tiles.redisStats],
   ];
   collectedCounter(registry, 'tessera_cache_hits_total', 'Lookups answered from a cache', ['cache'], () => caches().map(([cache, s]) => [{ cache }, s.hits]));
   collectedCounter(registry, 'tessera_cache_misses_total', 'Lookups a cache could not answer', ['cache'], () => caches().map(([cache, s]) => [{ cache }, s.misses]));
+  collectedCounter(registry, 'tessera_cache_errors_total', 'Lookups and writes of the shared tile cache that failed (Redis down or slow): tiles were made without it', ['cache'], () => [[{ cache: 'tiles_redis' }, services.tiles.redisStats.errors]]);
 }
 
 function gauge(registry: client.Registry, name: string, help: string, read: () => number): void {

@@ -141,7 +141,8 @@ const TESSERA: ServerCommand = TESSERA_COMMAND;
 
 const COMMANDS: Record<ServerName, ServerCommand> = { tessera: TESSERA, titiler: TITILER };
 /** Neither server writes a line per request (TiTiler runs with --no-access-log). */
-const SERVER_ENV: Record<ServerName, Record<string, string>> = { tessera: { TESSERA_LOG_LEVEL: 'warn' }, titiler: {} };
+// TiTiler keeps no tiles: tessera's tile cache is off here, so both make every tile they are asked.
+const SERVER_ENV: Record<ServerName, Record<string, string>> = { tessera: { TESSERA_LOG_LEVEL: 'warn', TESSERA_TILE_CACHE_BYTES: '0' }, titiler: {} };
 
 async function start(name: ServerName): Promise<{ service: Service; rss: RssSampler }> {
   const service = await startServer(COMMANDS[name], { ...GDAL_ENV, ...SERVER_ENV[name] });

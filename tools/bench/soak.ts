@@ -47,7 +47,8 @@ async function main(): Promise<void> {
     upstreamProcess.once('message', (m: UpstreamMessage) => ('ready' in m ? resolve(m.ready) : reject(new Error('upstream: unexpected message'))));
     upstreamProcess.once('exit', (code) => reject(new Error(`upstream exited (${code})`)));
   });
-  const server = await startServer(TESSERA_COMMAND, { TESSERA_LOG_LEVEL: 'warn' });
+  // The tile cache off: the soak is about memory under rendering, not about cache hits.
+  const server = await startServer(TESSERA_COMMAND, { TESSERA_LOG_LEVEL: 'warn', TESSERA_TILE_CACHE_BYTES: '0' });
   try {
     const set = buildMixes(data, upstream);
     const paths = set.mixes.flatMap((m) => m.paths);

@@ -1,0 +1,59 @@
+/**
+ * The tile routes' cache (cache/tile-store.ts: in process, and in Redis shared by replicas when
+ * TESSERA_CACHE_URL is set). A GET of a tile route is looked up before any work; a hit is answered
+ * from the store (`X-Cache: hit`), a miss is rendered as usual and its 200 answer stored
+ * (`X-Cache: miss`). Mounted after the access-token check, so the cache never answers a request
+ * the token would refuse.
+ *
+ * The key is the request's path and its query pairs, sorted by name (clients order parameters as
+ * they like; a repeated one keeps its order), without `access_token`; hashed, since URLs run to
+ * 64 KiB. Tiles depend on nothing else.
+ */
+import { createHash } from 'node:crypto';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { TileStore } from '../cache/tile-store.js';
+
+/** Larger answers are not kept (a 4× npy of many bands): they would crowd out thousands of tiles. */
+const MAX_TILE_BYTES = 4 * 1024 * 1024;
+/** Headers set per answer by other hooks, not replayed from the store. */
+const NOT_REPLAYED = new Set(['content-length', 'x-request-id', 'cache-control', 'etag', 'vary', 'x-cache', 'date', 'connection', 'content-encoding']);
+
+export function tileKey(url: string): string {
+  const q = url.indexOf('?');
+  const path = q < 0 ? url : url.slice(0, q);
+  const pairs = q < 0 ? [] : [...new URLSearchParams(url.slice(q + 1))].filter(([k]) => k !== 'access_token');
+  // By name only, a stable sort: repeated parameters keep their order (bidx=2&bidx=1 is not bidx=1&bidx=2).
+  pairs.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return createHash('sha256').update(JSON.stringify([path, pairs])).digest('base64url');
+}
+
+export function installTileCache(app: FastifyInstance, store: TileStore): void {
+  if (!store.enabled) return;
+  const misses = new WeakMap<FastifyRequest, string>();
+
+  app.addHook('onRequest', async (request, reply) => {
+    if (request.method !== 'GET' || request.routeOptions.config.tileCache !== true) return;
+    const key = tileKey(request.url);
+    const hit = await store.get(key);
+    if (hit) {
+      for (const [name, value] of Object.entries(hit.headers)) reply.header(name, value);
+      return reply.code(200).header('x-cache', 'hit').send(hit.body);
+    }
+    misses.set(request, key);
+    reply.header('x-cache', 'miss');
+  });
+
+  app.addHook('onSend', async (request, reply, payload) => {
+    const key = misses.get(request);
+    if (key === undefined) return payload;
+    misses.delete(request);
+    if (reply.statusCode === 200 && Buffer.isBuffer(payload) && payload.length <= MAX_TILE_BYTES) {
+      const headers: Record<string, string> = {};
+      for (const [name, value] of Object.entries(reply.getHeaders())) {
+        if (!NOT_REPLAYED.has(name.toLowerCase()) && value !== undefined) headers[name] = String(value);
+      }
+      store.set(key, { headers, body: payload });
+    }
+    return payload;
+  });
+}
