@@ -10,7 +10,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 SRC := $(shell find src test tools -name '*.ts' 2>/dev/null) tsconfig.json package.json
 
-.PHONY: install build run test parity fuzz bench bench-quick soak clean
+.PHONY: install build run test parity fuzz bench bench-quick bench-deploy soak clean
 
 install:
 	@bash scripts/install.sh
@@ -53,6 +53,10 @@ bench-quick: build
 	@bash tools/parity/setup.sh
 	@node dist/tools/bench/main.js --quick $(BENCH_ARGS)
 	@node dist/tools/bench/micro.js --quick
+
+# Not a test: two replicas behind deploy/nginx.conf with a shared Redis cache, tiles/s cold and warm.
+bench-deploy: build
+	@node dist/tools/bench/deploy.js
 
 # Not a test: 30 minutes of mixed load with failing upstreams, RSS sampled (.bench/soak/report.md).
 soak: build
