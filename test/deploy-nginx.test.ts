@@ -7,55 +7,28 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import os from 'node:os';
-import path from 'node:path';
-import { existsSync, promises as fs } from 'node:fs';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { startFileServer, FIXTURES, type FileServer } from './helpers/fileserver.js';
-import { LOOPBACK_NETWORKS, TESSERA_COMMAND, freePort, startServer, type Service } from './parity/harness.js';
-import { REPO_ROOT } from './helpers/paths.js';
-
-const NGINX = '/usr/sbin/nginx';
+import { LOOPBACK_NETWORKS, TESSERA_COMMAND, startServer, type Service } from './parity/harness.js';
+import { NGINX, startNginx, type Running } from './helpers/deploy.js';
 
 describe('two replicas behind nginx under /tiles/', { timeout: 120_000, skip: existsSync(NGINX) ? false : `${NGINX} is not installed (make install installs it)` }, () => {
   let files: FileServer;
   let replicas: Service[] = [];
-  let nginx: ChildProcess | undefined;
-  let dir: string;
+  let nginx: Running | undefined;
   let front: string;
 
   before(async () => {
     files = await startFileServer(FIXTURES);
     const env = { TESSERA_ALLOWED_NETWORKS: LOOPBACK_NETWORKS, TESSERA_ROOT_PATH: '/tiles', TESSERA_TRUST_PROXY: 'true' };
     replicas = await Promise.all([startServer(TESSERA_COMMAND, env), startServer(TESSERA_COMMAND, env)]);
-    const port = await freePort();
-    front = `http://127.0.0.1:${port}`;
-    dir = await fs.mkdtemp(path.join(os.tmpdir(), 'tessera-nginx-'));
-    await fs.mkdir(path.join(dir, 'logs'));
-    const ports = replicas.map((r) => new URL(r.url).port);
-    const conf = (await fs.readFile(path.join(REPO_ROOT, 'deploy/nginx.conf'), 'utf8'))
-      .replace('server 127.0.0.1:8001 ', `server 127.0.0.1:${ports[0]} `)
-      .replace('server 127.0.0.1:8002 ', `server 127.0.0.1:${ports[1]} `)
-      .replace('listen 127.0.0.1:8080;', `listen 127.0.0.1:${port};`)
-      .replace('worker_processes auto;', 'worker_processes 1;');
-    await fs.writeFile(path.join(dir, 'nginx.conf'), conf);
-    nginx = spawn(NGINX, ['-p', dir, '-c', path.join(dir, 'nginx.conf'), '-g', 'daemon off;'], { stdio: ['ignore', 'inherit', 'inherit'] });
-    const until = Date.now() + 15_000;
-    for (;;) {
-      try {
-        if ((await fetch(`${front}/tiles/healthz`)).status === 200) break;
-      } catch {
-        // not listening yet
-      }
-      if (Date.now() > until) throw new Error('nginx did not start');
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    nginx = await startNginx([replicas[0]!.url, replicas[1]!.url]);
+    front = nginx.url;
   });
   after(async () => {
-    nginx?.kill('SIGQUIT');
+    await nginx?.stop();
     await Promise.all(replicas.map((r) => r.stop()));
     await files?.close();
-    if (dir) await fs.rm(dir, { recursive: true, force: true });
   });
 
   it('writes the public URLs into TileJSON and WMTS, and they answer through nginx', async () => {

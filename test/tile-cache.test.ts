@@ -8,59 +8,37 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { startFileServer, FIXTURES, type FileServer } from './helpers/fileserver.js';
 import { startTessera } from './helpers/tessera.js';
-import { LOOPBACK_NETWORKS, TESSERA_COMMAND, freePort, startServer, type Service } from './parity/harness.js';
+import { LOOPBACK_NETWORKS, TESSERA_COMMAND, startServer, type Service } from './parity/harness.js';
+import { REDIS_SERVER, startRedis, type Running } from './helpers/deploy.js';
 import { tileKey } from '../src/api/tile-cache.js';
 import { TileStore } from '../src/cache/tile-store.js';
 
-const REDIS = '/usr/bin/redis-server';
-
-async function startRedis(port: number): Promise<ChildProcess> {
-  const redis = spawn(REDIS, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-  const until = Date.now() + 10_000;
-  for (;;) {
-    const up = await new Promise<boolean>((resolve) => {
-      const store = new TileStore({ memoryBytes: 0, ttlSeconds: 10, redisUrl: `redis://127.0.0.1:${port}/0` });
-      setTimeout(() => {
-        void store.get('probe').then(() => resolve(store.redisStats.errors === 0));
-        setTimeout(() => void store.close(), 50);
-      }, 150);
-    });
-    if (up) return redis;
-    if (Date.now() > until) throw new Error('redis-server did not start');
-  }
-}
-
-function stopRedis(redis: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    if (redis.exitCode !== null) return resolve();
-    redis.once('exit', () => resolve());
-    redis.kill('SIGKILL');
-  });
-}
-
-describe('tile cache shared through Redis by two replicas', { timeout: 120_000, skip: existsSync(REDIS) ? false : `${REDIS} is not installed (make install installs it)` }, () => {
+describe('tile cache shared through Redis by two replicas', { timeout: 120_000, skip: existsSync(REDIS_SERVER) ? false : `${REDIS_SERVER} is not installed (make install installs it)` }, () => {
   let files: FileServer;
-  let redisPort: number;
-  let redis: ChildProcess;
+  let redis: Running;
   let a: Service;
   let b: Service;
   let cog: string;
 
   before(async () => {
     files = await startFileServer(FIXTURES);
-    redisPort = await freePort();
-    redis = await startRedis(redisPort);
+    redis = await startRedis();
     // No memory tier: whatever the second replica does not render came from Redis.
-    const env = { TESSERA_ALLOWED_NETWORKS: LOOPBACK_NETWORKS, TESSERA_CACHE_URL: `redis://127.0.0.1:${redisPort}/0`, TESSERA_TILE_CACHE_BYTES: '0' };
+    const env = { TESSERA_ALLOWED_NETWORKS: LOOPBACK_NETWORKS, TESSERA_CACHE_URL: redis.url, TESSERA_TILE_CACHE_BYTES: '0' };
     [a, b] = await Promise.all([startServer(TESSERA_COMMAND, env), startServer(TESSERA_COMMAND, env)]);
+    // Both connected to Redis (a replica that is not yet shares nothing, and says so in its log).
+    const until = Date.now() + 10_000;
+    while (![a, b].every((s) => s.outputTail().includes('tile cache: Redis is reachable'))) {
+      if (Date.now() > until) throw new Error('the replicas did not reach Redis');
+      await new Promise((r) => setTimeout(r, 50));
+    }
     cog = encodeURIComponent(`${files.url}/B01.tif`);
   });
   after(async () => {
     await Promise.all([a?.stop(), b?.stop()]);
-    if (redis) await stopRedis(redis);
+    await redis?.stop();
     await files?.close();
   });
 
@@ -82,7 +60,7 @@ describe('tile cache shared through Redis by two replicas', { timeout: 120_000, 
   });
 
   it('loses no request while Redis is down, and shares again once it is back', async () => {
-    await stopRedis(redis);
+    await redis.stop();
     for (const server of [a, b]) {
       const r = await tile(server, 290);
       assert.equal(r.status, 200, 'made without Redis');
@@ -92,8 +70,13 @@ describe('tile cache shared through Redis by two replicas', { timeout: 120_000, 
     const errors = Number(/tessera_cache_errors_total\{cache="tiles_redis"\} (\d+)/.exec(metrics)?.[1] ?? 0);
     assert.ok(errors >= 1, 'the failed lookups are counted');
 
-    redis = await startRedis(redisPort);
-    await new Promise((r) => setTimeout(r, 2500)); // the replicas reconnect once a second
+    redis = await startRedis(redis.port);
+    // The replicas retry once a second; each says when it is back.
+    const until = Date.now() + 10_000;
+    while (![a, b].every((s) => s.outputTail().split('tile cache: Redis is reachable').length > 2)) {
+      if (Date.now() > until) throw new Error('the replicas did not reconnect');
+      await new Promise((r) => setTimeout(r, 50));
+    }
     // The tile made during the outage was not stored: made again now, it is shared.
     const made = await tile(a, 290);
     assert.equal(made.status, 200);
