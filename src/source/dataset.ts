@@ -300,16 +300,20 @@ export class RasterSource {
     return pending;
   }
 
+  /** Bounds in longitude/latitude (a 21-point densified transform), computed once per source; a copy each time. */
   async geographicBounds(): Promise<BBox> {
-    const meta = await this.meta();
-    const src = srsFrom(meta.crs);
-    const dst = srsFrom(WGS84);
-    if (sameCrs(src, dst)) {
-      const [l, b, r, t] = meta.bounds;
-      return [l, Math.min(b, t), r, Math.max(b, t)];
-    }
-    const out = transformBounds(src, dst, meta.bounds, 21);
-    return out.every(Number.isFinite) ? out : [-180, -90, 180, 90];
+    const bounds = await this.derived<BBox>('wgs84-bounds', async () => {
+      const meta = await this.meta();
+      const src = srsFrom(meta.crs);
+      const dst = srsFrom(WGS84);
+      if (sameCrs(src, dst)) {
+        const [l, b, r, t] = meta.bounds;
+        return [l, Math.min(b, t), r, Math.max(b, t)];
+      }
+      const out = transformBounds(src, dst, meta.bounds, 21);
+      return out.every(Number.isFinite) ? out : [-180, -90, 180, 90];
+    });
+    return [...bounds] as BBox;
   }
 
   /** rio-tiler's dataset min/max zoom in a TMS (resolution of the dataset and of its smallest overview). */
