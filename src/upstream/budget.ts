@@ -87,10 +87,7 @@ export class Budgets {
     const release = (): void => {
       if (released !== undefined) return;
       released = spent();
-      // The request is over (answered, or its client left): whatever it still has in flight may
-      // fetch nothing more. Reads on its handles are refused by the gateway, documents by
-      // chargeCurrent, so a client that goes away stops its upstream traffic at once.
-      Atomics.store(this.memory.remaining, slot, 0n);
+      // A read still running keeps charging: the slot is only reused after the next fills it again.
       this.freeSlots.unshift(slot);
     };
     return Object.assign(release, { spent });
