@@ -81,7 +81,7 @@ describe('/cog routes', () => {
     assert.equal((await sharp(Buffer.from(await pathWins.arrayBuffer())).metadata()).width, 256);
     const jpeg = await tessera.get(`/cog/preview?url=${tci}&max_size=64&format=jpeg`);
     assert.equal(jpeg.headers.get('content-type'), 'image/jpeg');
-    const feature = await fetch(`${tessera.url}/cog/feature?url=${b01}&format=png&rescale=0,1000`, {
+    const feature = await tessera.request(`/cog/feature?url=${b01}&format=png&rescale=0,1000`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ type: 'Feature', properties: {}, geometry: { type: 'Polygon', coordinates: [[[23.6, 31.9], [23.9, 31.85], [24.0, 32.2], [23.6, 31.9]]] } }),
@@ -148,7 +148,7 @@ describe('/cog routes', () => {
     // Found by the fuzzer: a polygon of ±1e308 made a coverage estimate of NaN bytes, which waited in
     // the whole-image gate until the deadline.
     const started = Date.now();
-    const huge = await fetch(`${tessera.url}/cog/statistics?url=${b01}`, {
+    const huge = await tessera.request(`/cog/statistics?url=${b01}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ type: 'Feature', properties: {}, geometry: { type: 'Polygon', coordinates: [[[-1e308, -1e308], [1e308, -1e308], [1e308, 1e308], [-1e308, -1e308]]] } }),

@@ -18,7 +18,7 @@ describe('/demo/* from memory', { timeout: 60_000 }, () => {
   before(async () => {
     dir = await fs.mkdtemp(path.join(os.tmpdir(), 'tessera-demo-route-'));
     await makeDemoData(dir);
-    server = await startTessera({ demoDir: dir });
+    server = await startTessera({ demoDir: dir }, { listen: true });
   });
 
   after(async () => {

@@ -266,7 +266,8 @@ before(async () => {
   files.put('/mosaic.json', JSON.stringify(doc));
   documents.set(`${files.url}/item.json`, JSON.parse(await fixtureItem(files.url)));
   documents.set(`${files.url}/mosaic.json`, doc);
-  tessera = await startTessera({ requestTimeoutMs: DEADLINE_MS, stallWarnMs: MAX_STALL_MS });
+  // Over a real socket: hostile URLs and bodies go through Node's HTTP parser as they would in production.
+  tessera = await startTessera({ requestTimeoutMs: DEADLINE_MS, stallWarnMs: MAX_STALL_MS }, { listen: true });
 });
 
 after(async () => {

@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { FIXTURES, fixtureItem, fixtureMosaic, startFileServer, type FileServer } from './helpers/fileserver.js';
-import { startTessera, type RunningTessera } from './helpers/tessera.js';
+import { startTessera, type RunningTessera, type TestRequest } from './helpers/tessera.js';
 
 let files: FileServer;
 let tessera: RunningTessera;
@@ -35,9 +35,9 @@ after(async () => {
   await files.close();
 });
 
-async function clientMistake(p: string, pattern: RegExp, init?: RequestInit): Promise<void> {
+async function clientMistake(p: string, pattern: RegExp, init?: TestRequest): Promise<void> {
   const started = Date.now();
-  const res = await fetch(`${tessera.url}${p}`, init);
+  const res = await tessera.request(`${p}`, init);
   const text = await res.text();
   assert.ok(res.status >= 400 && res.status < 500, `${p.slice(0, 120)} → ${res.status} ${text.slice(0, 200)}`);
   assert.equal(res.headers.get('content-type')?.split(';')[0], 'application/json');
@@ -79,7 +79,7 @@ describe('client mistakes that answered 5xx', () => {
 
   it('polygons with coordinates of ±1e308', async () => {
     const huge = polygon([[-1e308, -1e308], [1e308, -1e308], [1e308, 1e308], [-1e308, -1e308]]);
-    const res = await fetch(`${tessera.url}/stac/statistics?url=${item}&assets=B01`, { method: 'POST', body: huge, headers: { 'content-type': 'application/json' } });
+    const res = await tessera.request(`/stac/statistics?url=${item}&assets=B01`, { method: 'POST', body: huge, headers: { 'content-type': 'application/json' } });
     assert.ok(res.status < 500, `${res.status} ${await res.clone().text()}`);
     await clientMistake(`/stac/feature.png?url=${item}&assets=B01`, /outside dataset bounds|too large/, { method: 'POST', body: huge, headers: { 'content-type': 'application/json' } });
   });
@@ -97,7 +97,7 @@ describe('client mistakes that answered 5xx', () => {
       const doc = JSON.parse(await fixtureItem(files.url)) as { assets: Record<string, unknown> };
       doc.assets = { data: { href: `http://127.0.0.1:${(whole.address() as AddressInfo).port}/${name}`, type: 'image/tiff' } };
       files.put(`/no-range-${name}.json`, JSON.stringify(doc));
-      const res = await fetch(`${tessera.url}/stac/info?url=${q(`${files.url}/no-range-${name}.json`)}&assets=data`);
+      const res = await tessera.request(`/stac/info?url=${q(`${files.url}/no-range-${name}.json`)}&assets=data`);
       return { status: res.status, text: await res.text(), fetched };
     } finally {
       whole.closeAllConnections();
@@ -119,7 +119,7 @@ describe('client mistakes that answered 5xx', () => {
   });
 
   it('keeps serving', async () => {
-    const res = await fetch(`${tessera.url}/healthz`);
+    const res = await tessera.request(`/healthz`);
     assert.equal(res.status, 200);
   });
 });

@@ -63,7 +63,7 @@ describe('lifecycle and overload', { timeout: 60_000 }, () => {
   });
 
   it('answers 503 with Retry-After past TESSERA_MAX_QUEUE requests in flight, health checks still pass', async () => {
-    const tessera = await startTessera({ maxInFlight: 2 });
+    const tessera = await startTessera({ maxInFlight: 2 }, { listen: true });
     try {
       files.delayMs = 700;
       const slow = [0, 1].map((i) => fetch(`${tessera.url}/cog/tiles/WebMercatorQuad/9/${289 + i}/207.png?url=${cog}&rescale=0,1000`));

@@ -113,7 +113,7 @@ describe('/mosaicjson documents and backends', () => {
 
   it('POST /validate: true for a valid document, 422 naming the fault otherwise', async () => {
     const post = (body: unknown): Promise<Response> =>
-      fetch(`${tessera.url}/mosaicjson/validate`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      tessera.request(`/mosaicjson/validate`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
     const ok = await post(fixtureDoc);
     assert.equal(ok.status, 200);
     assert.equal(await ok.text(), 'true');

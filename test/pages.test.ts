@@ -205,7 +205,7 @@ describe('pages in headless Chromium', { timeout: 120_000, skip: existsSync(CHRO
     mosaicBounds = (JSON.parse(await fs.readFile(path.join(demoDir, 'mosaic.json'), 'utf8')) as { bounds: BBox }).bounds;
     item = `${files.url}/item.json`;
     // tessera serves the demo folder too (as `make run` does), so the landing page links it.
-    server = await startTessera({ basemapUrl: '', demoDir });
+    server = await startTessera({ basemapUrl: '', demoDir }, { listen: true });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
     context = await browser.newContext({ viewport: VIEWPORT });
     await context.route('**/*', async (route) => {
@@ -421,7 +421,7 @@ describe('pages in headless Chromium', { timeout: 120_000, skip: existsSync(CHRO
   });
 
   it('behind TiTiler\'s global access token, the viewer and the map page pass the token on', async () => {
-    const guarded = await startTessera({ basemapUrl: '', demoDir, accessToken: 'tok-123' });
+    const guarded = await startTessera({ basemapUrl: '', demoDir, accessToken: 'tok-123' }, { listen: true });
     try {
       const viewer = await open(`/stac/viewer?url=${q(item)}&access_token=tok-123`, guarded.url);
       const state = await tilesLoaded(viewer.page, ['access_token=tok-123']);
@@ -455,8 +455,8 @@ describe('page routes over HTTP', { timeout: 60_000 }, () => {
   let withBasemap: RunningTessera;
 
   before(async () => {
-    server = await startTessera({ basemapUrl: '' });
-    withBasemap = await startTessera({ basemapUrl: 'https://{s}.tiles.example.org/{z}/{x}/{y}.png', basemapAttribution: '© Example' });
+    server = await startTessera({ basemapUrl: '' }, { listen: true });
+    withBasemap = await startTessera({ basemapUrl: 'https://{s}.tiles.example.org/{z}/{x}/{y}.png', basemapAttribution: '© Example' }, { listen: true });
   });
 
   after(async () => {

@@ -16,7 +16,7 @@ import net, { type AddressInfo } from 'node:net';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { FIXTURES, fixtureItem, startFileServer, type FileServer } from './helpers/fileserver.js';
-import { startTessera, type RunningTessera } from './helpers/tessera.js';
+import { startTessera, type RunningTessera, type TestRequest } from './helpers/tessera.js';
 import { NetworkPolicy, type Resolver } from '../src/upstream/network-policy.js';
 import { UrlPolicy } from '../src/upstream/url-policy.js';
 import { UpstreamClient, UpstreamRefused } from '../src/upstream/client.js';
@@ -53,8 +53,8 @@ let b01: Buffer;
 
 const q = encodeURIComponent;
 
-async function answer(t: RunningTessera, p: string, init?: RequestInit): Promise<{ status: number; detail: string; text: string }> {
-  const res = await fetch(`${t.url}${p}`, init);
+async function answer(t: RunningTessera, p: string, init?: TestRequest): Promise<{ status: number; detail: string; text: string }> {
+  const res = await t.request(`${p}`, init);
   const text = await res.text();
   let detail = '';
   try {
@@ -66,7 +66,7 @@ async function answer(t: RunningTessera, p: string, init?: RequestInit): Promise
 }
 
 /** Asserts a 4xx with a JSON detail matching `pattern`. */
-async function refused(t: RunningTessera, p: string, pattern: RegExp, init?: RequestInit): Promise<string> {
+async function refused(t: RunningTessera, p: string, pattern: RegExp, init?: TestRequest): Promise<string> {
   const r = await answer(t, p, init);
   assert.ok(r.status >= 400 && r.status < 500, `${p} → ${r.status} ${r.text.slice(0, 300)}`);
   assert.match(r.detail, pattern, `${p} → ${r.text.slice(0, 400)}`);
@@ -271,7 +271,7 @@ describe('no loopback, private or link-local address unless opened', () => {
   it('keeps serving after all of it', async () => {
     const item = q(`${files.url}/item.json`);
     files.put('/item.json', await fixtureItem(files.url));
-    const tile = await fetch(`${tessera.url}/stac/tiles/WebMercatorQuad/8/144/103.png?url=${item}&assets=B01&rescale=0,10000`);
+    const tile = await tessera.request(`/stac/tiles/WebMercatorQuad/8/144/103.png?url=${item}&assets=B01&rescale=0,10000`);
     assert.equal(tile.status, 200);
     assert.equal(trap.connections, 0);
     assert.equal(trapLocal.connections, 0);
@@ -413,10 +413,20 @@ describe('request bodies and parameters are bounded before work', () => {
     const long = Array.from({ length: 400 }, (_, i) => [[i * 10, i * 10 + 10], [i % 256, 100, 200, 255]]);
     const ok = await answer(tessera, `${tile}&rescale=0,4000&colormap=${q(JSON.stringify(long))}`);
     assert.equal(ok.status, 200, ok.text.slice(0, 200));
-    const huge = await answer(tessera, `${tile}&x=${'y'.repeat(70_000)}`);
-    assert.equal(huge.status, 431);
-    assert.match(huge.detail, /larger than 65536 bytes/);
-    assert.equal((await answer(tessera, '/healthz')).status, 200);
+  });
+
+  it('answers a request line past 64 KiB with a JSON 431 from the HTTP server itself', async () => {
+    // Node's parser refuses the request before Fastify sees it: only a real socket shows this.
+    const listening = await startTessera({ allowedNetworks: ['127.0.0.1/32'] }, { listen: true });
+    try {
+      const item = q(`${files.url}/item.json`);
+      const huge = await answer(listening, `/stac/tiles/WebMercatorQuad/8/144/103.png?url=${item}&assets=B01&x=${'y'.repeat(70_000)}`);
+      assert.equal(huge.status, 431);
+      assert.match(huge.detail, /larger than 65536 bytes/);
+      assert.equal((await answer(listening, '/healthz')).status, 200);
+    } finally {
+      await listening.close();
+    }
   });
 });
 
@@ -459,11 +469,11 @@ describe('upstream failures are not remembered', () => {
     await new Promise<void>((resolve) => flaky.listen(0, '127.0.0.1', resolve));
     try {
       files.put('/flaky.json', await itemWith(`http://127.0.0.1:${(flaky.address() as AddressInfo).port}/B01.tif`));
-      const path = `${tessera.url}/stac/info?url=${q(`${files.url}/flaky.json`)}&assets=data`;
-      const first = await fetch(path);
+      const path = `/stac/info?url=${q(`${files.url}/flaky.json`)}&assets=data`;
+      const first = await tessera.get(path);
       assert.equal(first.status, 502, await first.text());
       assert.equal(first.headers.get('cache-control'), 'no-store');
-      const second = await fetch(path);
+      const second = await tessera.get(path);
       assert.equal(second.status, 200, await second.text());
       assert.equal(second.headers.get('cache-control'), 'public, max-age=3600');
     } finally {

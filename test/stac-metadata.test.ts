@@ -276,7 +276,7 @@ describe('global behaviour', () => {
   });
 
   it('compresses JSON when asked', async () => {
-    const res = await fetch(`${tessera.url}/tileMatrixSets/WebMercatorQuad`, { headers: { 'accept-encoding': 'gzip' } });
+    const res = await tessera.request(`/tileMatrixSets/WebMercatorQuad`, { headers: { 'accept-encoding': 'gzip' } });
     assert.equal(res.headers.get('content-encoding'), 'gzip');
     assert.equal(((await res.json()) as any).identifier, 'WebMercatorQuad');
   });

@@ -72,7 +72,7 @@ function assertStatistics(actual: Json, expected: Json, what: string): void {
 }
 
 async function request(method: 'GET' | 'POST', path: string, body?: unknown): Promise<{ status: number; type: string | null; text: string }> {
-  const res = await fetch(`${tessera.url}${path}`, {
+  const res = await tessera.request(`${path}`, {
     method,
     ...(body !== undefined ? { body: typeof body === 'string' ? body : JSON.stringify(body), headers: { 'content-type': 'application/json' } } : {}),
   });
@@ -286,7 +286,7 @@ describe('request limits', () => {
       assert.match(((await assets.json()) as Json)['detail'], /too large/);
       // Each feature is small; together they read more than one request may.
       const body = { type: 'FeatureCollection', features: Array.from({ length: 40 }, () => ({ type: 'Feature', geometry: POLYGON_A, properties: {} })) };
-      const res = await fetch(`${small.url}/stac/statistics?${q(item)}&assets=B01`, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+      const res = await small.request(`/stac/statistics?${q(item)}&assets=B01`, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
       assert.equal(res.status, 400);
       assert.match(((await res.json()) as Json)['detail'], /the 40 feature\(s\) needs \d+ source pixels/);
     } finally {
@@ -309,7 +309,7 @@ describe('request limits', () => {
     // The same with limits far below its extent; the feature inside still counts.
     const small = await startTessera({ maxSourcePixels: 10_000, maxOutputPixels: 20_000 });
     try {
-      const res = await fetch(`${small.url}/stac/statistics?${q(item)}&assets=B01`, {
+      const res = await small.request(`/stac/statistics?${q(item)}&assets=B01`, {
         method: 'POST',
         body: JSON.stringify({ type: 'FeatureCollection', features: [far, { ...far, geometry: POLYGON_OUTSIDE }] }),
         headers: { 'content-type': 'application/json' },

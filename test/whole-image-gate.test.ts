@@ -202,7 +202,7 @@ describe('whole-image gate over HTTP', () => {
   });
 
   it('a client that leaves while waiting frees its place at once', async () => {
-    const tessera = await startTessera({ largeRequests: 1, maxImageBytes: 1024 });
+    const tessera = await startTessera({ largeRequests: 1, maxImageBytes: 1024 }, { listen: true });
     const gate = tessera.services.wholeImages;
     // Slow upstream reads keep the first request holding the gate while the others wait.
     files.delayMs = 150;
