@@ -9,9 +9,8 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { ALGORITHM_IDS, ALGORITHMS, getAlgorithm, prepareAlgorithm } from '../src/image/algorithms/index.js';
 import { croppedBounds } from '../src/image/algorithms/hillshade.js';
 import { algorithmRoutes } from '../src/api/routes/algorithms.js';
-import { parseAlgorithm } from '../src/api/params.js';
+import { parseAlgorithm, postProcess } from '../src/api/params/index.js';
 import { installErrorHandling } from '../src/api/errors.js';
-import { algorithmSchema } from '../src/api/params.js';
 import { TesseraError } from '../src/errors.js';
 import { allocate, type DType, type ImageData } from '../src/image/image-data.js';
 
@@ -103,7 +102,7 @@ describe('algorithm registry', () => {
   it('lists TiTiler 0.18.10\'s five algorithms in its order, as the query enum does', () => {
     assert.deepEqual([...ALGORITHM_IDS], TITILER_ORDER);
     assert.deepEqual(Object.keys(ALGORITHMS), TITILER_ORDER);
-    assert.deepEqual((algorithmSchema['algorithm'] as { enum: string[] }).enum, TITILER_ORDER);
+    assert.deepEqual((postProcess.params['algorithm']!.schema as { enum: string[] }).enum, TITILER_ORDER);
   });
 
   it('finds algorithms by exact id only', () => {

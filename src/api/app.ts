@@ -14,7 +14,7 @@ import type { Settings } from '../config.js';
 import { answerClientError, installErrorHandling, MAX_HEADER_BYTES } from './errors.js';
 import { LoopWatchdog } from './watchdog.js';
 import { installJsonBodyParser, MAX_BODY_BYTES } from './json-body.js';
-import { normaliseBooleans, type Query } from './params.js';
+import { normaliseBooleans, type Query } from './params/index.js';
 import { tmsRoutes } from './routes/tms.js';
 import { stacRoutes } from './routes/stac.js';
 import { cogRoutes } from './routes/cog.js';

@@ -1,62 +1,54 @@
 /**
  * The route factory (TiTiler's `TilerFactory(reader=…)`): registers the image route families for any
  * reader family — tiles (in a grid, and the deprecated forms without one), TileJSON, WMTS
- * capabilities, the map page, point, preview, bbox, feature and statistics — with one definition per parameter
- * family. A reader family (readers/cog.ts, readers/stac.ts …) says only how to open its reader from
- * a request and which layer parameters it takes; routes that are a family's alone (STAC `/assets`,
- * `/asset_statistics`) stay in its own route file.
+ * capabilities, the map page, point, preview, bbox, feature and statistics. A reader family
+ * (api/routes/cog.ts, stac.ts, mosaic.ts) says how to open its reader and which layer parameters
+ * it takes; routes that are a family's alone stay in its own route file.
  *
- * Every route parses all of its parameters before anything is read, so a bad query gets the same
- * 4xx on a tile, a TileJSON and a WMTS document.
+ * Each route lists its parameter families (api/params/) and parses all of them before anything is
+ * read, so a bad query gets the same 4xx on a tile, a TileJSON, a WMTS document and a map page.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest, preValidationAsyncHookHandler } from 'fastify';
 import type { Services } from '../services.js';
-import { getTms, WEB_MERCATOR_QUAD } from '../tms/registry.js';
+import { getTms } from '../tms/registry.js';
 import { checkTile, type BBox, type TileMatrixSet } from '../tms/grid.js';
 import {
-  algorithmSchema,
-  coordCrsSchema,
-  datasetSchema,
-  dstCrsSchema,
-  gridQuerySchema,
-  parseAlgorithm,
-  parseCrsParam,
-  parseDataset,
-  parseSize,
-  parseTile,
-  partSizeSchema,
-  previewSizeSchema,
-  querySchema,
-  renderSchema,
-  tileSchema,
-  tilejsonSchema,
+  coordCrs,
+  datasetUrl,
+  datasetValues,
+  dstCrs,
+  formatQuery,
+  gridQuery,
+  partSize,
+  postProcess,
+  previewSize,
+  rendering,
+  routeQuery,
+  statistics,
+  tileDocument,
+  tileFormatQuery,
+  tileMargins,
   tmsPathSchema,
-  urlSchema,
-  IMAGE_FORMATS,
-  type ImageFormat,
+  wmtsEpsg,
+  type ParamFamily,
   type Query,
-} from './params.js';
+} from './params/index.js';
 import { parseBBoxPath, parseFormat, parseLonLat, parseSizeFormat, parseTilePath } from './path-params.js';
-import { parseRenderOptions, sendImage } from './image-response.js';
+import { sendImage } from './image-response.js';
 import { parseFeatureBody, parseFeatureOrCollectionBody, featureBodyToJson } from './geojson.js';
 import { sendJson } from './reply.js';
 import { baseUrl, forwardedQuery, requestUrl } from './urls.js';
 import { tileJsonModel } from './models.js';
 import { mapPageResponder } from './pages/respond.js';
 import { wmtsCapabilities } from '../ogc/wmts.js';
-import { MEDIA_TYPES } from '../image/formats.js';
+import { MEDIA_TYPES, type ImageFormat } from '../image/formats.js';
 import { floats, pyFloatRepr } from '../pyjson.js';
-import { TesseraError, badRequest } from '../errors.js';
-import type { ValueOptions } from '../source/reader.js';
+import { badRequest } from '../errors.js';
 import type { RenderSpec, StatisticsSpec } from '../image/post-process.js';
-import { parseStatisticsOptions } from '../image/statistics.js';
 import { statisticsMapToJson } from '../image/statistics-json.js';
 import type { ReadLimits, Reader, ReaderImage, Zooms } from '../readers/reader.js';
 
-type Schema = Record<string, unknown>;
-type Req = FastifyRequest<{ Params: Record<string, string>; Querystring: Query & { url: string } }>;
-
-const WGS84 = 'EPSG:4326';
+type Req = FastifyRequest<{ Params: Record<string, string>; Querystring: Query }>;
 
 /** What the metadata routes need of a dataset, without reading a band (TileJSON, WMTS). */
 export interface DatasetSummary {
@@ -66,22 +58,20 @@ export interface DatasetSummary {
   center?: [number, number, number];
 }
 
-/** A family of readers, as the factory mounts it. */
-export interface ReaderFamily {
+/** A family of readers, as the factory mounts it; `L` is what its layer parameters parse into. */
+export interface ReaderFamily<L> {
   /** Where the family is mounted ('/cog'): TileJSON and WMTS point their tile URLs under it. */
   prefix: string;
-  /** Query schema of the family's layer parameters (BidxExprParams, AssetsBidxExprParams …). */
-  layerSchema: Schema;
+  /** The layer parameters of image, point and document routes (BidxExprParams, AssetsBidxExprParams …). */
+  layer: ParamFamily<L>;
+  /** The layer of the statistics routes, where it may be left out (STAC: every asset). Default: `layer`. */
+  statisticsLayer?: ParamFamily<L>;
   /** Layer checks that come before schema validation (TiTiler's "assets or expression" 400). */
   layerFirst?: preValidationAsyncHookHandler;
-  /** Parses the layer parameters (400 on semantic mistakes) without reading anything. */
-  checkLayer(q: Query): void;
-  /** The reader of a request: its dataset (`url`) and its layer. */
-  open(q: Query & { url: string }): Promise<Reader>;
-  /** The reader for statistics routes, where the family's layer may default (STAC: every asset). */
-  openForStatistics?(q: Query & { url: string }): Promise<Reader>;
+  /** The reader of a dataset (`url`) and layer. */
+  open(url: string, layer: L): Promise<Reader>;
   /** Bounds and zooms of the dataset alone. */
-  summary(q: Query & { url: string }): Promise<DatasetSummary>;
+  summary(url: string): Promise<DatasetSummary>;
   /** POST /statistics weighs each pixel by the fraction a feature covers (rio-tiler's Reader does; its STAC reader does not). */
   coverageWeighted?: boolean;
   /** Route groups the family takes from the factory (default all); a family answers the others its own way. */
@@ -89,29 +79,6 @@ export interface ReaderFamily {
   /** WMTS layer name (TiTiler: 'Dataset', 'Mosaic') and whether `use_epsg` is taken (default true). */
   wmts?: { layerName: string; useEpsg: boolean };
 }
-
-/** DatasetParams, as read options. */
-export function valueOptions(q: Query): ValueOptions {
-  const d = parseDataset(q);
-  return { unscale: d.unscale, resampling: d.resampling, reproject: d.reproject, ...(d.nodata !== undefined ? { nodata: d.nodata } : {}) };
-}
-
-/** PartFeatureParams + CoordCRSParams + DstCRSParams: `dst_crs` defaults to the coordinates' CRS. */
-export function partOptions(q: Query, fixed?: { width: number; height: number }) {
-  const size = parseSize(q, fixed);
-  const coordCrs = parseCrsParam(q, 'coord_crs') ?? WGS84;
-  const dstCrs = parseCrsParam(q, 'dst_crs') ?? coordCrs;
-  return { size, coordCrs, dstCrs };
-}
-
-/** StatisticsParams and HistogramParams (`p` integers and `c` numbers are validated as FastAPI does: 422). */
-export const statisticsSchema: Schema = {
-  categorical: { type: 'boolean' },
-  c: { type: 'array', items: { type: 'number' } },
-  p: { type: 'array', items: { type: 'integer' } },
-  histogram_bins: { type: 'string' },
-  histogram_range: { type: 'string' },
-};
 
 /** Features read at once by POST /statistics: each read already runs its sources in parallel. */
 const FEATURE_CONCURRENCY = 8;
@@ -122,30 +89,14 @@ export const MAX_STATISTICS_FEATURES = 1000;
 const TILEJSON_DROPPED = ['tilematrixsetid', 'tile_format', 'tile_scale', 'minzoom', 'maxzoom'];
 const WMTS_DROPPED = [...TILEJSON_DROPPED, 'service', 'use_epsg', 'request'];
 
-/** `format` and `scale` as query parameters, for the routes whose path has no place for them. */
-const formatQuerySchema: Schema = {
-  format: { type: 'string', enum: [...IMAGE_FORMATS] },
-  scale: { type: 'integer', exclusiveMinimum: 0, maximum: 4 },
-};
-
-function queryFormat(req: FastifyRequest): ImageFormat | undefined {
-  return (req as Req).query['format'] as ImageFormat | undefined;
-}
-
 function notFound(reply: FastifyReply): FastifyReply {
   return reply.code(404).type('application/json').send({ detail: 'Not Found' });
 }
 
-/** The render step's spec, with the expression the reader left to it. */
-function renderSpec(render: RenderSpec, result: ReaderImage): RenderSpec {
-  return result.expression ? { ...render, expression: result.expression } : render;
+/** The render step's spec: the algorithm, the rendering, and the expression the reader left to it. */
+function renderSpec(algorithm: RenderSpec['algorithm'], render: Omit<RenderSpec, 'algorithm' | 'expression'>, result: ReaderImage): RenderSpec {
+  return { ...render, algorithm, ...(result.expression ? { expression: result.expression } : {}) };
 }
-
-function algorithmOf(q: Query) {
-  const name = typeof q['algorithm'] === 'string' ? q['algorithm'] : undefined;
-  return parseAlgorithm(name, typeof q['algorithm_params'] === 'string' ? q['algorithm_params'] : undefined);
-}
-
 
 /** `EPSG:<code>` for `use_epsg=true` (ArcMap); grids in OGC:CRS84 have none and keep their URI. */
 function epsgName(tms: TileMatrixSet): string {
@@ -165,152 +116,148 @@ function checkZoomRange(tms: TileMatrixSet, minzoom: number, maxzoom: number): v
   }
 }
 
-/** The grid of a route: its `{tileMatrixSetId}` path piece, or (forms without one) the query's, WebMercatorQuad by default. */
-function gridOf(request: Req): TileMatrixSet {
-  const id = request.params['tileMatrixSetId'] ?? (request.query['tileMatrixSetId'] as string | undefined) ?? WEB_MERCATOR_QUAD;
-  return getTms(id)!;
+/** The route's grid: its `{tileMatrixSetId}` path piece, else the query's (the deprecated forms). */
+function gridOf(request: Req, fromQuery: TileMatrixSet | undefined): TileMatrixSet {
+  const id = request.params['tileMatrixSetId'];
+  return id !== undefined ? getTms(id)! : fromQuery!;
 }
 
-export function readerRoutes(services: Services, family: ReaderFamily) {
+export function readerRoutes<L>(services: Services, family: ReaderFamily<L>) {
   const settings = services.settings;
   const limits: ReadLimits = { maxOutputPixels: settings.maxOutputPixels, maxSourcePixels: settings.maxSourcePixels, gate: services.wholeImages };
   const statisticsLimits: ReadLimits = { ...limits, statistics: true };
-  const layer = family.layerSchema;
-  const imageQuery = [urlSchema, layer, datasetSchema, algorithmSchema, renderSchema];
   const preValidation = family.layerFirst ? { preValidation: family.layerFirst } : {};
   const mount = { point: true, wholeImages: true, statistics: true, featureStatistics: true, ...family.mount };
   const mapPage = mapPageResponder(settings);
+  const layer = family.layer;
+  const statisticsLayer = family.statisticsLayer ?? family.layer;
+  /** The image families every picture route takes, in the order TiTiler's dependencies run. */
+  const image = { url: datasetUrl, layer, values: datasetValues, algorithm: postProcess, render: rendering };
+  const tmsParams = { type: 'object', properties: tmsPathSchema, required: ['tileMatrixSetId'] };
 
   return async function plugin(app: FastifyInstance): Promise<void> {
     // ---- tiles ----------------------------------------------------------------------------------
-    const tileParams = { type: 'object', properties: { z: { type: 'string' }, x: { type: 'string' }, last: { type: 'string' } } };
-    const tile = async (req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
+    // Where the path leaves them out, `scale` and `format` come from the query (TiTiler's routes
+    // without `@{scale}x` or `.{format}` take them as query parameters).
+    const tileQuery = routeQuery({ ...image, margins: tileMargins, fallback: tileFormatQuery });
+    const deprecatedTileQuery = routeQuery({ ...image, margins: tileMargins, fallback: tileFormatQuery, grid: gridQuery });
+    const tile = async (req: FastifyRequest, reply: FastifyReply, query: typeof tileQuery | typeof deprecatedTileQuery): Promise<FastifyReply> => {
       const request = req as Req;
-      const q = request.query;
-      const path = parseTilePath(request.params['z']!, request.params['x']!, request.params['last']!, {
-        ...(q['scale'] !== undefined ? { scale: q['scale'] as number } : {}),
-        ...(q['format'] !== undefined ? { format: q['format'] as ImageFormat } : {}),
-      });
-      const tms = gridOf(request);
-      const margins = parseTile(q);
-      const values = valueOptions(q);
-      const render = parseRenderOptions(q);
-      family.checkLayer(q);
+      // The path first (its 422s come before the query's 400s), its format and scale falling back on the query's.
+      const path = parseTilePath(request.params['z']!, request.params['x']!, request.params['last']!, tileFormatQuery.parse(request.query));
+      const p = query.parse(request.query);
+      const tms = gridOf(request, 'grid' in p ? (p.grid as TileMatrixSet) : undefined);
       checkTile(tms, path.x, path.y, path.z);
-      const reader = await family.open(q);
+      const reader = await family.open(p.url, p.layer);
       const result = await reader.tile(
         tms,
         { x: path.x, y: path.y, z: path.z },
         {
-          ...values,
+          ...p.values,
           limits,
           tilesize: 256 * path.scale,
-          ...(margins.buffer ? { buffer: margins.buffer } : {}),
-          ...(margins.padding ? { padding: margins.padding } : {}),
+          ...(p.margins.buffer ? { buffer: p.margins.buffer } : {}),
+          ...(p.margins.padding ? { padding: p.margins.padding } : {}),
           deferExpression: true,
         },
       );
       if (result.headers) reply.headers(result.headers);
-      return sendImage(reply, services.renderer, result.image, path.format, renderSpec(render, result));
+      return sendImage(reply, services.renderer, result.image, path.format, renderSpec(p.algorithm, p.render, result));
     };
-    // Where the path leaves them out, `scale` and `format` come from the query (TiTiler's routes
-    // without `@{scale}x` or `.{format}` take them as query parameters).
-    const tileQuery = [...imageQuery, tileSchema, formatQuerySchema];
-    app.get('/tiles/:tileMatrixSetId/:z/:x/:last', {
-      schema: { params: { ...tileParams, properties: { ...tileParams.properties, ...tmsPathSchema } }, querystring: querySchema(['url'], ...tileQuery) },
-      config: { tileCache: true },
-      ...preValidation,
-    }, tile);
-    app.get('/tiles/:z/:x/:last', { schema: { params: tileParams, querystring: querySchema(['url'], ...tileQuery, gridQuerySchema), deprecated: true }, config: { tileCache: true }, ...preValidation }, tile);
+    const tileParams = { type: 'object', properties: { z: { type: 'string' }, x: { type: 'string' }, last: { type: 'string' } } };
+    app.get(
+      '/tiles/:tileMatrixSetId/:z/:x/:last',
+      { schema: { params: { ...tileParams, properties: { ...tileParams.properties, ...tmsPathSchema } }, querystring: tileQuery.schema }, config: { tileCache: true }, ...preValidation },
+      (req, reply) => tile(req, reply, tileQuery),
+    );
+    app.get(
+      '/tiles/:z/:x/:last',
+      { schema: { params: tileParams, querystring: deprecatedTileQuery.schema, deprecated: true }, config: { tileCache: true }, ...preValidation },
+      (req, reply) => tile(req, reply, deprecatedTileQuery),
+    );
 
-    // ---- TileJSON and WMTS ---------------------------------------------------------------------
-    const tileDocQuery = [...imageQuery, tileSchema, tilejsonSchema];
-    const tileDoc = async (request: Req): Promise<{ tms: TileMatrixSet; summary: DatasetSummary; zooms: Zooms }> => {
-      const q = request.query;
-      // Everything the tiles will parse, parsed now: a query whose tiles would all fail is refused here.
-      parseTile(q);
-      valueOptions(q);
-      parseRenderOptions(q);
-      family.checkLayer(q);
-      const tms = gridOf(request);
-      const summary = await family.summary(q);
+    // ---- TileJSON, WMTS and the map page: everything the tiles parse, parsed here too -------------
+    const documentFamilies = { ...image, margins: tileMargins, document: tileDocument };
+    const tileDoc = async (request: Req, p: { url: string; document: { minzoom: number | undefined; maxzoom: number | undefined } }, tms: TileMatrixSet) => {
+      const summary = await family.summary(p.url);
       const defaults = await summary.zooms(tms);
-      const zooms = { minzoom: (q['minzoom'] as number | undefined) ?? defaults.minzoom, maxzoom: (q['maxzoom'] as number | undefined) ?? defaults.maxzoom };
-      return { tms, summary, zooms };
+      const zooms = { minzoom: p.document.minzoom ?? defaults.minzoom, maxzoom: p.document.maxzoom ?? defaults.maxzoom };
+      return { summary, zooms };
     };
 
-    const tilejson = async (req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
+    const tilejsonQuery = routeQuery(documentFamilies);
+    const deprecatedTilejsonQuery = routeQuery({ ...documentFamilies, grid: gridQuery });
+    const tilejson = async (req: FastifyRequest, reply: FastifyReply, query: typeof tilejsonQuery | typeof deprecatedTilejsonQuery): Promise<FastifyReply> => {
       const request = req as Req;
-      const q = request.query;
-      const { tms, summary, zooms } = await tileDoc(request);
+      const p = query.parse(request.query);
+      const tms = gridOf(request, 'grid' in p ? (p.grid as TileMatrixSet) : undefined);
+      const { summary, zooms } = await tileDoc(request, p, tms);
       if (zooms.minzoom < 0 || zooms.maxzoom > 30) throw badRequest('TileJSON minzoom and maxzoom must be between 0 and 30');
-      const format = q['tile_format'] as ImageFormat | undefined;
-      const suffix = `@${q['tile_scale'] as number}x${format ? `.${format}` : ''}`;
+      const suffix = `@${p.document.tileScale}x${p.document.tileFormat ? `.${p.document.tileFormat}` : ''}`;
       const tiles = `${baseUrl(request)}${family.prefix}/tiles/${tms.id}/{z}/{x}/{y}${suffix}${forwardedQuery(request, TILEJSON_DROPPED)}`;
       const [minx, miny, maxx, maxy] = summary.bounds;
       const center: [number, number, number] = summary.center
-        ? [summary.center[0], summary.center[1], (q['minzoom'] as number | undefined) ?? summary.center[2]]
+        ? [summary.center[0], summary.center[1], p.document.minzoom ?? summary.center[2]]
         : [(minx + maxx) / 2, (miny + maxy) / 2, zooms.minzoom];
       return sendJson(reply, tileJsonModel({ tiles, ...zooms, bounds: summary.bounds, center }));
     };
-    const tmsParams = { type: 'object', properties: tmsPathSchema, required: ['tileMatrixSetId'] };
-    app.get('/:tileMatrixSetId/tilejson.json', { schema: { params: tmsParams, querystring: querySchema(['url'], ...tileDocQuery) }, ...preValidation }, tilejson);
-    app.get('/tilejson.json', { schema: { querystring: querySchema(['url'], ...tileDocQuery, gridQuerySchema), deprecated: true }, ...preValidation }, tilejson);
+    app.get('/:tileMatrixSetId/tilejson.json', { schema: { params: tmsParams, querystring: tilejsonQuery.schema }, ...preValidation }, (req, reply) => tilejson(req, reply, tilejsonQuery));
+    app.get('/tilejson.json', { schema: { querystring: deprecatedTilejsonQuery.schema, deprecated: true }, ...preValidation }, (req, reply) => tilejson(req, reply, deprecatedTilejsonQuery));
 
     const wmtsOptions = family.wmts ?? { layerName: 'Dataset', useEpsg: true };
-    const wmtsQuery = wmtsOptions.useEpsg ? [...tileDocQuery, { use_epsg: { type: 'boolean' } }] : tileDocQuery;
-    const wmts = async (req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
+    const wmtsFamilies = wmtsOptions.useEpsg ? { ...documentFamilies, epsg: wmtsEpsg } : documentFamilies;
+    const wmtsQuery = routeQuery(wmtsFamilies);
+    const deprecatedWmtsQuery = routeQuery({ ...wmtsFamilies, grid: gridQuery });
+    const wmts = async (req: FastifyRequest, reply: FastifyReply, query: typeof wmtsQuery | typeof deprecatedWmtsQuery): Promise<FastifyReply> => {
       const request = req as Req;
-      const q = request.query;
-      const { tms, summary, zooms } = await tileDoc(request);
+      const p = query.parse(request.query);
+      const tms = gridOf(request, 'grid' in p ? (p.grid as TileMatrixSet) : undefined);
+      const { summary, zooms } = await tileDoc(request, p, tms);
       checkZoomRange(tms, zooms.minzoom, zooms.maxzoom);
-      const format = (q['tile_format'] as ImageFormat | undefined) ?? 'png';
-      const template =
-        `${baseUrl(request)}${family.prefix}/tiles/${tms.id}/{TileMatrix}/{TileCol}/{TileRow}@${q['tile_scale'] as number}x.${format}` + forwardedQuery(request, WMTS_DROPPED);
+      const format = p.document.tileFormat ?? 'png';
+      const template = `${baseUrl(request)}${family.prefix}/tiles/${tms.id}/{TileMatrix}/{TileCol}/{TileRow}@${p.document.tileScale}x.${format}` + forwardedQuery(request, WMTS_DROPPED);
       const xml = wmtsCapabilities({
-        title: q.url,
+        title: p.url,
         layerName: wmtsOptions.layerName,
         requestUrl: requestUrl(request),
         tileTemplate: template,
         mediaType: MEDIA_TYPES[format],
         tms,
-        supportedCrs: wmtsOptions.useEpsg && q['use_epsg'] ? epsgName(tms) : tms.def.crs,
+        supportedCrs: 'epsg' in p && p.epsg === true ? epsgName(tms) : tms.def.crs,
         bounds: summary.bounds,
         ...zooms,
         num: pyFloatRepr,
       });
       return reply.type('application/xml').send(Buffer.from(xml, 'utf8'));
     };
-    app.get('/:tileMatrixSetId/WMTSCapabilities.xml', { schema: { params: tmsParams, querystring: querySchema(['url'], ...wmtsQuery) }, ...preValidation }, wmts);
-    app.get('/WMTSCapabilities.xml', { schema: { querystring: querySchema(['url'], ...wmtsQuery, gridQuerySchema), deprecated: true }, ...preValidation }, wmts);
+    app.get('/:tileMatrixSetId/WMTSCapabilities.xml', { schema: { params: tmsParams, querystring: wmtsQuery.schema }, ...preValidation }, (req, reply) => wmts(req, reply, wmtsQuery));
+    app.get('/WMTSCapabilities.xml', { schema: { querystring: deprecatedWmtsQuery.schema, deprecated: true }, ...preValidation }, (req, reply) => wmts(req, reply, deprecatedWmtsQuery));
 
-    // ---- map page: the TileJSON above drawn on a Leaflet map, its query checked the same way ----
-    const map = async (req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {
+    // The map page draws the TileJSON above on a Leaflet map; its query is checked the same way.
+    const mapQuery = routeQuery(documentFamilies);
+    const deprecatedMapQuery = routeQuery({ ...documentFamilies, grid: gridQuery });
+    const map = (req: FastifyRequest, reply: FastifyReply, query: typeof mapQuery | typeof deprecatedMapQuery): FastifyReply => {
       const request = req as Req;
-      const q = request.query;
-      parseTile(q);
-      valueOptions(q);
-      parseRenderOptions(q);
-      family.checkLayer(q);
-      return mapPage(request, reply, family.prefix, gridOf(request), q.url);
+      const p = query.parse(request.query);
+      return mapPage(request, reply, family.prefix, gridOf(request, 'grid' in p ? (p.grid as TileMatrixSet) : undefined), p.url);
     };
-    app.get('/:tileMatrixSetId/map', { schema: { params: tmsParams, querystring: querySchema(['url'], ...tileDocQuery) }, ...preValidation }, map);
-    app.get('/map', { schema: { querystring: querySchema(['url'], ...tileDocQuery, gridQuerySchema), deprecated: true }, ...preValidation }, map);
+    app.get('/:tileMatrixSetId/map', { schema: { params: tmsParams, querystring: mapQuery.schema }, ...preValidation }, async (req, reply) => map(req, reply, mapQuery));
+    app.get('/map', { schema: { querystring: deprecatedMapQuery.schema, deprecated: true }, ...preValidation }, async (req, reply) => map(req, reply, deprecatedMapQuery));
 
     // ---- point ---------------------------------------------------------------------------------
-    if (mount.point) app.get('/point/:lonlat', { schema: { querystring: querySchema(['url'], urlSchema, layer, datasetSchema, coordCrsSchema) }, ...preValidation }, async (req, reply) => {
-      const request = req as Req;
-      const lonlat = parseLonLat(request.params['lonlat']!);
-      if (!lonlat) return notFound(reply);
-      const q = request.query;
-      const values = valueOptions(q);
-      const coordCrs = parseCrsParam(q, 'coord_crs') ?? WGS84;
-      family.checkLayer(q);
-      const reader = await family.open(q);
-      if (!reader.point) return notFound(reply);
-      const point = await reader.point(lonlat[0], lonlat[1], coordCrs, values);
-      return sendJson(reply, { coordinates: floats(lonlat), values: floats(point.values), band_names: point.bandNames });
-    });
+    if (mount.point) {
+      const pointQuery = routeQuery({ url: datasetUrl, layer, values: datasetValues, coordCrs });
+      app.get('/point/:lonlat', { schema: { querystring: pointQuery.schema }, ...preValidation }, async (req, reply) => {
+        const request = req as Req;
+        const lonlat = parseLonLat(request.params['lonlat']!);
+        if (!lonlat) return notFound(reply);
+        const p = pointQuery.parse(request.query);
+        const reader = await family.open(p.url, p.layer);
+        if (!reader.point) return notFound(reply);
+        const point = await reader.point(lonlat[0], lonlat[1], p.coordCrs, p.values);
+        return sendJson(reply, { coordinates: floats(lonlat), values: floats(point.values), band_names: point.bandNames });
+      });
+    }
 
     if (mount.wholeImages) wholeImageRoutes(app);
     if (mount.statistics) statisticsRoutes(app);
@@ -318,127 +265,108 @@ export function readerRoutes(services: Services, family: ReaderFamily) {
 
   // ---- whole images: preview, bbox, feature ------------------------------------------------------
   function wholeImageRoutes(app: FastifyInstance): void {
-    const previewSchema = { querystring: querySchema(['url'], ...imageQuery, previewSizeSchema, dstCrsSchema) };
-    const previewWithFormat = { querystring: querySchema(['url'], ...imageQuery, previewSizeSchema, dstCrsSchema, { format: formatQuerySchema['format'] }) };
-    const preview = async (req: FastifyRequest, reply: FastifyReply, format: ImageFormat | undefined): Promise<FastifyReply> => {
-      const q = (req as Req).query;
-      const values = valueOptions(q);
-      const size = parseSize(q);
-      const dstCrs = parseCrsParam(q, 'dst_crs');
-      const render = parseRenderOptions(q);
-      family.checkLayer(q);
-      const reader = await family.open(q);
+    const previewFamilies = { ...image, size: previewSize, dstCrs };
+    const previewQuery = routeQuery(previewFamilies);
+    const previewFormatQuery = routeQuery({ ...previewFamilies, format: formatQuery });
+    /** `format` from the path, or (the form without one) from the query. */
+    const preview = async (req: FastifyRequest, reply: FastifyReply, query: typeof previewQuery | typeof previewFormatQuery, pathFormat?: ImageFormat): Promise<FastifyReply> => {
+      const p = query.parse((req as Req).query);
+      const format = pathFormat ?? (p as { format?: ImageFormat }).format;
+      const reader = await family.open(p.url, p.layer);
       if (!reader.preview) return notFound(reply);
-      const result = await reader.preview({ ...size, ...(dstCrs ? { dstCrs } : {}) }, { ...values, limits, deferExpression: true });
-      return sendImage(reply, services.renderer, result.image, format, renderSpec(render, result));
+      const result = await reader.preview({ ...p.size, ...(p.dstCrs ? { dstCrs: p.dstCrs } : {}) }, { ...p.values, limits, deferExpression: true });
+      return sendImage(reply, services.renderer, result.image, format, renderSpec(p.algorithm, p.render, result));
     };
-    app.get('/preview', { schema: previewWithFormat, config: { large: true }, ...preValidation }, (req, reply) => preview(req, reply, queryFormat(req)));
-    app.get('/preview.:format', { schema: previewSchema, config: { large: true }, ...preValidation }, (req, reply) => preview(req, reply, parseFormat((req as Req).params['format']!)));
+    app.get('/preview', { schema: { querystring: previewFormatQuery.schema }, config: { large: true }, ...preValidation }, (req, reply) => preview(req, reply, previewFormatQuery));
+    app.get('/preview.:format', { schema: { querystring: previewQuery.schema }, config: { large: true }, ...preValidation }, (req, reply) =>
+      preview(req, reply, previewQuery, parseFormat((req as Req).params['format']!)),
+    );
 
-    const partSchema = { querystring: querySchema(['url'], ...imageQuery, partSizeSchema, dstCrsSchema, coordCrsSchema) };
-    app.get('/bbox/*', { schema: partSchema, config: { large: true }, ...preValidation }, async (req, reply) => {
+    const partFamilies = { ...image, size: partSize, dstCrs, coordCrs };
+    const partQuery = routeQuery(partFamilies);
+    app.get('/bbox/*', { schema: { querystring: partQuery.schema }, config: { large: true }, ...preValidation }, async (req, reply) => {
       const request = req as Req;
       const parsed = parseBBoxPath(request.params['*']!);
       if (!parsed) return notFound(reply);
-      const q = request.query;
-      const values = valueOptions(q);
-      const fixed = parsed.width !== undefined && parsed.height !== undefined ? { width: parsed.width, height: parsed.height } : undefined;
-      const { size, coordCrs, dstCrs } = partOptions(q, fixed);
-      const render = parseRenderOptions(q);
       const [minx, miny, maxx, maxy] = parsed.bbox;
       if (!parsed.bbox.every(Number.isFinite) || minx >= maxx || miny >= maxy) {
-        throw new TesseraError('BadRequest', `Invalid bbox ${parsed.bbox.join(',')}: expected finite minx < maxx and miny < maxy`);
+        throw badRequest(`Invalid bbox ${parsed.bbox.join(',')}: expected finite minx < maxx and miny < maxy`);
       }
-      family.checkLayer(q);
-      const reader = await family.open(q);
+      const p = partQuery.parse(request.query);
+      const size = p.size(parsed.width !== undefined && parsed.height !== undefined ? { width: parsed.width, height: parsed.height } : undefined);
+      const reader = await family.open(p.url, p.layer);
       if (!reader.part) return notFound(reply);
-      const result = await reader.part(parsed.bbox, { ...size, boundsCrs: coordCrs, dstCrs }, { ...values, limits, deferExpression: true });
-      return sendImage(reply, services.renderer, result.image, parsed.format, renderSpec(render, result));
+      const result = await reader.part(parsed.bbox, { ...size, boundsCrs: p.coordCrs, dstCrs: p.dstCrs ?? p.coordCrs }, { ...p.values, limits, deferExpression: true });
+      return sendImage(reply, services.renderer, result.image, parsed.format, renderSpec(p.algorithm, p.render, result));
     });
 
-    const featureSchema = { querystring: querySchema(['url'], ...imageQuery, partSizeSchema, dstCrsSchema, coordCrsSchema) };
-    const featureWithFormat = { querystring: querySchema(['url'], ...imageQuery, partSizeSchema, dstCrsSchema, coordCrsSchema, { format: formatQuerySchema['format'] }) };
-    const feature = async (req: FastifyRequest, reply: FastifyReply, format: ImageFormat | undefined, fixed?: { width: number; height: number }): Promise<FastifyReply> => {
-      const q = (req as Req).query;
+    const featureFormatQuery = routeQuery({ ...partFamilies, format: formatQuery });
+    const feature = async (
+      req: FastifyRequest,
+      reply: FastifyReply,
+      query: typeof partQuery | typeof featureFormatQuery,
+      pathFormat?: ImageFormat,
+      fixed?: { width: number; height: number },
+    ): Promise<FastifyReply> => {
       const shape = parseFeatureBody(req.body);
-      const values = valueOptions(q);
-      const { size, coordCrs, dstCrs } = partOptions(q, fixed);
-      const render = parseRenderOptions(q);
-      family.checkLayer(q);
-      const reader = await family.open(q);
+      const p = query.parse((req as Req).query);
+      const format = pathFormat ?? (p as { format?: ImageFormat }).format;
+      const size = p.size(fixed);
+      const reader = await family.open(p.url, p.layer);
       if (!reader.feature) return notFound(reply);
-      const result = await reader.feature(shape, coordCrs, { ...size, dstCrs }, { ...values, limits, deferExpression: true });
-      return sendImage(reply, services.renderer, result.image, format, renderSpec(render, result));
+      const result = await reader.feature(shape, p.coordCrs, { ...size, dstCrs: p.dstCrs ?? p.coordCrs }, { ...p.values, limits, deferExpression: true });
+      return sendImage(reply, services.renderer, result.image, format, renderSpec(p.algorithm, p.render, result));
     };
-    app.post('/feature', { schema: featureWithFormat, config: { large: true }, ...preValidation }, (req, reply) => feature(req, reply, queryFormat(req)));
-    app.post('/feature.:format', { schema: featureSchema, config: { large: true }, ...preValidation }, (req, reply) => feature(req, reply, parseFormat((req as Req).params['format']!)));
-    app.post('/feature/:sizeformat', { schema: featureSchema, config: { large: true }, ...preValidation }, (req, reply) => {
+    app.post('/feature', { schema: { querystring: featureFormatQuery.schema }, config: { large: true }, ...preValidation }, (req, reply) => feature(req, reply, featureFormatQuery));
+    app.post('/feature.:format', { schema: { querystring: partQuery.schema }, config: { large: true }, ...preValidation }, (req, reply) =>
+      feature(req, reply, partQuery, parseFormat((req as Req).params['format']!)),
+    );
+    app.post('/feature/:sizeformat', { schema: { querystring: partQuery.schema }, config: { large: true }, ...preValidation }, (req, reply) => {
       const parsed = parseSizeFormat((req as Req).params['sizeformat']!);
       if (!parsed) return notFound(reply);
-      return feature(req, reply, parsed.format, { width: parsed.width, height: parsed.height });
+      return feature(req, reply, partQuery, parsed.format, { width: parsed.width, height: parsed.height });
     });
-
   }
 
   // ---- statistics ------------------------------------------------------------------------------
   function statisticsRoutes(app: FastifyInstance): void {
-    const openForStatistics = (q: Query & { url: string }): Promise<Reader> => (family.openForStatistics ?? family.open)(q);
-    const statisticsSpec = (q: Query, result: ReaderImage): StatisticsSpec => {
-      const algorithm = algorithmOf(q);
-      return {
-        ...(result.expression ? { expression: result.expression } : {}),
-        algorithm: algorithm ? { id: algorithm.id, params: algorithm.params } : undefined,
-        options: parseStatisticsOptions(q),
-        ...(result.coverage ? { coverage: result.coverage } : {}),
-      };
-    };
+    const statisticsSpec = (algorithm: RenderSpec['algorithm'], options: StatisticsSpec['options'], result: ReaderImage): StatisticsSpec => ({
+      ...(result.expression ? { expression: result.expression } : {}),
+      algorithm,
+      options,
+      ...(result.coverage ? { coverage: result.coverage } : {}),
+    });
 
-    app.get(
-      '/statistics',
-      { config: { large: true }, schema: { querystring: querySchema(['url'], urlSchema, layer, datasetSchema, previewSizeSchema, algorithmSchema, statisticsSchema) } },
-      async (req, reply) => {
-        const q = (req as Req).query;
-        const values = valueOptions(q);
-        const size = parseSize(q);
-        algorithmOf(q);
-        parseStatisticsOptions(q);
-        const reader = await openForStatistics(q);
-        if (!reader.preview) return notFound(reply);
-        // Read here, summarised in a render thread: sorting 64 M values for percentiles takes seconds.
-        const result = await reader.preview(size, { ...values, limits: statisticsLimits, deferExpression: true });
-        return sendJson(reply, statisticsMapToJson(await services.renderer.statistics(result.image, statisticsSpec(q, result))));
-      },
-    );
+    const previewStatisticsQuery = routeQuery({ url: datasetUrl, layer: statisticsLayer, values: datasetValues, size: previewSize, algorithm: postProcess, statistics });
+    app.get('/statistics', { config: { large: true }, schema: { querystring: previewStatisticsQuery.schema } }, async (req, reply) => {
+      const p = previewStatisticsQuery.parse((req as Req).query);
+      const reader = await family.open(p.url, p.layer);
+      if (!reader.preview) return notFound(reply);
+      // Read here, summarised in a render thread: sorting 64 M values for percentiles takes seconds.
+      const result = await reader.preview(p.size, { ...p.values, limits: statisticsLimits, deferExpression: true });
+      return sendJson(reply, statisticsMapToJson(await services.renderer.statistics(result.image, statisticsSpec(p.algorithm, p.statistics, result))));
+    });
 
     if (!mount.featureStatistics) return;
-    app.post(
-      '/statistics',
-      {
-        config: { large: true },
-        schema: { querystring: querySchema(['url'], urlSchema, layer, datasetSchema, partSizeSchema, dstCrsSchema, coordCrsSchema, algorithmSchema, statisticsSchema) },
-      },
-      async (req, reply) => {
-        const q = (req as Req).query;
-        const body = parseFeatureOrCollectionBody(req.body);
-        if (body.features.length > MAX_STATISTICS_FEATURES) {
-          throw badRequest(`Too many features: ${body.features.length}, at most ${MAX_STATISTICS_FEATURES} per request`);
-        }
-        const values = valueOptions(q);
-        const { size, coordCrs, dstCrs } = partOptions(q);
-        algorithmOf(q);
-        parseStatisticsOptions(q);
-        const reader = await openForStatistics(q);
-        if (!reader.statisticsOfFeatures) return notFound(reply);
-        const stats = await reader.statisticsOfFeatures(
-          body.features.map((f) => f.shape),
-          coordCrs,
-          { ...size, boundsCrs: coordCrs, dstCrs, alignBoundsWithDataset: true },
-          { ...values, limits: statisticsLimits, deferExpression: true, weighByCoverage: family.coverageWeighted === true },
-          FEATURE_CONCURRENCY,
-          (result) => services.renderer.statistics(result.image, statisticsSpec(q, result)),
-        );
-        return sendJson(reply, featureBodyToJson(body, stats.map(statisticsMapToJson)), 'application/geo+json');
-      },
-    );
+    const featureStatisticsQuery = routeQuery({ url: datasetUrl, layer: statisticsLayer, values: datasetValues, size: partSize, dstCrs, coordCrs, algorithm: postProcess, statistics });
+    app.post('/statistics', { config: { large: true }, schema: { querystring: featureStatisticsQuery.schema } }, async (req, reply) => {
+      const body = parseFeatureOrCollectionBody(req.body);
+      if (body.features.length > MAX_STATISTICS_FEATURES) {
+        throw badRequest(`Too many features: ${body.features.length}, at most ${MAX_STATISTICS_FEATURES} per request`);
+      }
+      const p = featureStatisticsQuery.parse((req as Req).query);
+      const size = p.size();
+      const reader = await family.open(p.url, p.layer);
+      if (!reader.statisticsOfFeatures) return notFound(reply);
+      const stats = await reader.statisticsOfFeatures(
+        body.features.map((f) => f.shape),
+        p.coordCrs,
+        { ...size, boundsCrs: p.coordCrs, dstCrs: p.dstCrs ?? p.coordCrs, alignBoundsWithDataset: true },
+        { ...p.values, limits: statisticsLimits, deferExpression: true, weighByCoverage: family.coverageWeighted === true },
+        FEATURE_CONCURRENCY,
+        (result) => services.renderer.statistics(result.image, statisticsSpec(p.algorithm, p.statistics, result)),
+      );
+      return sendJson(reply, featureBodyToJson(body, stats.map(statisticsMapToJson)), 'application/geo+json');
+    });
   }
 }

@@ -10,6 +10,7 @@
  * Pure: it takes the plugin's document and returns a new one; app.ts computes it once.
  */
 import { IMAGE_FORMATS, MEDIA_TYPES } from '../image/formats.js';
+import { parameterDocs } from './params/index.js';
 
 type Json = Record<string, unknown>;
 interface Parameter extends Json {
@@ -148,74 +149,24 @@ const OTHER_ROUTES: Record<string, { summary: string; answer: Answer }> = {
   '/readyz': { summary: 'Readiness: 200 while serving, 503 while shutting down', answer: 'json' },
 };
 
-/** One description per parameter name, whatever the route. */
-export const PARAMETER_DOCS: Record<string, string> = {
-  url: 'URL of the dataset (a COG, a STAC item or a MosaicJSON document, by family).',
-  tileMatrixSetId: 'Identifier of the tile matrix set (see /tileMatrixSets). Default: WebMercatorQuad.',
+/**
+ * Descriptions of the parameters no family declares (path pieces, the colormap legend's query). A
+ * name a family declares (`tileMatrixSetId`, `format`, `width` …) has its family's description
+ * wherever it appears (api/params/).
+ */
+const OTHER_PARAMETER_DOCS: Record<string, string> = {
   z: 'Zoom level: the identifier of a tile matrix of the tile matrix set.',
   x: 'Column of the tile in its tile matrix (0 at the left).',
   y: 'Row of the tile in its tile matrix (0 at the top).',
-  scale: 'Tile size scale: 1 gives 256×256 tiles, 2 gives 512×512, up to 4.',
-  format: 'Output format; by default PNG when the image needs a mask, else JPEG.',
   lon: 'Longitude (or x in coord_crs).',
   lat: 'Latitude (or y in coord_crs).',
   minx: 'Bounding box: minimum x (in coord_crs).',
   miny: 'Bounding box: minimum y (in coord_crs).',
   maxx: 'Bounding box: maximum x (in coord_crs).',
   maxy: 'Bounding box: maximum y (in coord_crs).',
-  width: 'Output width in pixels.',
-  height: 'Output height in pixels.',
-  bidx: 'Band indexes to read (1-based); repeat for several bands.',
-  expression: 'Band math over the bands (b1, b2 … for a COG; asset_b1 … for a STAC item), `;` between output bands.',
-  assets: 'Names of the assets to read; repeat for several.',
-  asset_bidx: 'Band indexes per asset, as `asset|1,2,3`; repeat for several assets.',
-  asset_expression: 'Band math per asset, as `asset|b1/b2`.',
-  asset_as_band: 'Name the bands after their assets (one band per asset) instead of asset_b1 ….',
-  nodata: 'Nodata value overriding the dataset\'s (a number, or nan / inf / -inf).',
-  unscale: 'Apply the bands\' internal scale and offset.',
-  resampling: 'Resampling when reading at another resolution (RasterIO). Default: nearest.',
-  reproject: 'Resampling when reprojecting (warp kernel). Default: nearest.',
-  rescale: 'Linear rescale of values to 0–255, as `min,max`; repeat once per band.',
-  color_formula: 'rio-color formula: gamma, sigmoidal and saturation operations, e.g. `gamma rgb 1.3, sigmoidal rgb 8 0.4`.',
-  colormap_name: 'Name of a colormap (see /colorMaps) for one-band output.',
-  colormap: 'A colormap as JSON: {value: [r, g, b, a]} or a list of [[min, max], [r, g, b, a]] intervals.',
-  return_mask: 'Add the mask as an alpha band (or transparency) to the output. Default: true.',
-  algorithm: 'Algorithm applied to the image (see /algorithms), such as hillshade.',
-  algorithm_params: 'The algorithm\'s parameters, as JSON.',
-  buffer: 'Pixels added around each tile before processing, then trimmed (a multiple of 0.5); algorithms that look at neighbours need it.',
-  padding: 'Pixels read around each tile to avoid edge artefacts when resampling. Default: 0.',
-  tile_format: 'Format of the tile URLs in TileJSON or WMTS documents.',
-  tile_scale: 'Tile size scale of the tile URLs: 1 gives 256×256, 2 gives 512×512.',
-  minzoom: 'Minimum zoom written in the document, instead of the dataset\'s.',
-  maxzoom: 'Maximum zoom written in the document, instead of the dataset\'s.',
-  use_epsg: 'Write the CRS as EPSG:n instead of an OGC URI in the capabilities (for ArcMap).',
-  coord_crs: 'CRS of the given coordinates. Default: EPSG:4326 (longitude/latitude).',
-  dst_crs: 'CRS of the output image. Default: the dataset\'s (bbox and feature: coord_crs).',
-  max_size: 'Maximum width or height of the output, in pixels (aspect ratio kept).',
-  categorical: 'Count each distinct value instead of computing a histogram.',
-  c: 'Values whose pixels are counted (categorical statistics); repeat for several.',
-  p: 'Percentiles reported, repeat for several. Default: 2 and 98.',
-  histogram_bins: 'Number of equal-width histogram bins (default 10), or the bin edges separated by commas.',
-  histogram_range: 'Range of the histogram, as `min,max`. Default: the band\'s minimum and maximum.',
-  pixel_selection: 'How a mosaic picks each pixel among overlapping assets. Default: first.',
   orientation: 'Orientation of a colormap legend image.',
   colorMapId: 'Name of a colormap.',
   algorithmId: 'Identifier of an algorithm.',
-  strict: 'Treat warnings as errors: a file with warnings is not a valid COG.',
-  datetime: 'Date and time of the item, in UTC unless an offset is given (2020-01-01, 2020-01-01T01:01:01Z), or start/end.',
-  extensions: 'URL of a STAC extension the item implements; repeat for several.',
-  collection: 'Identifier of the collection the item belongs to (adds a collection link).',
-  collection_url: 'URL of that collection, for the collection link. Default: the identifier.',
-  id: 'Identifier of the item. Default: the file name.',
-  asset_name: 'Name of the asset the raster becomes. Default: data.',
-  asset_roles: 'Role of the asset; repeat for several.',
-  asset_media_type: 'Media type of the asset; auto gives GeoTIFF (or TIFF when the raster has no CRS).',
-  asset_href: 'URL written as the asset\'s href. Default: the url read.',
-  with_proj: 'Add the projection extension: EPSG code, native bounds, shape, transform, PROJJSON.',
-  with_raster: 'Add the raster extension: per band type, scale, offset, nodata, statistics and histogram.',
-  with_eo: 'Add the eo extension: band names and descriptions, cloud cover when the file has it.',
-  geometry_densify: 'Points added on each edge of the footprint before it is carried to longitude/latitude (at most 10000).',
-  geometry_precision: 'Decimals the footprint\'s coordinates are rounded to; -1 keeps them whole.',
 };
 
 const IMAGE_PATH_PARAMS: Record<string, Json> = {
@@ -283,8 +234,11 @@ function describe(path: string, method: string): About | undefined {
   return ROUTES.find((r) => r.match.test(rest) && (!r.method || r.method === method) && (!r.family || r.family === family.prefix));
 }
 
+/** Every family's parameter descriptions (checked: one text per name). */
+const familyDocs = parameterDocs();
+
 function documentParameter(p: Parameter): Parameter {
-  const description = p.description ?? PARAMETER_DOCS[p.name];
+  const description = p.description ?? familyDocs.get(p.name) ?? OTHER_PARAMETER_DOCS[p.name];
   // Path segments parsed by the handler (to answer TiTiler's errors) are plain strings to the router.
   const typed = p.in === 'path' && IMAGE_PATH_PARAMS[p.name] && p.schema?.['type'] === 'string' && !p.schema['enum'] ? { schema: IMAGE_PATH_PARAMS[p.name] } : {};
   return { ...p, ...typed, ...(description ? { description } : {}) };

@@ -14,6 +14,7 @@ import { promote, stackImages } from '../image/stack.js';
 import { allocate, type ImageData } from '../image/image-data.js';
 import { applyExpression, evaluateExpression, type Expression } from '../image/expression.js';
 import { TesseraError, badRequest } from '../errors.js';
+import { checkOutputValues, checkSourcePixels } from '../source/limits.js';
 import { mapLimited } from '../concurrency.js';
 import type { BandStatistics } from '../image/statistics.js';
 import { checkTile, type BBox, type TileMatrixSet } from '../tms/grid.js';
@@ -96,14 +97,9 @@ export class LayerPlan {
     const first = plans[0];
     if (first) {
       const out = Math.max(...plans.map((p) => p.width)) * Math.max(...plans.map((p) => p.height)) * bands;
-      if (out > limits.maxOutputPixels) {
-        throw new TesseraError('BadRequest', `Requested image is too large: ${first.width}x${first.height} pixels × ${bands} band(s) exceeds the limit of ${limits.maxOutputPixels} values`);
-      }
+      checkOutputValues(out, limits, `${first.width}x${first.height} pixels × ${bands} band(s)`);
     }
-    const source = plans.reduce((s, p) => s + p.sourcePixels, 0);
-    if (source > limits.maxSourcePixels) {
-      throw new TesseraError('BadRequest', `Requested area is too large: reading it needs ${source} source pixels, above the limit of ${limits.maxSourcePixels}; use a smaller area, max_size or width/height`);
-    }
+    checkSourcePixels(plans.reduce((s, p) => s + p.sourcePixels, 0), limits, 'it');
     if (limits.gate) await limits.gate.reserve(await this.heldBytes(plans, limits.statistics));
   }
 
@@ -264,10 +260,7 @@ export class LayerReader implements Reader {
         return p;
       }),
     );
-    const total = plans.flat().reduce((s, p) => s + p.sourcePixels, 0);
-    if (total > limits.maxSourcePixels) {
-      throw badRequest(`Requested area is too large: reading the ${shapes.length} feature(s) needs ${total} source pixels, above the limit of ${limits.maxSourcePixels}; use smaller areas, max_size or width/height`);
-    }
+    checkSourcePixels(plans.flat().reduce((s, p) => s + p.sourcePixels, 0), limits, `the ${shapes.length} feature(s)`, 'use smaller areas, max_size or width/height');
     // Each shape reserved its own bytes; `concurrency` of them are read at once.
     if (limits.gate) {
       // A coverage array burns the shape on a grid 10×10 finer: 100 bytes per pixel, and 4 for the fractions.

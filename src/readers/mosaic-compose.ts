@@ -25,6 +25,7 @@ import { resizeNearest } from '../image/stack.js';
 import { evaluateExpression, parseExpression, type Expression } from '../image/expression.js';
 import type { BBox, TileMatrixSet } from '../tms/grid.js';
 import { TesseraError, badRequest } from '../errors.js';
+import { checkOutputValues, checkSourcePixels } from '../source/limits.js';
 import type { Mosaic } from '../mosaic/mosaic.js';
 import { pixelSelector, type PixelLayer, type PixelSelection } from '../mosaic/methods.js';
 
@@ -197,13 +198,9 @@ export class MosaicReader {
     });
     const limits = this.ctx.limits;
     const bands = this.cog.outputBands(meta.count);
-    if (plan.width * plan.height * bands > limits.maxOutputPixels) {
-      throw badRequest(`Requested image is too large: ${plan.width}x${plan.height} pixels × ${bands} band(s) exceeds the limit of ${limits.maxOutputPixels} values`);
-    }
+    checkOutputValues(plan.width * plan.height * bands, limits, `${plan.width}x${plan.height} pixels × ${bands} band(s)`);
     budget.sourcePixels += readCost(meta, plan);
-    if (budget.sourcePixels > limits.maxSourcePixels) {
-      throw badRequest(`Requested tile is too expensive: its assets need more than ${limits.maxSourcePixels} source pixels; zoom in`);
-    }
+    checkSourcePixels(budget.sourcePixels, limits, 'the tile\'s assets', 'zoom in');
     const img = await reader.read(plan, this.cog.valueOptions(valuesOf(opts)));
     return this.cog.apply(img);
   }

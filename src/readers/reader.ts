@@ -11,6 +11,7 @@
  */
 import type { gdal } from '../gdal/gdal.js';
 import type { PartOptions, ValueOptions } from '../source/reader.js';
+import type { PixelLimits } from '../source/limits.js';
 import type { ImageData } from '../image/image-data.js';
 import type { BandStatistics } from '../image/statistics.js';
 import type { BBox, TileMatrixSet } from '../tms/grid.js';
@@ -21,11 +22,7 @@ export interface Zooms {
 }
 
 /** Bounds on the work a request may ask for, checked on the read plans before a pixel is read. */
-export interface ReadLimits {
-  /** Largest width × height × bands of an output image. */
-  maxOutputPixels: number;
-  /** Largest number of source pixels one request may read (after overview choice). */
-  maxSourcePixels: number;
+export interface ReadLimits extends PixelLimits {
   /** Where whole-image requests reserve a slot and the bytes their reads will hold (none: not counted). */
   gate?: import('../image/whole-image-gate.js').WholeImageGate;
   /** The answer is statistics of the image, whose copies of the values add to what the read holds. */

@@ -119,6 +119,11 @@ const TRANSLATE_NAMES: Record<ReadResampling, string> = {
   rms: 'rms',
 };
 
+/** The resampling names a read takes (DatasetParams' `resampling`), in TiTiler's order. */
+export const READ_RESAMPLING = Object.keys(TRANSLATE_NAMES) as readonly ReadResampling[];
+/** The resampling names a warp takes (DatasetParams' `reproject`), in TiTiler's order. */
+export const WARP_RESAMPLING = Object.keys(WARP_NAMES) as readonly WarpResampling[];
+
 /** RasterIO resampling names gdal-async understands (it has no RMS: such reads go through a VRT). */
 const RASTERIO_NAMES: Partial<Record<ReadResampling, string>> = {
   nearest: 'NearestNeighbour',

@@ -12,6 +12,7 @@ import type { Dataset } from '../gdal/gdal.js';
 import { srsFrom, transformerBetween, transformPoints, WGS84 } from '../gdal/crs.js';
 import { projJson } from '../gdal/projjson.js';
 import { TesseraError, badRequest } from '../errors.js';
+import { checkOutputValues, checkSourcePixels } from '../source/limits.js';
 import { float } from '../pyjson.js';
 import { arrayStatistics } from '../image/array-statistics.js';
 import { estimateImageBytes, sampleBytes, type WholeImageGate } from '../image/whole-image-gate.js';
@@ -228,12 +229,8 @@ async function rasterBands(source: RasterSource, meta: SourceMeta, extras: Extra
   const indexes = meta.bands.map((_, i) => i + 1);
   const reader = new RasterReader(source);
   const plan = await reader.planPreview({ width, height });
-  if (width * height * indexes.length > opts.limits.maxOutputPixels) {
-    throw badRequest(`Requested statistics are too large: ${width}x${height} pixels × ${indexes.length} band(s) exceeds the limit of ${opts.limits.maxOutputPixels} values; use a smaller max_size`);
-  }
-  if (plan.sourcePixels > opts.limits.maxSourcePixels) {
-    throw badRequest(`Requested statistics read ${plan.sourcePixels} source pixels, above the limit of ${opts.limits.maxSourcePixels}; use a smaller max_size`);
-  }
+  checkOutputValues(width * height * indexes.length, opts.limits, `${width}x${height} pixels × ${indexes.length} band(s) of statistics`, 'use a smaller max_size');
+  checkSourcePixels(plan.sourcePixels, opts.limits, 'the statistics', 'use a smaller max_size');
   await opts.limits.gate?.reserve(estimateImageBytes(width * height, indexes.length, sampleBytes(meta.bands[0]?.dataType), true));
   const image = await reader.read(plan, { indexes, resampling: 'nearest', reproject: 'nearest', unscale: false });
 

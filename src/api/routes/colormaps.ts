@@ -6,7 +6,7 @@
 import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import { badRequest } from '../../errors.js';
 import { colormapNames, namedColormap } from '../../image/colormap.js';
-import { IMAGE_FORMATS, type ImageFormat } from '../params.js';
+import { IMAGE_FORMATS, type ImageFormat } from '../../image/formats.js';
 import { postProcessAndRender } from '../../image/post-process.js';
 import type { ImageData } from '../../image/image-data.js';
 import { baseUrl } from '../urls.js';

@@ -10,37 +10,25 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../../services.js';
-import { getTms, WEB_MERCATOR_QUAD } from '../../tms/registry.js';
+import { getTms } from '../../tms/registry.js';
 import type { TileMatrixSet } from '../../tms/grid.js';
-import { coordCrsSchema, datasetSchema, layerSchema, parseCrsParam, parseLayer, gridQuerySchema, querySchema, tmsPathSchema, urlSchema, type Query } from '../params.js';
+import { combine, coordCrs, datasetUrl, datasetValues, gridQuery, mosaicLayer, pixelSelection, routeQuery, tmsPathSchema } from '../params/index.js';
 import { parseLonLat } from '../path-params.js';
 import { ValidationError, type ValidationDetail } from '../errors.js';
 import { sendJson } from '../reply.js';
 import { bboxFeature, boundsModel } from '../models.js';
 import { float, floats } from '../../pyjson.js';
-import { MosaicReader, type MosaicLayer } from '../../readers/mosaic-compose.js';
+import { MosaicReader } from '../../readers/mosaic-compose.js';
 import { MosaicDocumentReader } from '../../readers/mosaic.js';
-import { readerRoutes, valueOptions } from '../factory.js';
+import { readerRoutes } from '../factory.js';
 import { mosaicDocumentJson, parseMosaicDocument } from '../../mosaic/document.js';
-import { PIXEL_SELECTION_METHODS, type PixelSelection } from '../../mosaic/methods.js';
 import { type Mosaic, type MosaicInfo } from '../../mosaic/mosaic.js';
 import { TesseraError } from '../../errors.js';
 
-const WGS84 = 'EPSG:4326';
+type Req = FastifyRequest<{ Params: Record<string, string>; Querystring: Record<string, unknown> }>;
 
-const pixelSelectionSchema = { pixel_selection: { type: 'string', enum: [...PIXEL_SELECTION_METHODS], default: 'first' } };
-
-type Req = FastifyRequest<{ Params: Record<string, string>; Querystring: Query & { url: string } }>;
-
-/** BidxExprParams, plus the STAC layer parameters for mosaics of STAC items. */
-function mosaicLayer(q: Query): MosaicLayer {
-  const l = parseLayer(q, false);
-  return {
-    ...(l.bidx ? { bidx: l.bidx } : {}),
-    ...(l.expression ? { expression: l.expression } : {}),
-    stac: { ...(l.assets ? { assets: l.assets } : {}), assetAsBand: l.assetAsBand, assetBidx: l.assetBidx },
-  };
-}
+/** What a mosaic tile reads of each asset, and how it picks each pixel among them. */
+const mosaicTileLayer = combine('MosaicLayer with PixelSelectionParams', { layer: mosaicLayer, selection: pixelSelection });
 
 function infoModel(info: MosaicInfo): Record<string, unknown> {
   return {
@@ -103,25 +91,23 @@ export function mosaicRoutes(services: Services) {
   const settings = services.settings;
   const store = services.mosaics;
   const ctx = services.mosaicContext;
-  const webMercator = getTms(WEB_MERCATOR_QUAD)!;
 
   const images = readerRoutes(services, {
     prefix: '/mosaicjson',
-    layerSchema: { ...layerSchema, ...pixelSelectionSchema },
-    checkLayer: (q) => void mosaicLayer(q),
-    open: async (q) =>
+    layer: mosaicTileLayer,
+    open: async (url, l) =>
       new MosaicDocumentReader(
-        await store.open(q.url),
+        await store.open(url),
         {
-          layer: mosaicLayer(q),
-          pixelSelection: (q['pixel_selection'] as PixelSelection | undefined) ?? 'first',
+          layer: l.layer,
+          pixelSelection: l.selection,
           strictZoom: settings.mosaicStrictZoom,
           assetsHeader: settings.mosaicAssetsHeader,
         },
         ctx,
       ),
-    summary: async (q) => {
-      const mosaic = await store.open(q.url);
+    summary: async (url) => {
+      const mosaic = await store.open(url);
       return { bounds: mosaic.bounds, zooms: async (tms) => mosaic.zooms(tms), center: mosaic.doc.center };
     },
     // A mosaic has no whole-image verbs, and its point answer lists every asset (below).
@@ -132,10 +118,10 @@ export function mosaicRoutes(services: Services) {
 
   return async function plugin(app: FastifyInstance): Promise<void> {
     await app.register(images);
-    const urlOnly = { querystring: querySchema(['url'], urlSchema) };
-    const open = (req: FastifyRequest): Promise<Mosaic> => store.open((req as Req).query.url);
+    const urlOnly = routeQuery({ url: datasetUrl });
+    const open = (req: FastifyRequest): Promise<Mosaic> => store.open(urlOnly.parse((req as Req).query).url);
 
-    app.get('/', { schema: urlOnly }, async (req, reply) => {
+    app.get('/', { schema: { querystring: urlOnly.schema } }, async (req, reply) => {
       const mosaic = await open(req);
       return sendJson(reply, mosaicDocumentJson(mosaic.doc, mosaic.origin.tilesInDocument));
     });
@@ -153,28 +139,26 @@ export function mosaicRoutes(services: Services) {
       return sendJson(reply, true);
     });
 
-    app.get('/bounds', { schema: urlOnly }, async (req, reply) => sendJson(reply, boundsModel((await open(req)).bounds)));
+    app.get('/bounds', { schema: { querystring: urlOnly.schema } }, async (req, reply) => sendJson(reply, boundsModel((await open(req)).bounds)));
 
-    app.get('/info', { schema: urlOnly }, async (req, reply) => sendJson(reply, infoModel((await open(req)).info())));
+    app.get('/info', { schema: { querystring: urlOnly.schema } }, async (req, reply) => sendJson(reply, infoModel((await open(req)).info())));
 
-    app.get('/info.geojson', { schema: urlOnly }, async (req, reply) => {
+    app.get('/info.geojson', { schema: { querystring: urlOnly.schema } }, async (req, reply) => {
       const info = (await open(req)).info();
       return sendJson(reply, bboxFeature(info.bounds, infoModel(info)), 'application/geo+json');
     });
 
+    const pointQuery = routeQuery({ url: datasetUrl, layer: mosaicLayer, values: datasetValues, coordCrs });
     app.get(
       '/point/:lonlat',
-      { schema: { querystring: querySchema(['url'], urlSchema, layerSchema, datasetSchema, coordCrsSchema) } },
+      { schema: { querystring: pointQuery.schema } },
       async (req, reply) => {
         const request = req as Req;
         const lonlat = parseLonLat(request.params['lonlat']!);
         if (!lonlat) return notFound(reply);
-        const q = request.query;
-        const layer = mosaicLayer(q);
-        const values = valueOptions(q);
-        const coordCrs = parseCrsParam(q, 'coord_crs') ?? WGS84;
-        const mosaic = await store.open(q.url);
-        const points = await new MosaicReader(mosaic, layer, ctx).point(lonlat[0], lonlat[1], coordCrs, values);
+        const p = pointQuery.parse(request.query);
+        const mosaic = await store.open(p.url);
+        const points = await new MosaicReader(mosaic, p.layer, ctx).point(lonlat[0], lonlat[1], p.coordCrs, p.values);
         return sendJson(reply, {
           coordinates: floats(lonlat),
           values: points.map((p) => [p.asset, floats(p.values), p.bandNames]),
@@ -182,21 +166,21 @@ export function mosaicRoutes(services: Services) {
       },
     );
 
-    const assetsSchema = { querystring: querySchema(['url'], urlSchema, coordCrsSchema) };
+    const assetsQuery = routeQuery({ url: datasetUrl, coordCrs });
 
     // One route for both `{minx},{miny},{maxx},{maxy}/assets` and `{lon},{lat}/assets`: the
     // number of values decides, so a bbox is never read as a point.
-    app.get('/:coords/assets', { schema: assetsSchema }, async (req, reply) => {
+    app.get('/:coords/assets', { schema: { querystring: assetsQuery.schema } }, async (req, reply) => {
       const request = req as Req;
       const coords = parseCoords(request.params['coords']!);
       if (!coords) return notFound(reply);
-      const coordCrs = parseCrsParam(request.query, 'coord_crs') ?? WGS84;
-      const mosaic = await store.open(request.query.url);
-      if ('bbox' in coords) return sendJson(reply, mosaic.assetsForBbox(coords.bbox, coordCrs));
-      return sendJson(reply, mosaic.assetsForPoint(coords.point[0], coords.point[1], coordCrs));
+      const p = assetsQuery.parse(request.query);
+      const mosaic = await store.open(p.url);
+      if ('bbox' in coords) return sendJson(reply, mosaic.assetsForBbox(coords.bbox, p.coordCrs));
+      return sendJson(reply, mosaic.assetsForPoint(coords.point[0], coords.point[1], p.coordCrs));
     });
 
-    const tileAssets = async (req: FastifyRequest, reply: FastifyReply, tms: TileMatrixSet): Promise<FastifyReply> => {
+    const tileAssets = async (req: FastifyRequest, reply: FastifyReply, url: string, tms: TileMatrixSet): Promise<FastifyReply> => {
       const request = req as Req;
       const [z, x, y] = pathNumbers(
         [
@@ -206,15 +190,17 @@ export function mosaicRoutes(services: Services) {
         ],
         'int',
       );
-      const mosaic = await store.open(request.query.url);
+      const mosaic = await store.open(url);
       return sendJson(reply, mosaic.assetsForTile(tms, x!, y!, z!));
     };
     // The form without a grid takes it from the query, as TiTiler's does (WebMercatorQuad by default).
-    app.get('/:z/:x/:y/assets', { schema: { querystring: querySchema(['url'], urlSchema, gridQuerySchema) } }, (req, reply) =>
-      tileAssets(req, reply, getTms(((req as Req).query as Query)['tileMatrixSetId'] as string) ?? webMercator),
-    );
-    app.get('/:tileMatrixSetId/:z/:x/:y/assets', { schema: { params: { type: 'object', properties: tmsPathSchema }, querystring: querySchema(['url'], urlSchema) } }, (req, reply) =>
-      tileAssets(req, reply, getTms((req as Req).params['tileMatrixSetId']!)!),
+    const deprecatedTileAssetsQuery = routeQuery({ url: datasetUrl, grid: gridQuery });
+    app.get('/:z/:x/:y/assets', { schema: { querystring: deprecatedTileAssetsQuery.schema } }, (req, reply) => {
+      const p = deprecatedTileAssetsQuery.parse((req as Req).query);
+      return tileAssets(req, reply, p.url, p.grid);
+    });
+    app.get('/:tileMatrixSetId/:z/:x/:y/assets', { schema: { params: { type: 'object', properties: tmsPathSchema }, querystring: urlOnly.schema } }, (req, reply) =>
+      tileAssets(req, reply, urlOnly.parse((req as Req).query).url, getTms((req as Req).params['tileMatrixSetId']!)!),
     );
   };
 }

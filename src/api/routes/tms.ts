@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { getTms, tmsIds } from '../../tms/registry.js';
 import { tmsDocumentV1 } from '../../tms/document.js';
-import { tmsPathSchema } from '../params.js';
+import { tmsPathSchema } from '../params/index.js';
 import { baseUrl } from '../urls.js';
 import { sendJson } from '../reply.js';
 

@@ -1,0 +1,140 @@
+/**
+ * What to read of a dataset: the layer families. BidxExprParams (a COG: `bidx`, an expression over
+ * `b1 … bn`), AssetsBidxExprParams (a STAC item: assets, per-asset bands, an expression over
+ * `asset_b1 …`; required or optional), the mosaic's (both, for mosaics of COGs or of STAC items) with
+ * its pixel selection, AssetsParams (STAC info) and AssetsBidxParams with `asset_expression`
+ * (/asset_statistics).
+ */
+import { badRequest } from '../../errors.js';
+import { parseExpression, type Expression } from '../../image/expression.js';
+import { expressionBands, type CogLayerOptions } from '../../readers/cog.js';
+import type { StacLayerOptions } from '../../readers/stac.js';
+import type { MosaicLayer } from '../../readers/mosaic-compose.js';
+import { PIXEL_SELECTION_METHODS, type PixelSelection } from '../../mosaic/methods.js';
+import { bool, family, intList, list, str, strList, text, type Param, type Query } from './family.js';
+
+const DOCS = {
+  bidx: 'Band indexes to read (1-based); repeat for several bands.',
+  expression: 'Band math over the bands (b1, b2 … for a COG; asset_b1 … for a STAC item), `;` between output bands.',
+  assets: 'Names of the assets to read; repeat for several.',
+  asset_bidx: 'Band indexes per asset, as `asset|1,2,3`; repeat for several assets.',
+  asset_as_band: 'Name the bands after their assets (one band per asset) instead of asset_b1 ….',
+  asset_expression: 'Band math per asset, as `asset|b1/b2`.',
+};
+
+const bidx: Param = { schema: intList, doc: DOCS.bidx };
+const expression: Param = { schema: str, doc: DOCS.expression };
+const assets: Param = { schema: strList, doc: DOCS.assets };
+const assetBidx: Param = { schema: strList, doc: DOCS.asset_bidx };
+
+/** BidxExprParams: an expression must name bands as `b{i}` (400 before anything is read). */
+export const bandLayer = family('BidxExprParams', { bidx, expression }, (q): CogLayerOptions => {
+  const expr = text(q, 'expression');
+  if (expr) expressionBands(parseExpression(expr));
+  const indexes = (q['bidx'] as number[] | undefined)?.filter((i) => Number.isInteger(i));
+  return { ...(expr ? { expression: expr } : {}), ...(indexes && indexes.length > 0 ? { bidx: indexes } : {}) };
+});
+
+/** `asset|1,2,3` entries, by asset. */
+function parseAssetBidx(q: Query): Map<string, number[]> {
+  const out = new Map<string, number[]>();
+  for (const entry of (q['asset_bidx'] as string[] | undefined) ?? []) {
+    const bar = entry.indexOf('|');
+    const name = bar > 0 ? entry.slice(0, bar) : '';
+    const indexes = bar > 0 ? entry.slice(bar + 1).split(',').map((s) => s.trim()) : [];
+    if (!name || indexes.length === 0 || !indexes.every((s) => /^\d+$/.test(s) && Number(s) > 0)) {
+      throw badRequest(`Invalid asset_bidx '${entry}': expected 'asset|1,2,3' with 1-based band indexes`);
+    }
+    out.set(name, indexes.map(Number));
+  }
+  return out;
+}
+
+function parseBidx(q: Query): number[] | undefined {
+  const indexes = q['bidx'] as number[] | undefined;
+  if (indexes?.some((b) => b < 1)) throw badRequest('Invalid bidx: band indexes start at 1');
+  return indexes && indexes.length > 0 ? indexes : undefined;
+}
+
+export const NO_LAYER = 'assets must be defined either via expression or assets options.';
+
+/** The assets, expression and band choices of a STAC item; `required` applies TiTiler's "assets or expression" rule. */
+function stacLayerOf(q: Query, required: boolean): StacLayerOptions {
+  const names = list(q, 'assets');
+  const expr = text(q, 'expression');
+  if (required && !expr && names.length === 0) throw badRequest(NO_LAYER);
+  const indexes = parseBidx(q);
+  return {
+    ...(names.length > 0 ? { assets: names } : {}),
+    ...(expr ? { expression: expr } : {}),
+    assetAsBand: q['asset_as_band'] === true,
+    assetBidx: parseAssetBidx(q),
+    ...(indexes ? { bidx: indexes } : {}),
+  };
+}
+
+const stacLayerParams = { assets, expression, asset_as_band: { schema: bool, doc: DOCS.asset_as_band }, asset_bidx: assetBidx, bidx };
+
+/** AssetsBidxExprParams: assets or an expression naming them is required (400). */
+export const stacLayer = family('AssetsBidxExprParams', stacLayerParams, (q) => stacLayerOf(q, true));
+
+/** AssetsBidxExprParamsOptional (statistics): without assets or expression, the reader takes every asset. */
+export const optionalStacLayer = family('AssetsBidxExprParamsOptional', stacLayerParams, (q) => stacLayerOf(q, false));
+
+/**
+ * TiTiler checks the "assets or expression" rule while parsing dependencies, before FastAPI reports
+ * other invalid parameters (even a missing `url`): routes that carry the rule run this first.
+ */
+export async function requireLayerFirst(request: { query: unknown }): Promise<void> {
+  const q = (request.query ?? {}) as Query;
+  const has = (v: unknown): boolean => (Array.isArray(v) ? v.some((x) => x !== '') : typeof v === 'string' && v !== '');
+  if (!has(q['assets']) && !has(q['expression'])) throw badRequest(NO_LAYER);
+}
+
+/** The mosaic's layer: BidxExprParams over each COG, or the STAC layer over each item. */
+export const mosaicLayer = family('MosaicLayer', stacLayerParams, (q): MosaicLayer => {
+  const l = stacLayerOf(q, false);
+  return {
+    ...(l.bidx ? { bidx: l.bidx } : {}),
+    ...(l.expression ? { expression: l.expression } : {}),
+    stac: { ...(l.assets ? { assets: l.assets } : {}), assetAsBand: l.assetAsBand, assetBidx: l.assetBidx },
+  };
+});
+
+/** The mosaic's pixel selection (TiTiler's `pixel_selection_dependency`). */
+export const pixelSelection = family(
+  'PixelSelectionParams',
+  { pixel_selection: { schema: { type: 'string', enum: [...PIXEL_SELECTION_METHODS], default: 'first' }, doc: 'How a mosaic picks each pixel among overlapping assets. Default: first.' } },
+  (q): PixelSelection => (q['pixel_selection'] as PixelSelection | undefined) ?? 'first',
+);
+
+/** AssetsParams (STAC info): the assets to describe, every one by default. */
+export const assetNames = family('AssetsParams', { assets }, (q): string[] | undefined => {
+  const names = list(q, 'assets');
+  return names.length > 0 ? names : undefined;
+});
+
+/** AssetsBidxParams with `asset_expression` (/asset_statistics): each asset its own bands or expression. */
+export interface AssetStatisticsLayer {
+  assets: string[] | undefined;
+  bidx: number[] | undefined;
+  assetBidx: Map<string, number[]>;
+  expressions: Map<string, Expression>;
+}
+
+export const assetStatisticsLayer = family(
+  'AssetsBidxParams',
+  { assets, bidx, asset_bidx: assetBidx, asset_expression: { schema: strList, doc: DOCS.asset_expression } },
+  (q): AssetStatisticsLayer => {
+    const expressions = new Map<string, Expression>();
+    for (const entry of (q['asset_expression'] as string[] | undefined) ?? []) {
+      const bar = entry.indexOf('|');
+      if (bar <= 0 || bar === entry.length - 1) {
+        throw badRequest(`Invalid asset_expression '${entry}': expected 'asset|expression', e.g. 'data|b1*b2+b3'`);
+      }
+      expressions.set(entry.slice(0, bar), parseExpression(entry.slice(bar + 1)));
+    }
+    const names = list(q, 'assets');
+    return { assets: names.length > 0 ? [...new Set(names)] : undefined, bidx: parseBidx(q), assetBidx: parseAssetBidx(q), expressions };
+  },
+);

@@ -1,0 +1,81 @@
+/**
+ * Statistics per asset of a STAC item (TiTiler's `/asset_statistics`, rio-tiler's
+ * `MultiBaseReader.statistics`): each asset read on its own at preview size, with its own bands
+ * (`asset_bidx`, else `bidx`) or its own expression over `b1 … bn`. Every asset is planned first, and
+ * the limits hold for all of them together before a pixel is read.
+ */
+import { badRequest } from '../errors.js';
+import type { Expression } from '../image/expression.js';
+import type { StatisticsSpec } from '../image/post-process.js';
+import type { BandStatistics, StatisticsOptions } from '../image/statistics.js';
+import type { ImageData } from '../image/image-data.js';
+import { estimateImageBytes, sampleBytes } from '../image/whole-image-gate.js';
+import type { StacReader } from '../stac/reader.js';
+import { RasterReader, type ReadPlan, type ValueOptions } from '../source/reader.js';
+import { nonAlphaIndexes } from '../source/read.js';
+import type { ReadLimits } from './reader.js';
+import { checkOutputValues, checkSourcePixels } from '../source/limits.js';
+
+export interface AssetStatisticsRequest {
+  /** The assets to summarise (deduplicated), or every asset of the item. */
+  assets: string[] | undefined;
+  bidx: number[] | undefined;
+  assetBidx: ReadonlyMap<string, number[]>;
+  expressions: ReadonlyMap<string, Expression>;
+  size: { maxSize?: number; height?: number; width?: number };
+  statistics: StatisticsOptions;
+}
+
+/** The bands an asset expression reads (rio-tiler `parse_expression`: its `b{i}` names); 400 for other names. */
+function expressionIndexes(expr: Expression, asset: string): number[] {
+  const indexes = expr.variables.map((v) => /^b(\d+)$/.exec(v)).filter((m) => m !== null).map((m) => Number(m[1]));
+  if (indexes.length === 0) throw badRequest(`Could not find any valid bands in '${expr.text}' expression (asset '${asset}').`);
+  expr.checkVariables(indexes.map((i) => `b${i}`));
+  return indexes;
+}
+
+interface AssetJob {
+  name: string;
+  reader: RasterReader;
+  expression: Expression | undefined;
+  indexes: number[] | undefined;
+  plan: ReadPlan;
+  bands: number;
+}
+
+/** Statistics of each asset, by asset name in the item's order; `summarise` makes them (in a render thread). */
+export async function assetStatistics(
+  stac: StacReader,
+  request: AssetStatisticsRequest,
+  values: ValueOptions,
+  limits: ReadLimits,
+  summarise: (img: ImageData, spec: StatisticsSpec) => Promise<Map<string, BandStatistics>>,
+): Promise<Array<[string, Map<string, BandStatistics>]>> {
+  const jobs = await Promise.all(
+    stac.assets(request.assets).map(async (asset): Promise<AssetJob> => {
+      const reader = new RasterReader(stac.source(asset));
+      const meta = await reader.meta();
+      const expression = request.expressions.get(asset.name);
+      const indexes = expression ? expressionIndexes(expression, asset.name) : (request.assetBidx.get(asset.name) ?? request.bidx);
+      for (const i of indexes ?? []) {
+        if (i < 1 || i > meta.count) throw badRequest(`Invalid band index ${i} for asset '${asset.name}': it has ${meta.count} band(s)`);
+      }
+      const plan = await reader.planPreview(request.size);
+      return { name: asset.name, reader, expression, indexes, plan, bands: (indexes ?? nonAlphaIndexes(meta)).length };
+    }),
+  );
+  const outputValues = jobs.reduce((s, j) => s + j.plan.width * j.plan.height * j.bands, 0);
+  checkOutputValues(outputValues, limits, `${outputValues} values over ${jobs.length} asset(s)`);
+  checkSourcePixels(jobs.reduce((s, j) => s + j.plan.sourcePixels, 0), limits, `the ${jobs.length} asset(s)`);
+  if (limits.gate) {
+    const held = await Promise.all(jobs.map(async (j) => estimateImageBytes(j.plan.width * j.plan.height, j.bands, sampleBytes((await j.reader.meta()).bands[0]?.dataType), true)));
+    await limits.gate.reserve(held.reduce((a, b) => a + b, 0));
+  }
+  return Promise.all(
+    jobs.map(async (j) => {
+      const img = await j.reader.read(j.plan, { ...values, ...(j.indexes ? { indexes: j.indexes } : {}) });
+      const spec: StatisticsSpec = { ...(j.expression ? { expression: j.expression.text } : {}), algorithm: undefined, options: request.statistics };
+      return [j.name, await summarise(img, spec)] as [string, Map<string, BandStatistics>];
+    }),
+  );
+}
