@@ -9,7 +9,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { get, startParity, writeReport, type Parity, type ReportRow } from './harness.js';
+import { get as getOnce, startParity, writeReport, type Parity, type ReportRow } from './harness.js';
 import { compareJson, formatDifferences, parseJson, toPlain, type JsonValue, type PlainJson } from './compare.js';
 import { fixturePath, serveItems } from './pixels.js';
 
@@ -230,7 +230,7 @@ describe('parity: /stac statistics routes', { timeout: 600_000 }, () => {
   const ask = async (base: string, path: string, body?: unknown): Promise<Answer> => {
     if (body === undefined) {
       // The harness's GET sends again once when a kept-alive connection was closed under it.
-      const reply = await get(base, resolve(path));
+      const reply = await getOnce(base, resolve(path));
       if (reply.error !== undefined) throw new Error(`${base}: ${reply.error}`);
       return { status: reply.status, type: reply.headers.get('content-type'), text: reply.body };
     }
