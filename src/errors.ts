@@ -19,6 +19,8 @@ export type ErrorKind =
   | 'UpstreamError'
   /** The upstream did not answer in time, or the request's own deadline passed. */
   | 'Timeout'
+  /** The client went away: nothing more is started for it (no one reads the answer). */
+  | 'ClientGone'
   /** A bug or resource failure on our side. */
   | 'Internal';
 

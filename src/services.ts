@@ -80,6 +80,8 @@ export class Services {
     this.pool = new DatasetPool({ handlesPerSource: settings.handlesPerSource, maxHandles: settings.maxHandles, open, onClose });
     const meter: Meter = {
       run: (ds, call) => budgets.metered(lanes.get(ds), call),
+      shared: (load) => budgets.shared(load),
+      startAgain: (err) => budgets.startAgain(err),
       exhausted: () => (budgets.exhausted() ? badRequest(budgets.overBudgetMessage()) : undefined),
     };
     this.sources = new SourceContext(this.pool, {
@@ -104,6 +106,7 @@ export class Services {
       cacheTtlMs: settings.documentCacheTtlMs,
       cacheSize: settings.documentCacheSize,
       maxBytes: settings.maxDocumentBytes,
+      startAgain: (err) => this.budgets.startAgain(err),
     });
     this.mosaicContext = {
       sources: this.sources,

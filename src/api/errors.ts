@@ -17,6 +17,8 @@ const STATUS: Record<ErrorKind, number> = {
   UpstreamForbidden: 403,
   UpstreamError: 502,
   Timeout: 504,
+  // nginx's "client closed request": only the log line ever sees it.
+  ClientGone: 499,
   Internal: 500,
 };
 
@@ -194,7 +196,7 @@ export function installErrorHandling(app: FastifyInstance): void {
     send(reply, 500, { detail: 'Internal server error' });
   });
 
-  app.setNotFoundHandler((request, reply) => {
+  app.setNotFoundHandler((_request, reply) => {
     send(reply, 404, { detail: 'Not Found' });
   });
 }

@@ -8,6 +8,7 @@
  * concurrent requests for one URL share one load, and failures are not kept.
  */
 import { LRUCache } from 'lru-cache';
+import { sharedLoad } from '../concurrency.js';
 import type { DocumentFetcher } from '../upstream/documents.js';
 import { badRequest } from '../errors.js';
 import { parseMosaicDocument } from './document.js';
@@ -20,6 +21,8 @@ export interface MosaicStoreOptions {
   cacheSize: number;
   /** Largest SQLite database read (JSON documents are bounded by the fetcher). */
   maxBytes: number;
+  /** A load failed because the request that started it went away, and the current one should start it again. */
+  startAgain?: (err: unknown) => boolean;
 }
 
 /** cogeo-mosaic backends tessera does not have: named so the answer says so. */
@@ -34,13 +37,7 @@ export class MosaicStore {
 
   open(url: string): Promise<Mosaic> {
     const key = url.trim();
-    let pending = this.cache.get(key);
-    if (!pending) {
-      pending = this.load(key);
-      this.cache.set(key, pending);
-      pending.catch(() => this.cache.delete(key));
-    }
-    return pending;
+    return sharedLoad(this.cache, key, () => this.load(key), { keep: true, ...(this.opts.startAgain ? { startAgain: this.opts.startAgain } : {}) });
   }
 
   private async load(url: string): Promise<Mosaic> {

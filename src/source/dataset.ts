@@ -2,9 +2,10 @@
  * A raster source: its metadata (read once per open handle set and cached), its zoom range in a
  * TileMatrixSet, its geographic bounds, and rio-tiler's `info` document.
  */
+import { sharedLoad, type PromiseTable } from '../concurrency.js';
 import { LRUCache } from 'lru-cache';
 import type { Dataset } from '../gdal/gdal.js';
-import { DatasetPool } from './pool.js';
+import type { DatasetPool } from './pool.js';
 import { gdalOpenError } from './errors.js';
 import { srsFrom, transformBounds, WGS84, sameCrs } from '../gdal/crs.js';
 import { gdal } from '../gdal/gdal.js';
@@ -154,6 +155,10 @@ async function readMeta(ds: Dataset): Promise<SourceMeta> {
 /** Runs a call on a handle with its upstream bytes charged to the current request; `exhausted` says whether that budget ran out. */
 export interface Meter {
   run<T>(ds: Dataset, call: () => Promise<T> | T): Promise<T>;
+  /** Runs a load shared by every request that waits for it under a budget of its own (Budgets.shared). */
+  shared<T>(load: () => Promise<T>): Promise<T>;
+  /** A shared load failed because the request that started it went away, and the current one should start it again. */
+  startAgain(err: unknown): boolean;
   /** The error to answer when the current request has spent its budget; undefined while it has not. */
   exhausted(): TesseraError | undefined;
 }
@@ -202,6 +207,16 @@ export class SourceContext {
     this.nativeCache = new LRUCache({ max: Math.max(16, opts.size * 4), ttl: opts.ttlMs || undefined });
   }
 
+  /**
+   * The load of `key` in `table` that every request asking for it shares (concurrency.ts
+   * `sharedLoad`), charged to the request that starts it and kept alive if that one's client leaves.
+   */
+  sharedLoad<T>(table: PromiseTable<T>, key: string, load: () => Promise<T>, keep = false): Promise<T> {
+    const meter = this.meter;
+    if (!meter) return sharedLoad(table, key, load, { keep });
+    return sharedLoad(table, key, () => meter.shared(load), { keep, startAgain: (err) => meter.startAgain(err) });
+  }
+
   /** A local file (tests, tools); sources named by clients come from `sourceAt`. */
   source(path: string, label: string): RasterSource {
     return new RasterSource(path, label, this, { kind: 'file', path });
@@ -214,16 +229,7 @@ export class SourceContext {
 
   /** The error to answer when no allowed driver opened `source`. */
   openFailure(source: RasterSource): Promise<TesseraError> {
-    let pending = this.diagnosing.get(source.path);
-    if (!pending) {
-      pending = this.diagnose(source.location, source.label);
-      this.diagnosing.set(source.path, pending);
-      const settle = (): void => {
-        this.diagnosing.delete(source.path);
-      };
-      pending.then(settle, settle);
-    }
-    return pending;
+    return this.sharedLoad(this.diagnosing, source.path, () => this.diagnose(source.location, source.label));
   }
 }
 
@@ -268,21 +274,11 @@ export class RasterSource {
       return cached;
     }
     this.ctx.metaStats.misses++;
-    let pending = this.ctx.metaPending.get(this.path);
-    if (!pending) {
-      pending = this.use((ds) => readMeta(ds)).then(
-        (meta) => {
-          this.ctx.metaCache.set(this.path, meta);
-          return meta;
-        },
-      );
-      const settle = (): void => {
-        this.ctx.metaPending.delete(this.path);
-      };
-      pending.then(settle, settle);
-      this.ctx.metaPending.set(this.path, pending);
-    }
-    return pending;
+    return this.ctx.sharedLoad(this.ctx.metaPending, this.path, async () => {
+      const meta = await this.use((ds) => readMeta(ds));
+      this.ctx.metaCache.set(this.path, meta);
+      return meta;
+    });
   }
 
   /**
@@ -290,14 +286,7 @@ export class RasterSource {
    * computed once per `key` (failures are not kept).
    */
   derived<T extends number[]>(key: string, compute: () => Promise<T>): Promise<T> {
-    key = `${this.path}\u0000${key}`;
-    let pending = this.ctx.nativeCache.get(key) as Promise<T> | undefined;
-    if (!pending) {
-      pending = compute();
-      this.ctx.nativeCache.set(key, pending);
-      pending.catch(() => this.ctx.nativeCache.delete(key));
-    }
-    return pending;
+    return this.ctx.sharedLoad(this.ctx.nativeCache as unknown as PromiseTable<T>, `${this.path}\u0000${key}`, compute, true);
   }
 
   /** Bounds in longitude/latitude (a 21-point densified transform), computed once per source; a copy each time. */

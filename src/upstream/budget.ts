@@ -17,6 +17,7 @@
  * itself).
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { TesseraError } from '../errors.js';
 
 export const MAX_UPSTREAM_BYTES_SETTING = 'TESSERA_MAX_UPSTREAM_BYTES';
 
@@ -55,6 +56,10 @@ export function mayFetch(memory: BudgetMemory, lane: number): boolean {
 
 interface RequestBudget {
   slot: number;
+  /** Loads other requests may wait for, started by this request and not finished. */
+  loads: number;
+  /** The request is over; its slot is closed once its loads are done. */
+  ended: boolean;
 }
 
 /** Ends a request's budget; `spent()` tells the bytes it fetched from upstream (frozen at release). */
@@ -81,16 +86,52 @@ export class Budgets {
     if (slot === undefined) return Object.assign(() => undefined, { spent: () => 0 });
     const start = BigInt(Math.min(this.maxBytes, Number.MAX_SAFE_INTEGER));
     Atomics.store(this.memory.remaining, slot, start);
-    this.current.enterWith({ slot });
+    const budget: RequestBudget = { slot, loads: 0, ended: false };
+    this.current.enterWith(budget);
     let released: number | undefined;
     const spent = (): number => released ?? Math.max(0, Number(start - Atomics.load(this.memory.remaining, slot)));
     const release = (): void => {
       if (released !== undefined) return;
       released = spent();
-      // A read still running keeps charging: the slot is only reused after the next fills it again.
-      this.freeSlots.unshift(slot);
+      budget.ended = true;
+      if (budget.loads === 0) this.close(budget);
     };
     return Object.assign(release, { spent });
+  }
+
+  /**
+   * The request is over (answered, or its client left): what it still has in flight may fetch
+   * nothing more. The gateway refuses its handles' reads, chargeCurrent its documents, so a client
+   * that goes away stops its upstream traffic at once. The slot is reused last.
+   */
+  private close(budget: RequestBudget): void {
+    Atomics.store(this.memory.remaining, budget.slot, 0n);
+    this.freeSlots.unshift(budget.slot);
+  }
+
+  /**
+   * Runs a load that every request asking for the same thing waits for (a source's metadata, a
+   * document). It is charged to the request that starts it, as any of its reads, but that request's
+   * budget stays open until the load is done even if its client leaves: the others waiting for the
+   * load must not fail because one client went away. A request whose client has already left starts
+   * no load at all (ClientGone); one still waiting for it starts it again (`startAgain`).
+   */
+  async shared<T>(load: () => Promise<T>): Promise<T> {
+    const budget = this.current.getStore();
+    if (!budget) return load();
+    if (budget.ended) throw new TesseraError('ClientGone', 'the client went away before this was read');
+    budget.loads++;
+    try {
+      return await load();
+    } finally {
+      budget.loads--;
+      if (budget.ended && budget.loads === 0) this.close(budget);
+    }
+  }
+
+  /** A shared load failed because the request that started it was over: the current one, still on, should start it itself. */
+  startAgain(err: unknown): boolean {
+    return err instanceof TesseraError && err.kind === 'ClientGone' && this.current.getStore()?.ended !== true;
   }
 
   /** Bytes the current request may still fetch (Infinity outside a request). */

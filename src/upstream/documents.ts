@@ -7,6 +7,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import { gunzipSync } from 'node:zlib';
 import { LRUCache } from 'lru-cache';
+import { sharedLoad } from '../concurrency.js';
 import { TesseraError, badRequest } from '../errors.js';
 import type { IncomingMessage } from 'node:http';
 import type { Location, UrlPolicy } from './url-policy.js';
@@ -40,16 +41,13 @@ export class DocumentFetcher {
   async json(input: string, what: string): Promise<unknown> {
     const loc = this.opts.policy.resolve(input);
     const key = loc.kind === 'http' ? loc.url : `file:${loc.path}`;
-    let pending = this.cache.get(key);
-    if (pending) this.cacheStats.hits++;
-    else {
-      this.cacheStats.misses++;
-      pending = this.load(loc, input, what);
-      this.cache.set(key, pending);
-      // Failures are not cached: the next request tries again.
-      pending.catch(() => this.cache.delete(key));
-    }
-    return pending;
+    if (this.cache.has(key)) this.cacheStats.hits++;
+    else this.cacheStats.misses++;
+    // Every request asking for this document shares one fetch, which does not end with the one that
+    // started it; failures are not kept: the next request tries again.
+    const budgets = this.opts.budgets;
+    if (!budgets) return sharedLoad(this.cache, key, () => this.load(loc, input, what), { keep: true });
+    return sharedLoad(this.cache, key, () => budgets.shared(() => this.load(loc, input, what)), { keep: true, startAgain: (err) => budgets.startAgain(err) });
   }
 
   private async load(loc: Location, input: string, what: string): Promise<unknown> {
