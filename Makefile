@@ -1,6 +1,6 @@
 # tessera: two commands set everything up on a fresh Debian 12 machine.
 #   make run    installs what is missing, builds, makes the demo data and serves it on :8000
-#   make test   installs, builds and runs every test (unit, routes over HTTP, parity with TiTiler)
+#   make test   installs, builds, checks format and lint (Biome) and runs every test (unit, routes, parity with TiTiler)
 #   make bench  tessera against TiTiler 0.18.10 on this machine (.bench/report.md), then micro-benchmarks
 # The pinned Node.js LTS and npm in .tools/ (scripts/node.sh, installed by scripts/install.sh) come
 # before any other Node on the machine, for every command below.
@@ -10,7 +10,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 SRC := $(shell find src test tools -name '*.ts' 2>/dev/null) tsconfig.json package.json
 
-.PHONY: install build run test parity fuzz bench bench-quick bench-deploy soak clean
+.PHONY: install build run lint format test parity fuzz bench bench-quick bench-deploy soak clean
 
 install:
 	@bash scripts/install.sh
@@ -31,7 +31,15 @@ run: build
 	@bin/tessera demo --out .demo --base-url http://$(HOST):$(PORT)/demo/
 	@TESSERA_ALLOWED_NETWORKS="$${TESSERA_ALLOWED_NETWORKS:-127.0.0.0/8,::1/128}" bin/tessera serve --host $(HOST) --port $(PORT) --demo .demo
 
-test: build
+# Biome (biome.json): formatting and lint rules, checked without writing anything.
+lint: install
+	@npx biome ci --reporter=summary .
+
+# Rewrites the sources in the house format.
+format: install
+	@npx biome format --write .
+
+test: build lint
 	@bash tools/parity/setup.sh
 	@node --test --test-concurrency=1 --test-reporter=spec "dist/test/**/*.test.js"
 

@@ -50,7 +50,7 @@ function supervise(settings: Settings): Promise<void> {
       earlyExits = 0;
       if (!bannerShown) {
         bannerShown = true;
-        const host = address.address && address.address.includes(':') ? `[${address.address}]` : address.address || settings.host;
+        const host = address.address?.includes(':') ? `[${address.address}]` : address.address || settings.host;
         const url = `http://${host}:${address.port}`;
         console.log(`tessera: ${settings.workers} workers listening on ${url}`);
         if (settings.demoDir) console.log(demoBanner(url));

@@ -123,7 +123,12 @@ const commaList = z.string().transform((v) =>
 );
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 /** A basemap tile template: absolute http(s) or a path on this server, with {z}, {x} and {y}. */
-const basemap = z.string().refine((v) => v === '' || (/^(https?:\/\/|\/)/.test(v) && ['{z}', '{x}', '{y}'].every((p) => v.includes(p))), 'expected an http(s) URL or a path with {z}, {x} and {y}');
+const basemap = z
+  .string()
+  .refine(
+    (v) => v === '' || (/^(https?:\/\/|\/)/.test(v) && ['{z}', '{x}', '{y}'].every((p) => v.includes(p))),
+    'expected an http(s) URL or a path with {z}, {x} and {y}',
+  );
 
 const cores = os.availableParallelism();
 
@@ -131,10 +136,21 @@ export const SETTINGS = {
   host: { env: 'TESSERA_HOST', schema: text, shown: '127.0.0.1', doc: 'address to listen on (--host)' },
   port: { env: 'TESSERA_PORT', schema: whole(0, 65535), shown: '8000', doc: 'port to listen on (--port)' },
   workers: { env: 'TESSERA_WORKERS', schema: whole(1, 64), shown: '1', doc: 'server processes sharing the port (--workers)' },
-  renderThreads: { env: 'TESSERA_RENDER_THREADS', schema: whole(0, 64), shown: 'cores (0 with several workers)', doc: 'threads that post-process and encode images (--render-threads)' },
+  renderThreads: {
+    env: 'TESSERA_RENDER_THREADS',
+    schema: whole(0, 64),
+    shown: 'cores (0 with several workers)',
+    doc: 'threads that post-process and encode images (--render-threads)',
+  },
   largeRequests: { env: 'TESSERA_LARGE_REQUESTS', schema: whole(1), shown: 'cores', doc: 'whole-image requests (previews, parts, statistics) running at once' },
   maxImageBytes: { env: 'TESSERA_MAX_IMAGE_BYTES', schema: whole(1), shown: 'memory/8, at most 1 GiB', doc: 'bytes whole-image requests may hold together' },
-  cacheControl: { env: 'TESSERA_CACHE_CONTROL', alias: 'TITILER_API_CACHECONTROL', schema: text, shown: 'public, max-age=3600', doc: 'Cache-Control of successful GET/HEAD answers' },
+  cacheControl: {
+    env: 'TESSERA_CACHE_CONTROL',
+    alias: 'TITILER_API_CACHECONTROL',
+    schema: text,
+    shown: 'public, max-age=3600',
+    doc: 'Cache-Control of successful GET/HEAD answers',
+  },
   corsOrigins: { env: 'TESSERA_CORS_ORIGINS', alias: 'TITILER_API_CORS_ORIGINS', schema: commaList, shown: '*', doc: 'allowed CORS origins, comma list' },
   allowedLocalRoots: { env: 'TESSERA_ALLOWED_LOCAL_ROOTS', schema: commaList, shown: 'none', doc: 'local folders `url` may point into' },
   allowedHosts: { env: 'TESSERA_ALLOWED_HOSTS', schema: commaList, shown: 'any', doc: 'upstream hosts allowed (example.com, *.example.com)' },
@@ -143,7 +159,7 @@ export const SETTINGS = {
   allowedDrivers: { env: 'TESSERA_ALLOWED_DRIVERS', schema: commaList, shown: 'GTiff', doc: 'GDAL drivers rasters may be opened with' },
   upstreamConnectTimeoutMs: { env: 'TESSERA_UPSTREAM_CONNECT_TIMEOUT_MS', schema: whole(0), shown: '5000', doc: 'upstream connect timeout' },
   upstreamTimeoutMs: { env: 'TESSERA_UPSTREAM_TIMEOUT_MS', schema: whole(0), shown: '15000', doc: 'upstream answer timeout' },
-  upstreamGateway: { env: 'TESSERA_UPSTREAM_GATEWAY', schema: boolean, shown: 'true', doc: 'GDAL reads through tessera\'s policy-checking gateway' },
+  upstreamGateway: { env: 'TESSERA_UPSTREAM_GATEWAY', schema: boolean, shown: 'true', doc: "GDAL reads through tessera's policy-checking gateway" },
   maxDocumentBytes: { env: 'TESSERA_MAX_DOCUMENT_BYTES', schema: whole(0), shown: '33554432', doc: 'largest STAC item or MosaicJSON' },
   maxUpstreamBytes: { env: 'TESSERA_MAX_UPSTREAM_BYTES', schema: whole(1), shown: '268435456', doc: 'bytes one request may fetch upstream' },
   requestTimeoutMs: { env: 'TESSERA_REQUEST_TIMEOUT_MS', schema: whole(0), shown: '30000', doc: 'deadline of a request' },
@@ -158,9 +174,17 @@ export const SETTINGS = {
   mosaicStrictZoom: { env: 'TESSERA_MOSAIC_STRICT_ZOOM', schema: boolean, shown: 'false', doc: 'refuse mosaic tiles outside its zoom range' },
   demoDir: { env: 'TESSERA_DEMO_DIR', schema: text, shown: 'none', doc: 'demo data served under /demo/ (--demo)' },
   basemapUrl: { env: 'TESSERA_BASEMAP_URL', schema: basemap, shown: 'none', doc: 'XYZ template of a basemap under the maps' },
-  basemapAttribution: { env: 'TESSERA_BASEMAP_ATTRIBUTION', schema: text, shown: 'none', doc: 'the basemap\'s attribution (HTML)' },
+  basemapAttribution: { env: 'TESSERA_BASEMAP_ATTRIBUTION', schema: text, shown: 'none', doc: "the basemap's attribution (HTML)" },
   pngLevel: { env: 'TESSERA_PNG_LEVEL', schema: whole(0, 9), shown: String(DEFAULT_PNG_LEVEL), doc: 'zlib level of png output' },
-  logLevel: { env: 'TESSERA_LOG_LEVEL', schema: z.string().toLowerCase().pipe(z.enum(LOG_LEVELS, `expected one of ${LOG_LEVELS.join(', ')}`)), shown: 'info', doc: 'log level' },
+  logLevel: {
+    env: 'TESSERA_LOG_LEVEL',
+    schema: z
+      .string()
+      .toLowerCase()
+      .pipe(z.enum(LOG_LEVELS, `expected one of ${LOG_LEVELS.join(', ')}`)),
+    shown: 'info',
+    doc: 'log level',
+  },
   shutdownDelayMs: { env: 'TESSERA_SHUTDOWN_DELAY_MS', schema: whole(0), shown: '0', doc: 'on SIGTERM, /readyz says 503 this long before closing' },
   shutdownGraceMs: { env: 'TESSERA_SHUTDOWN_GRACE_MS', schema: whole(0), shown: '10000', doc: 'then requests in flight may take this long' },
   maxInFlight: { env: 'TESSERA_MAX_QUEUE', schema: whole(1), shown: '1024', doc: 'requests in flight past which new ones get 503' },
@@ -171,7 +195,10 @@ export const SETTINGS = {
   rootPath: {
     env: 'TESSERA_ROOT_PATH',
     alias: 'TITILER_API_ROOT_PATH',
-    schema: z.string().transform((v) => v.replace(/\/+$/, '')).pipe(z.string().regex(/^(\/[A-Za-z0-9._~!$&'()*+,;=:@%-]+)*$/, 'expected a path such as /tiles (or nothing)')),
+    schema: z
+      .string()
+      .transform((v) => v.replace(/\/+$/, ''))
+      .pipe(z.string().regex(/^(\/[A-Za-z0-9._~!$&'()*+,;=:@%-]+)*$/, 'expected a path such as /tiles (or nothing)')),
     shown: 'none',
     doc: 'path prefix tessera is served under behind a proxy: URLs in TileJSON, WMTS and pages carry it',
   },
@@ -217,7 +244,9 @@ export function unknownSettings(env: NodeJS.ProcessEnv = process.env): string[] 
 
 /** The settings, one line each, for `tessera serve --help`. */
 export function settingsHelp(): string {
-  return (Object.values(SETTINGS) as SettingSpec[]).map((s) => `  ${s.env}${s.alias ? ` (or ${s.alias})` : ''}\n      ${s.doc} [default: ${s.shown}]`).join('\n');
+  return (Object.values(SETTINGS) as SettingSpec[])
+    .map((s) => `  ${s.env}${s.alias ? ` (or ${s.alias})` : ''}\n      ${s.doc} [default: ${s.shown}]`)
+    .join('\n');
 }
 
 export function loadSettings(overrides: Partial<Settings> = {}, env: NodeJS.ProcessEnv = process.env): Settings {

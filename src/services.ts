@@ -119,7 +119,8 @@ export class Services {
       memoryBytes: settings.tileCacheBytes,
       ttlSeconds: settings.cacheTtlSeconds,
       redisUrl: settings.cacheUrl,
-      log: (level, message) => (level === 'warn' ? console.warn : console.log)(JSON.stringify({ level: level === 'warn' ? 40 : 30, time: Date.now(), msg: message })),
+      log: (level, message) =>
+        (level === 'warn' ? console.warn : console.log)(JSON.stringify({ level: level === 'warn' ? 40 : 30, time: Date.now(), msg: message })),
     });
     this.threads = settings.renderThreads > 0 ? new RenderThreads(settings.renderThreads, { pngLevel: settings.pngLevel }) : undefined;
     this.renderer = this.threads ?? RENDER_IN_THIS_THREAD;

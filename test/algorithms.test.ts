@@ -53,7 +53,11 @@ function assertImage(out: ImageData, want: Expected): void {
   assert.equal(out.masks.length, want.shape[0], 'one mask per band');
   want.data.forEach((values, b) => {
     assert.deepEqual(Array.from(out.bands[b]!), values, `band ${b + 1} values`);
-    assert.deepEqual(Array.from(out.masks[b]!, (v) => (v === 0 ? 1 : 0)), want.masked[b], `band ${b + 1} mask`);
+    assert.deepEqual(
+      Array.from(out.masks[b]!, (v) => (v === 0 ? 1 : 0)),
+      want.masked[b],
+      `band ${b + 1} mask`,
+    );
   });
 }
 
@@ -63,13 +67,15 @@ function run(id: string, params: Record<string, unknown>, img: ImageData): Image
   return prepareAlgorithm(algorithm.id, params).apply(img);
 }
 
-const isBadRequest = (message: string | RegExp) => (err: unknown): boolean => {
-  assert.ok(err instanceof TesseraError, `expected a TesseraError, got ${String(err)}`);
-  assert.equal(err.kind, 'BadRequest');
-  if (typeof message === 'string') assert.equal(err.message, message);
-  else assert.match(err.message, message);
-  return true;
-};
+const isBadRequest =
+  (message: string | RegExp) =>
+  (err: unknown): boolean => {
+    assert.ok(err instanceof TesseraError, `expected a TesseraError, got ${String(err)}`);
+    assert.equal(err.kind, 'BadRequest');
+    if (typeof message === 'string') assert.equal(err.message, message);
+    else assert.match(err.message, message);
+    return true;
+  };
 
 // ---- metadata and routes ------------------------------------------------------------------------
 
@@ -99,7 +105,7 @@ async function routesApp(): Promise<FastifyInstance> {
 }
 
 describe('algorithm registry', () => {
-  it('lists TiTiler 0.18.10\'s five algorithms in its order, as the query enum does', () => {
+  it("lists TiTiler 0.18.10's five algorithms in its order, as the query enum does", () => {
     assert.deepEqual([...ALGORITHM_IDS], TITILER_ORDER);
     assert.deepEqual(Object.keys(ALGORITHMS), TITILER_ORDER);
     assert.deepEqual((postProcess.params['algorithm']!.schema as { enum: string[] }).enum, TITILER_ORDER);
@@ -113,7 +119,7 @@ describe('algorithm registry', () => {
 });
 
 describe('GET /algorithms routes', () => {
-  it('GET /algorithms is TiTiler\'s body byte for byte', async () => {
+  it("GET /algorithms is TiTiler's body byte for byte", async () => {
     const app = await routesApp();
     try {
       const res = await app.inject({ method: 'GET', url: '/algorithms' });
@@ -125,7 +131,7 @@ describe('GET /algorithms routes', () => {
     }
   });
 
-  it('GET /algorithms/{id} is TiTiler\'s body for every id', async () => {
+  it("GET /algorithms/{id} is TiTiler's body for every id", async () => {
     const app = await routesApp();
     try {
       for (const id of TITILER_ORDER) {
@@ -138,7 +144,7 @@ describe('GET /algorithms routes', () => {
     }
   });
 
-  it('an unknown id is FastAPI\'s 422 literal_error', async () => {
+  it("an unknown id is FastAPI's 422 literal_error", async () => {
     const app = await routesApp();
     try {
       const res = await app.inject({ method: 'GET', url: '/algorithms/foo' });
@@ -156,43 +162,225 @@ type ValidationCase = [string, Record<string, unknown>, { ok: Record<string, num
 
 /** pydantic's verdicts on TiTiler's models (`Model(**params)`), as `str(ValidationError)`. */
 const VALIDATION: ValidationCase[] = [
-  ["hillshade", {"azimuth": "45"}, { ok: {"azimuth": 45, "angleAltitude": 90.0, "buffer": 3} }],
-  ["hillshade", {"azimuth": " 45 "}, { ok: {"azimuth": 45, "angleAltitude": 90.0, "buffer": 3} }],
-  ["hillshade", {"azimuth": "45.00"}, { ok: {"azimuth": 45, "angleAltitude": 90.0, "buffer": 3} }],
-  ["hillshade", {"azimuth": true}, { ok: {"azimuth": 1, "angleAltitude": 90.0, "buffer": 3} }],
-  ["hillshade", {"azimuth": "4_5"}, { ok: {"azimuth": 45, "angleAltitude": 90.0, "buffer": 3} }],
-  ["hillshade", {"azimuth": 45.5}, { error: "1 validation error for HillShade\nazimuth\n  Input should be a valid integer, got a number with a fractional part [type=int_from_float, input_value=45.5, input_type=float]\n    For further information visit https://errors.pydantic.dev/2.14/v/int_from_float" }],
-  ["hillshade", {"azimuth": "45.5"}, { error: "1 validation error for HillShade\nazimuth\n  Input should be a valid integer, unable to parse string as an integer [type=int_parsing, input_value='45.5', input_type=str]\n    For further information visit https://errors.pydantic.dev/2.14/v/int_parsing" }],
-  ["hillshade", {"azimuth": null}, { error: "1 validation error for HillShade\nazimuth\n  Input should be a valid integer [type=int_type, input_value=None, input_type=NoneType]\n    For further information visit https://errors.pydantic.dev/2.14/v/int_type" }],
-  ["hillshade", {"azimuth": 400}, { error: "1 validation error for HillShade\nazimuth\n  Input should be less than or equal to 360 [type=less_than_equal, input_value=400, input_type=int]\n    For further information visit https://errors.pydantic.dev/2.14/v/less_than_equal" }],
-  ["hillshade", {"azimuth": "-45.000"}, { error: "1 validation error for HillShade\nazimuth\n  Input should be greater than or equal to 0 [type=greater_than_equal, input_value='-45.000', input_type=str]\n    For further information visit https://errors.pydantic.dev/2.14/v/greater_than_equal" }],
-  ["hillshade", {"azimuth": [1.5, "x", null, true, {"k": [2]}]}, { error: "1 validation error for HillShade\nazimuth\n  Input should be a valid integer [type=int_type, input_value=[1.5, 'x', None, True, {'k': [2]}], input_type=list]\n    For further information visit https://errors.pydantic.dev/2.14/v/int_type" }],
-  ["hillshade", {"azimuth": "a'b\"c"}, { error: "1 validation error for HillShade\nazimuth\n  Input should be a valid integer, unable to parse string as an integer [type=int_parsing, input_value='a\\'b\"c', input_type=str]\n    For further information visit https://errors.pydantic.dev/2.14/v/int_parsing" }],
-  ["hillshade", {"azimuth": "\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9"}, { error: "1 validation error for HillShade\nazimuth\n  Input should be a valid integer, unable to parse string as an integer [type=int_parsing, input_value='éééééééééééé...ééééééééééé', input_type=str]\n    For further information visit https://errors.pydantic.dev/2.14/v/int_parsing" }],
-  ["hillshade", {"azimuth": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39]}, { error: "1 validation error for HillShade\nazimuth\n  Input should be a valid integer [type=int_type, input_value=[0, 1, 2, 3, 4, 5, 6, 7, ... 34, 35, 36, 37, 38, 39], input_type=list]\n    For further information visit https://errors.pydantic.dev/2.14/v/int_type" }],
-  ["hillshade", {"azimuth": "\u0001\u007f\u00ad\u2028\u200b"}, { error: "1 validation error for HillShade\nazimuth\n  Input should be a valid integer, unable to parse string as an integer [type=int_parsing, input_value='\\x01\\x7f\\xad\\u2028\\u200b', input_type=str]\n    For further information visit https://errors.pydantic.dev/2.14/v/int_parsing" }],
-  ["hillshade", {"azimuth": 1e+300}, { error: "1 validation error for HillShade\nazimuth\n  Unable to parse input string as an integer, exceeded maximum size [type=int_parsing_size, input_value=1e+300, input_type=float]\n    For further information visit https://errors.pydantic.dev/2.14/v/int_parsing_size" }],
-  ["hillshade", {"angle_altitude": "nan"}, { error: "1 validation error for HillShade\nangle_altitude\n  Input should be less than or equal to 90 [type=less_than_equal, input_value='nan', input_type=str]\n    For further information visit https://errors.pydantic.dev/2.14/v/less_than_equal" }],
-  ["hillshade", {"angle_altitude": "-inf"}, { error: "1 validation error for HillShade\nangle_altitude\n  Input should be greater than or equal to -90 [type=greater_than_equal, input_value='-inf', input_type=str]\n    For further information visit https://errors.pydantic.dev/2.14/v/greater_than_equal" }],
-  ["hillshade", {"angle_altitude": "1_.5"}, { ok: {"azimuth": 90, "angleAltitude": 1.5, "buffer": 3} }],
-  ["hillshade", {"angle_altitude": "1__0"}, { error: "1 validation error for HillShade\nangle_altitude\n  Input should be a valid number, unable to parse string as a number [type=float_parsing, input_value='1__0', input_type=str]\n    For further information visit https://errors.pydantic.dev/2.14/v/float_parsing" }],
-  ["hillshade", {"angle_altitude": "\u00a03"}, { ok: {"azimuth": 90, "angleAltitude": 3.0, "buffer": 3} }],
-  ["hillshade", {"angle_altitude": 90.0000001}, { error: "1 validation error for HillShade\nangle_altitude\n  Input should be less than or equal to 90 [type=less_than_equal, input_value=90.0000001, input_type=float]\n    For further information visit https://errors.pydantic.dev/2.14/v/less_than_equal" }],
-  ["hillshade", {"angle_altitude": "abc"}, { error: "1 validation error for HillShade\nangle_altitude\n  Input should be a valid number, unable to parse string as a number [type=float_parsing, input_value='abc', input_type=str]\n    For further information visit https://errors.pydantic.dev/2.14/v/float_parsing" }],
-  ["hillshade", {"angle_altitude": {"a": 1}}, { error: "1 validation error for HillShade\nangle_altitude\n  Input should be a valid number [type=float_type, input_value={'a': 1}, input_type=dict]\n    For further information visit https://errors.pydantic.dev/2.14/v/float_type" }],
-  ["hillshade", {"buffer": -1, "azimuth": 400}, { error: "2 validation errors for HillShade\nazimuth\n  Input should be less than or equal to 360 [type=less_than_equal, input_value=400, input_type=int]\n    For further information visit https://errors.pydantic.dev/2.14/v/less_than_equal\nbuffer\n  Input should be greater than or equal to 0 [type=greater_than_equal, input_value=-1, input_type=int]\n    For further information visit https://errors.pydantic.dev/2.14/v/greater_than_equal" }],
-  ["hillshade", {"input_nbands": "x", "azimuth": 400, "title": 5}, { error: "3 validation errors for HillShade\ninput_nbands\n  Input should be a valid integer, unable to parse string as an integer [type=int_parsing, input_value='x', input_type=str]\n    For further information visit https://errors.pydantic.dev/2.14/v/int_parsing\ntitle\n  Input should be a valid string [type=string_type, input_value=5, input_type=int]\n    For further information visit https://errors.pydantic.dev/2.14/v/string_type\nazimuth\n  Input should be less than or equal to 360 [type=less_than_equal, input_value=400, input_type=int]\n    For further information visit https://errors.pydantic.dev/2.14/v/less_than_equal" }],
-  ["hillshade", {"foo": "bar", "azimuth": "12"}, { ok: {"azimuth": 12, "angleAltitude": 90.0, "buffer": 3} }],
-  ["hillshade", {"output_min": "ab"}, { ok: {"azimuth": 90, "angleAltitude": 90.0, "buffer": 3} }],
-  ["hillshade", {"output_max": {"a": 1}}, { error: "1 validation error for HillShade\noutput_max\n  Input should be an instance of Sequence [type=is_instance_of, input_value={'a': 1}, input_type=dict]\n    For further information visit https://errors.pydantic.dev/2.14/v/is_instance_of" }],
-  ["normalizedIndex", {"output_min": "ab"}, { error: "1 validation error for NormalizedIndex\noutput_min\n  'str' instances are not allowed as a Sequence value [type=sequence_str, input_value='ab', input_type=str]" }],
-  ["normalizedIndex", {"output_min": ["a", 1, null, [2], " 3 "]}, { error: "3 validation errors for NormalizedIndex\noutput_min.0\n  Input should be a valid number, unable to parse string as a number [type=float_parsing, input_value='a', input_type=str]\n    For further information visit https://errors.pydantic.dev/2.14/v/float_parsing\noutput_min.2\n  Input should be a valid number [type=float_type, input_value=None, input_type=NoneType]\n    For further information visit https://errors.pydantic.dev/2.14/v/float_type\noutput_min.3\n  Input should be a valid number [type=float_type, input_value=[2], input_type=list]\n    For further information visit https://errors.pydantic.dev/2.14/v/float_type" }],
-  ["normalizedIndex", {"anything": [1]}, { ok: {} }],
-  ["contours", {"increment": 0, "thickness": 11, "minz": "-99999", "maxz": 100000}, { error: "2 validation errors for Contours\nthickness\n  Input should be less than or equal to 10 [type=less_than_equal, input_value=11, input_type=int]\n    For further information visit https://errors.pydantic.dev/2.14/v/less_than_equal\nmaxz\n  Input should be less than or equal to 99999 [type=less_than_equal, input_value=100000, input_type=int]\n    For further information visit https://errors.pydantic.dev/2.14/v/less_than_equal" }],
-  ["contours", {}, { ok: {"increment": 35, "thickness": 1, "minz": -12000, "maxz": 8000} }],
-  ["terrarium", {"input_nbands": 2.5}, { error: "1 validation error for Terrarium\ninput_nbands\n  Input should be a valid integer, got a number with a fractional part [type=int_from_float, input_value=2.5, input_type=float]\n    For further information visit https://errors.pydantic.dev/2.14/v/int_from_float" }],
-  ["terrainrgb", {"interval": "0.5", "baseval": "-1e5"}, { error: "1 validation error for TerrainRGB\nbaseval\n  Input should be greater than or equal to -99999 [type=greater_than_equal, input_value='-1e5', input_type=str]\n    For further information visit https://errors.pydantic.dev/2.14/v/greater_than_equal" }],
-  ["terrainrgb", {"interval": 0}, { ok: {"interval": 0.0, "baseval": -10000.0} }],
+  ['hillshade', { azimuth: '45' }, { ok: { azimuth: 45, angleAltitude: 90.0, buffer: 3 } }],
+  ['hillshade', { azimuth: ' 45 ' }, { ok: { azimuth: 45, angleAltitude: 90.0, buffer: 3 } }],
+  ['hillshade', { azimuth: '45.00' }, { ok: { azimuth: 45, angleAltitude: 90.0, buffer: 3 } }],
+  ['hillshade', { azimuth: true }, { ok: { azimuth: 1, angleAltitude: 90.0, buffer: 3 } }],
+  ['hillshade', { azimuth: '4_5' }, { ok: { azimuth: 45, angleAltitude: 90.0, buffer: 3 } }],
+  [
+    'hillshade',
+    { azimuth: 45.5 },
+    {
+      error:
+        '1 validation error for HillShade\nazimuth\n  Input should be a valid integer, got a number with a fractional part [type=int_from_float, input_value=45.5, input_type=float]\n    For further information visit https://errors.pydantic.dev/2.14/v/int_from_float',
+    },
+  ],
+  [
+    'hillshade',
+    { azimuth: '45.5' },
+    {
+      error:
+        "1 validation error for HillShade\nazimuth\n  Input should be a valid integer, unable to parse string as an integer [type=int_parsing, input_value='45.5', input_type=str]\n    For further information visit https://errors.pydantic.dev/2.14/v/int_parsing",
+    },
+  ],
+  [
+    'hillshade',
+    { azimuth: null },
+    {
+      error:
+        '1 validation error for HillShade\nazimuth\n  Input should be a valid integer [type=int_type, input_value=None, input_type=NoneType]\n    For further information visit https://errors.pydantic.dev/2.14/v/int_type',
+    },
+  ],
+  [
+    'hillshade',
+    { azimuth: 400 },
+    {
+      error:
+        '1 validation error for HillShade\nazimuth\n  Input should be less than or equal to 360 [type=less_than_equal, input_value=400, input_type=int]\n    For further information visit https://errors.pydantic.dev/2.14/v/less_than_equal',
+    },
+  ],
+  [
+    'hillshade',
+    { azimuth: '-45.000' },
+    {
+      error:
+        "1 validation error for HillShade\nazimuth\n  Input should be greater than or equal to 0 [type=greater_than_equal, input_value='-45.000', input_type=str]\n    For further information visit https://errors.pydantic.dev/2.14/v/greater_than_equal",
+    },
+  ],
+  [
+    'hillshade',
+    { azimuth: [1.5, 'x', null, true, { k: [2] }] },
+    {
+      error:
+        "1 validation error for HillShade\nazimuth\n  Input should be a valid integer [type=int_type, input_value=[1.5, 'x', None, True, {'k': [2]}], input_type=list]\n    For further information visit https://errors.pydantic.dev/2.14/v/int_type",
+    },
+  ],
+  [
+    'hillshade',
+    { azimuth: 'a\'b"c' },
+    {
+      error:
+        "1 validation error for HillShade\nazimuth\n  Input should be a valid integer, unable to parse string as an integer [type=int_parsing, input_value='a\\'b\"c', input_type=str]\n    For further information visit https://errors.pydantic.dev/2.14/v/int_parsing",
+    },
+  ],
+  [
+    'hillshade',
+    {
+      azimuth:
+        '\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9',
+    },
+    {
+      error:
+        "1 validation error for HillShade\nazimuth\n  Input should be a valid integer, unable to parse string as an integer [type=int_parsing, input_value='éééééééééééé...ééééééééééé', input_type=str]\n    For further information visit https://errors.pydantic.dev/2.14/v/int_parsing",
+    },
+  ],
+  [
+    'hillshade',
+    {
+      azimuth: [
+        0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39,
+      ],
+    },
+    {
+      error:
+        '1 validation error for HillShade\nazimuth\n  Input should be a valid integer [type=int_type, input_value=[0, 1, 2, 3, 4, 5, 6, 7, ... 34, 35, 36, 37, 38, 39], input_type=list]\n    For further information visit https://errors.pydantic.dev/2.14/v/int_type',
+    },
+  ],
+  [
+    'hillshade',
+    { azimuth: '\u0001\u007f\u00ad\u2028\u200b' },
+    {
+      error:
+        "1 validation error for HillShade\nazimuth\n  Input should be a valid integer, unable to parse string as an integer [type=int_parsing, input_value='\\x01\\x7f\\xad\\u2028\\u200b', input_type=str]\n    For further information visit https://errors.pydantic.dev/2.14/v/int_parsing",
+    },
+  ],
+  [
+    'hillshade',
+    { azimuth: 1e300 },
+    {
+      error:
+        '1 validation error for HillShade\nazimuth\n  Unable to parse input string as an integer, exceeded maximum size [type=int_parsing_size, input_value=1e+300, input_type=float]\n    For further information visit https://errors.pydantic.dev/2.14/v/int_parsing_size',
+    },
+  ],
+  [
+    'hillshade',
+    { angle_altitude: 'nan' },
+    {
+      error:
+        "1 validation error for HillShade\nangle_altitude\n  Input should be less than or equal to 90 [type=less_than_equal, input_value='nan', input_type=str]\n    For further information visit https://errors.pydantic.dev/2.14/v/less_than_equal",
+    },
+  ],
+  [
+    'hillshade',
+    { angle_altitude: '-inf' },
+    {
+      error:
+        "1 validation error for HillShade\nangle_altitude\n  Input should be greater than or equal to -90 [type=greater_than_equal, input_value='-inf', input_type=str]\n    For further information visit https://errors.pydantic.dev/2.14/v/greater_than_equal",
+    },
+  ],
+  ['hillshade', { angle_altitude: '1_.5' }, { ok: { azimuth: 90, angleAltitude: 1.5, buffer: 3 } }],
+  [
+    'hillshade',
+    { angle_altitude: '1__0' },
+    {
+      error:
+        "1 validation error for HillShade\nangle_altitude\n  Input should be a valid number, unable to parse string as a number [type=float_parsing, input_value='1__0', input_type=str]\n    For further information visit https://errors.pydantic.dev/2.14/v/float_parsing",
+    },
+  ],
+  ['hillshade', { angle_altitude: '\u00a03' }, { ok: { azimuth: 90, angleAltitude: 3.0, buffer: 3 } }],
+  [
+    'hillshade',
+    { angle_altitude: 90.0000001 },
+    {
+      error:
+        '1 validation error for HillShade\nangle_altitude\n  Input should be less than or equal to 90 [type=less_than_equal, input_value=90.0000001, input_type=float]\n    For further information visit https://errors.pydantic.dev/2.14/v/less_than_equal',
+    },
+  ],
+  [
+    'hillshade',
+    { angle_altitude: 'abc' },
+    {
+      error:
+        "1 validation error for HillShade\nangle_altitude\n  Input should be a valid number, unable to parse string as a number [type=float_parsing, input_value='abc', input_type=str]\n    For further information visit https://errors.pydantic.dev/2.14/v/float_parsing",
+    },
+  ],
+  [
+    'hillshade',
+    { angle_altitude: { a: 1 } },
+    {
+      error:
+        "1 validation error for HillShade\nangle_altitude\n  Input should be a valid number [type=float_type, input_value={'a': 1}, input_type=dict]\n    For further information visit https://errors.pydantic.dev/2.14/v/float_type",
+    },
+  ],
+  [
+    'hillshade',
+    { buffer: -1, azimuth: 400 },
+    {
+      error:
+        '2 validation errors for HillShade\nazimuth\n  Input should be less than or equal to 360 [type=less_than_equal, input_value=400, input_type=int]\n    For further information visit https://errors.pydantic.dev/2.14/v/less_than_equal\nbuffer\n  Input should be greater than or equal to 0 [type=greater_than_equal, input_value=-1, input_type=int]\n    For further information visit https://errors.pydantic.dev/2.14/v/greater_than_equal',
+    },
+  ],
+  [
+    'hillshade',
+    { input_nbands: 'x', azimuth: 400, title: 5 },
+    {
+      error:
+        "3 validation errors for HillShade\ninput_nbands\n  Input should be a valid integer, unable to parse string as an integer [type=int_parsing, input_value='x', input_type=str]\n    For further information visit https://errors.pydantic.dev/2.14/v/int_parsing\ntitle\n  Input should be a valid string [type=string_type, input_value=5, input_type=int]\n    For further information visit https://errors.pydantic.dev/2.14/v/string_type\nazimuth\n  Input should be less than or equal to 360 [type=less_than_equal, input_value=400, input_type=int]\n    For further information visit https://errors.pydantic.dev/2.14/v/less_than_equal",
+    },
+  ],
+  ['hillshade', { foo: 'bar', azimuth: '12' }, { ok: { azimuth: 12, angleAltitude: 90.0, buffer: 3 } }],
+  ['hillshade', { output_min: 'ab' }, { ok: { azimuth: 90, angleAltitude: 90.0, buffer: 3 } }],
+  [
+    'hillshade',
+    { output_max: { a: 1 } },
+    {
+      error:
+        "1 validation error for HillShade\noutput_max\n  Input should be an instance of Sequence [type=is_instance_of, input_value={'a': 1}, input_type=dict]\n    For further information visit https://errors.pydantic.dev/2.14/v/is_instance_of",
+    },
+  ],
+  [
+    'normalizedIndex',
+    { output_min: 'ab' },
+    {
+      error:
+        "1 validation error for NormalizedIndex\noutput_min\n  'str' instances are not allowed as a Sequence value [type=sequence_str, input_value='ab', input_type=str]",
+    },
+  ],
+  [
+    'normalizedIndex',
+    { output_min: ['a', 1, null, [2], ' 3 '] },
+    {
+      error:
+        "3 validation errors for NormalizedIndex\noutput_min.0\n  Input should be a valid number, unable to parse string as a number [type=float_parsing, input_value='a', input_type=str]\n    For further information visit https://errors.pydantic.dev/2.14/v/float_parsing\noutput_min.2\n  Input should be a valid number [type=float_type, input_value=None, input_type=NoneType]\n    For further information visit https://errors.pydantic.dev/2.14/v/float_type\noutput_min.3\n  Input should be a valid number [type=float_type, input_value=[2], input_type=list]\n    For further information visit https://errors.pydantic.dev/2.14/v/float_type",
+    },
+  ],
+  ['normalizedIndex', { anything: [1] }, { ok: {} }],
+  [
+    'contours',
+    { increment: 0, thickness: 11, minz: '-99999', maxz: 100000 },
+    {
+      error:
+        '2 validation errors for Contours\nthickness\n  Input should be less than or equal to 10 [type=less_than_equal, input_value=11, input_type=int]\n    For further information visit https://errors.pydantic.dev/2.14/v/less_than_equal\nmaxz\n  Input should be less than or equal to 99999 [type=less_than_equal, input_value=100000, input_type=int]\n    For further information visit https://errors.pydantic.dev/2.14/v/less_than_equal',
+    },
+  ],
+  ['contours', {}, { ok: { increment: 35, thickness: 1, minz: -12000, maxz: 8000 } }],
+  [
+    'terrarium',
+    { input_nbands: 2.5 },
+    {
+      error:
+        '1 validation error for Terrarium\ninput_nbands\n  Input should be a valid integer, got a number with a fractional part [type=int_from_float, input_value=2.5, input_type=float]\n    For further information visit https://errors.pydantic.dev/2.14/v/int_from_float',
+    },
+  ],
+  [
+    'terrainrgb',
+    { interval: '0.5', baseval: '-1e5' },
+    {
+      error:
+        "1 validation error for TerrainRGB\nbaseval\n  Input should be greater than or equal to -99999 [type=greater_than_equal, input_value='-1e5', input_type=str]\n    For further information visit https://errors.pydantic.dev/2.14/v/greater_than_equal",
+    },
+  ],
+  ['terrainrgb', { interval: 0 }, { ok: { interval: 0.0, baseval: -10000.0 } }],
 ];
 
 describe('algorithm_params validation (pydantic v2, lax mode)', () => {
@@ -211,7 +399,7 @@ describe('algorithm_params validation (pydantic v2, lax mode)', () => {
   });
 });
 
-describe('parseAlgorithm (the image routes\' PostProcessParams)', () => {
+describe("parseAlgorithm (the image routes' PostProcessParams)", () => {
   it('is undefined without an algorithm, whatever the parameters', () => {
     assert.equal(parseAlgorithm(undefined, undefined), undefined);
     assert.equal(parseAlgorithm(undefined, '{"azimuth": 1}'), undefined);
@@ -233,7 +421,7 @@ describe('parseAlgorithm (the image routes\' PostProcessParams)', () => {
     assert.throws(() => parseAlgorithm('terrainrgb', 'null'), isBadRequest('Invalid algorithm_params: expected a JSON object.'));
   });
 
-  it('reports invalid parameters with pydantic\'s text', () => {
+  it("reports invalid parameters with pydantic's text", () => {
     assert.throws(
       () => parseAlgorithm('contours', '{"thickness": 11}'),
       isBadRequest(
@@ -259,7 +447,7 @@ const DEM = [
 const DEM_MASKED = [[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0]];
 
 describe('hillshade', () => {
-  it('float32 DEM, azimuth 45, altitude 30, no buffer: values and numpy.ma\'s mask propagation', () => {
+  it("float32 DEM, azimuth 45, altitude 30, no buffer: values and numpy.ma's mask propagation", () => {
     const out = run('hillshade', { azimuth: 45, angle_altitude: 30, buffer: 0 }, image('float32', 6, 5, [DEM], DEM_MASKED, { datasetStatistics: [[6, 25]] }));
     assertImage(out, {
       dtype: 'uint8',
@@ -324,7 +512,7 @@ describe('hillshade', () => {
     });
   });
 
-  it('a 262-pixel tile read with buffer 3 comes back as 256 pixels with the tile\'s bounds', () => {
+  it("a 262-pixel tile read with buffer 3 comes back as 256 pixels with the tile's bounds", () => {
     const e = 20037508.342789244;
     const res = e / 256;
     const flat = image('float32', 262, 262, [new Array(262 * 262).fill(100)], [new Array(262 * 262).fill(0)], {
@@ -334,7 +522,10 @@ describe('hillshade', () => {
     assert.deepEqual([out.width, out.height, out.bands[0]!.length, out.masks[0]!.length], [256, 256, 65536, 65536]);
     // rasterio's windows.bounds on the buffered tile's transform (its rounding included).
     assert.deepEqual(out.bounds, [-20037508.342789244, -3.725290298461914e-9, 3.725290298461914e-9, 20037508.342789244]);
-    assert.ok(out.bands[0]!.every((v) => v === 255), 'flat ground under a zenith sun is 255');
+    assert.ok(
+      out.bands[0]!.every((v) => v === 255),
+      'flat ground under a zenith sun is 255',
+    );
     assert.ok(out.masks[0]!.every((v) => v === 255));
     assert.deepEqual(croppedBounds([0, 0, 262, 262], 262, 262, 0), [0, 0, 262, 262]);
     const unbuffered = run('hillshade', { buffer: 0 }, flat);
@@ -378,15 +569,38 @@ describe('contours', () => {
 
   it('the defaults (increment 35, thickness 1, -12000..8000) on int16', () => {
     const out = run('contours', {}, image('int16', 6, 1, [[-11000, 0, 34, 35, 36, 7999]], [[0, 0, 0, 0, 0, 0]]));
-    assert.deepEqual(out.bands.map((b) => Array.from(b)), [
-      [33, 0, 204, 0, 204, 253],
-      [85, 0, 189, 0, 189, 252],
-      [187, 0, 125, 0, 125, 252],
-    ]);
+    assert.deepEqual(
+      out.bands.map((b) => Array.from(b)),
+      [
+        [33, 0, 204, 0, 204, 253],
+        [85, 0, 189, 0, 189, 252],
+        [187, 0, 125, 0, 125, 252],
+      ],
+    );
   });
 
   it('refuses more than one band (TiTiler: "Source data must be 1 band", a 500)', () => {
-    assert.throws(() => run('contours', {}, image('float32', 2, 1, [[1, 2], [3, 4]], [[0, 0], [0, 0]])), isBadRequest(/1-band image, got 2 bands/));
+    assert.throws(
+      () =>
+        run(
+          'contours',
+          {},
+          image(
+            'float32',
+            2,
+            1,
+            [
+              [1, 2],
+              [3, 4],
+            ],
+            [
+              [0, 0],
+              [0, 0],
+            ],
+          ),
+        ),
+      isBadRequest(/1-band image, got 2 bands/),
+    );
   });
 });
 
@@ -461,36 +675,59 @@ describe('terrainrgb', () => {
 
   it('interval 0.5, baseval -100 on float64, heights below baseval wrap', () => {
     const out = run('terrainrgb', { interval: 0.5, baseval: -100 }, image('float64', 6, 1, [[-100.25, -100.75, -99.75, 0, 1e5, 12.3]], [[0, 0, 0, 0, 0, 1]]));
-    assert.deepEqual(out.bands.map((b) => Array.from(b)), [
-      [0, 255, 0, 0, 3, 12],
-      [0, 255, 0, 0, 14, 12],
-      [0, 254, 0, 200, 8, 12],
-    ]);
+    assert.deepEqual(
+      out.bands.map((b) => Array.from(b)),
+      [
+        [0, 255, 0, 0, 3, 12],
+        [0, 255, 0, 0, 14, 12],
+        [0, 254, 0, 200, 8, 12],
+      ],
+    );
   });
 
   it('rounds half to even (numpy.around)', () => {
     const out = run('terrainrgb', { interval: 1, baseval: 0 }, image('float32', 5, 1, [[2.5, 3.5, -0.5, NaN, 70000]], [[0, 0, 0, 0, 0]]));
-    assert.deepEqual(out.bands.map((b) => Array.from(b)), [
-      [0, 0, 0, 0, 1],
-      [0, 0, 0, 0, 17],
-      [2, 4, 0, 0, 112],
-    ]);
+    assert.deepEqual(
+      out.bands.map((b) => Array.from(b)),
+      [
+        [0, 0, 0, 0, 1],
+        [0, 0, 0, 0, 17],
+        [2, 4, 0, 0, 112],
+      ],
+    );
     assert.deepEqual(Array.from(out.masks[0]!), [255, 255, 255, 0, 255]);
   });
 
-  it('interval 0 masks everything (numpy.ma\'s unsafe division) and encodes round(h - baseval)', () => {
+  it("interval 0 masks everything (numpy.ma's unsafe division) and encodes round(h - baseval)", () => {
     const out = run('terrainrgb', { interval: 0 }, image('float32', 3, 1, [[1.5, 2.5, 3.5]], [[0, 1, 0]]));
-    assert.deepEqual(out.bands.map((b) => Array.from(b)), [
-      [18, 2, 20],
-      [18, 2, 20],
-      [18, 2, 20],
-    ]);
-    assert.deepEqual(out.masks.map((m) => Array.from(m)), [[0, 0, 0], [0, 0, 0], [0, 0, 0]]);
+    assert.deepEqual(
+      out.bands.map((b) => Array.from(b)),
+      [
+        [18, 2, 20],
+        [18, 2, 20],
+        [18, 2, 20],
+      ],
+    );
+    assert.deepEqual(
+      out.masks.map((m) => Array.from(m)),
+      [
+        [0, 0, 0],
+        [0, 0, 0],
+        [0, 0, 0],
+      ],
+    );
   });
 
   it('accepts a range of exactly 256³ and refuses a wider one (TiTiler: ValueError, a 500)', () => {
     const fits = run('terrainrgb', { interval: 0.001 }, image('float64', 2, 1, [[0, 16777.216]], [[0, 0]]));
-    assert.deepEqual(fits.bands.map((b) => Array.from(b)), [[152, 152], [150, 150], [128, 128]]);
+    assert.deepEqual(
+      fits.bands.map((b) => Array.from(b)),
+      [
+        [152, 152],
+        [150, 150],
+        [128, 128],
+      ],
+    );
     assert.throws(
       () => run('terrainrgb', { interval: 0.001 }, image('float64', 2, 1, [[0, 16777.217]], [[0, 0]])),
       isBadRequest('Data of 16777217.0 larger than 256 ** 3'),
@@ -505,9 +742,22 @@ describe('normalizedIndex', () => {
     const out = run(
       'normalizedIndex',
       {},
-      image('uint16', 6, 1, [[100, 0, 300, 7, 5, 65535], [300, 0, 100, 7, 9, 1]], [[0, 0, 0, 1, 0, 0], [0, 0, 0, 0, 1, 0]], {
-        bandNames: ['B04', 'B08'],
-      }),
+      image(
+        'uint16',
+        6,
+        1,
+        [
+          [100, 0, 300, 7, 5, 65535],
+          [300, 0, 100, 7, 9, 1],
+        ],
+        [
+          [0, 0, 0, 1, 0, 0],
+          [0, 0, 0, 0, 1, 0],
+        ],
+        {
+          bandNames: ['B04', 'B08'],
+        },
+      ),
     );
     assertImage(out, {
       dtype: 'float32',
@@ -520,11 +770,43 @@ describe('normalizedIndex', () => {
   });
 
   it('float32 rounding, a zero sum and non-finite quotients', () => {
-    const out = run('normalizedIndex', {}, image('float32', 3, 1, [[0.1, -2.5, 1e-3], [0.7, 2.5, 3e-3]], [[0, 0, 0], [0, 0, 0]]));
+    const out = run(
+      'normalizedIndex',
+      {},
+      image(
+        'float32',
+        3,
+        1,
+        [
+          [0.1, -2.5, 1e-3],
+          [0.7, 2.5, 3e-3],
+        ],
+        [
+          [0, 0, 0],
+          [0, 0, 0],
+        ],
+      ),
+    );
     assert.deepEqual(Array.from(out.bands[0]!), [0.7499999403953552, 5, 0.4999999403953552]);
     assert.deepEqual(Array.from(out.masks[0]!), [255, 0, 255]);
     assert.deepEqual(out.bandNames, ['(b2 - b1) / (b2 + b1)']);
-    const odd = run('normalizedIndex', {}, image('float32', 2, 1, [[NaN, 1], [1, Infinity]], [[0, 0], [0, 0]]));
+    const odd = run(
+      'normalizedIndex',
+      {},
+      image(
+        'float32',
+        2,
+        1,
+        [
+          [NaN, 1],
+          [1, Infinity],
+        ],
+        [
+          [0, 0],
+          [0, 0],
+        ],
+      ),
+    );
     assert.ok(Number.isNaN(odd.bands[0]![0]!));
     assert.equal(odd.bands[0]![1], Infinity);
     assert.deepEqual(Array.from(odd.masks[0]!), [0, 0]);

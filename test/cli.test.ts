@@ -43,12 +43,26 @@ describe('tessera command line', () => {
   });
 
   it('reads booleans as operators write them, and names settings it does not know', () => {
-    for (const [text, value] of [['1', true], ['yes', true], ['On', true], ['0', false], ['no', false], ['FALSE', false]] as const) {
+    for (const [text, value] of [
+      ['1', true],
+      ['yes', true],
+      ['On', true],
+      ['0', false],
+      ['no', false],
+      ['FALSE', false],
+    ] as const) {
       assert.equal(loadSettings({}, { TESSERA_TRUST_PROXY: text }).trustProxy, value, text);
     }
     assert.throws(() => loadSettings({}, { TESSERA_TRUST_PROXY: 'sometimes' }), /TESSERA_TRUST_PROXY: expected one of 1, true, yes/);
-    assert.deepEqual(unknownSettings({ TESSERA_PROT: '80', TITILER_API_CORS_ALLOW_METHODS: 'GET', TITILER_API_ROOT_PATH: '/x', TESSERA_PORT: '80', PATH: '/bin' }), ['TESSERA_PROT', 'TITILER_API_CORS_ALLOW_METHODS']);
+    assert.deepEqual(
+      unknownSettings({ TESSERA_PROT: '80', TITILER_API_CORS_ALLOW_METHODS: 'GET', TITILER_API_ROOT_PATH: '/x', TESSERA_PORT: '80', PATH: '/bin' }),
+      ['TESSERA_PROT', 'TITILER_API_CORS_ALLOW_METHODS'],
+    );
     assert.equal(loadSettings({}, { TITILER_API_CORS_ORIGINS: 'https://a.example, https://b.example' }).corsOrigins.length, 2);
-    assert.equal(loadSettings({}, { TESSERA_CORS_ORIGINS: 'https://c.example', TITILER_API_CORS_ORIGINS: 'https://a.example' }).corsOrigins[0], 'https://c.example', 'tessera\'s name wins');
+    assert.equal(
+      loadSettings({}, { TESSERA_CORS_ORIGINS: 'https://c.example', TITILER_API_CORS_ORIGINS: 'https://a.example' }).corsOrigins[0],
+      'https://c.example',
+      "tessera's name wins",
+    );
   });
 });

@@ -43,7 +43,11 @@ async function ping(service: Service): Promise<number> {
 }
 
 function startCluster(workers: number): Promise<Service> {
-  return startServer({ name: 'tessera cluster', command: TESSERA_BIN, args: (port) => ['serve', '--host', '127.0.0.1', '--port', String(port), '--workers', String(workers)] });
+  return startServer({
+    name: 'tessera cluster',
+    command: TESSERA_BIN,
+    args: (port) => ['serve', '--host', '127.0.0.1', '--port', String(port), '--workers', String(workers)],
+  });
 }
 
 describe('tessera serve --workers', () => {

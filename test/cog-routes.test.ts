@@ -60,7 +60,10 @@ describe('/cog routes', () => {
   it('reads bands by bidx and expression, with b1 … bn names', async () => {
     const point = (await (await tessera.get(`/cog/point/23.878,32.063?url=${tci}&bidx=3&bidx=1`)).json()) as { band_names: string[]; values: number[] };
     assert.deepEqual(point.band_names, ['b3', 'b1']);
-    const expr = (await (await tessera.get(`/cog/point/23.878,32.063?url=${tci}&expression=${encodeURIComponent('b1*2;b3')}`)).json()) as { band_names: string[]; values: number[] };
+    const expr = (await (await tessera.get(`/cog/point/23.878,32.063?url=${tci}&expression=${encodeURIComponent('b1*2;b3')}`)).json()) as {
+      band_names: string[];
+      values: number[];
+    };
     assert.deepEqual(expr.band_names, ['b1*2', 'b3']);
     assert.equal(expr.values[0], point.values[1]! * 2);
     assert.equal(expr.values[1], point.values[0]);
@@ -84,7 +87,21 @@ describe('/cog routes', () => {
     const feature = await tessera.request(`/cog/feature?url=${b01}&format=png&rescale=0,1000`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ type: 'Feature', properties: {}, geometry: { type: 'Polygon', coordinates: [[[23.6, 31.9], [23.9, 31.85], [24.0, 32.2], [23.6, 31.9]]] } }),
+      body: JSON.stringify({
+        type: 'Feature',
+        properties: {},
+        geometry: {
+          type: 'Polygon',
+          coordinates: [
+            [
+              [23.6, 31.9],
+              [23.9, 31.85],
+              [24.0, 32.2],
+              [23.6, 31.9],
+            ],
+          ],
+        },
+      }),
     });
     assert.equal(feature.headers.get('content-type'), 'image/png');
     assert.equal((await tessera.get(`/cog/tiles/9/289/207?url=${b01}&scale=5`)).status, 422);
@@ -96,7 +113,10 @@ describe('/cog routes', () => {
     assert.equal(report.COG, true);
     assert.equal(report.IFD.length, 6);
     assert.equal(report.GEO.CRS, 'EPSG:32634');
-    const strips = (await (await tessera.get(`/cog/validate?url=${encodeURIComponent(`${files.url}/non_cog.tif`)}`)).json()) as { COG: boolean; COG_errors: string[] };
+    const strips = (await (await tessera.get(`/cog/validate?url=${encodeURIComponent(`${files.url}/non_cog.tif`)}`)).json()) as {
+      COG: boolean;
+      COG_errors: string[];
+    };
     assert.equal(strips.COG, false);
     assert.deepEqual(strips.COG_errors, ['The file is greater than 512xH or 512xW, but is not tiled']);
 
@@ -151,7 +171,21 @@ describe('/cog routes', () => {
     const huge = await tessera.request(`/cog/statistics?url=${b01}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ type: 'Feature', properties: {}, geometry: { type: 'Polygon', coordinates: [[[-1e308, -1e308], [1e308, -1e308], [1e308, 1e308], [-1e308, -1e308]]] } }),
+      body: JSON.stringify({
+        type: 'Feature',
+        properties: {},
+        geometry: {
+          type: 'Polygon',
+          coordinates: [
+            [
+              [-1e308, -1e308],
+              [1e308, -1e308],
+              [1e308, 1e308],
+              [-1e308, -1e308],
+            ],
+          ],
+        },
+      }),
     });
     await huge.arrayBuffer();
     assert.ok(huge.status < 500, `status ${huge.status}`);

@@ -9,15 +9,7 @@ import sharp from 'sharp';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import {
-  applyColormap,
-  colormapNames,
-  isEmptyColormap,
-  namedColormap,
-  parseColor,
-  parseColormapJson,
-  type ColorMap,
-} from '../src/image/colormap.js';
+import { applyColormap, colormapNames, isEmptyColormap, namedColormap, parseColor, parseColormapJson, type ColorMap } from '../src/image/colormap.js';
 import { ARRAY_OF, type DType, type ImageData } from '../src/image/image-data.js';
 import { TesseraError } from '../src/errors.js';
 import { REPO_ROOT } from './helpers/paths.js';
@@ -25,20 +17,62 @@ import { startTessera, type RunningTessera } from './helpers/tessera.js';
 
 /** Entries 0, 37, 128, 255 and the SHA-256 of the whole 256×4 table, read from rio_tiler/cmap_data. */
 const NAMED: Record<string, { entries: Record<number, number[]>; sha256: string }> = {
-  viridis: { entries: { 0: [68, 1, 84, 255], 37: [69, 50, 127, 255], 128: [32, 144, 140, 255], 255: [253, 231, 36, 255] }, sha256: '431bb41fd79f015472ceea7282e466c9a4a844399fe06d69719ab849774dc081' },
-  viridis_r: { entries: { 0: [253, 231, 36, 255], 37: [157, 217, 58, 255], 128: [32, 143, 140, 255], 255: [68, 1, 84, 255] }, sha256: '90dc69c77563bb566fd63625e92fad09fa087c96bddb25b4e5eee918043f3501' },
-  magma: { entries: { 0: [0, 0, 3, 255], 37: [35, 17, 82, 255], 128: [182, 54, 121, 255], 255: [251, 252, 191, 255] }, sha256: 'eaf7eb1a81ab34e247bd8156494dd9b843f1655e6efd06ce80f758d66a41dabe' },
-  cfastie: { entries: { 0: [255, 255, 255, 255], 37: [98, 98, 98, 255], 128: [96, 96, 96, 255], 255: [255, 1, 239, 255] }, sha256: '87348cd182649bfdc69fa4b3d97ff46b066913a6e07e4878276230439f0b4561' },
-  rplumbo: { entries: { 0: [0, 0, 0, 255], 37: [25, 25, 25, 255], 128: [85, 85, 85, 255], 255: [0, 67, 8, 255] }, sha256: '8320510c599f933cb39d8d53055c27207c8e8e76ec89b864025c132bc3c1643f' },
-  schwarzwald: { entries: { 0: [174, 239, 213, 255], 37: [232, 242, 156, 255], 128: [192, 74, 2, 255], 255: [233, 231, 233, 255] }, sha256: '992447501d4d90330dbb6f6139fc0caac0a9a11af2d7cc8050f0402856383db6' },
-  terrain: { entries: { 0: [51, 51, 153, 255], 37: [1, 149, 251, 255], 128: [254, 253, 152, 255], 255: [255, 255, 255, 255] }, sha256: '9ccebc028c52ef7266fc60ec41f95df1ffdecabef0542b39eee4ceb9f8b0c7d2' },
-  gray: { entries: { 0: [0, 0, 0, 255], 37: [36, 36, 36, 255], 128: [128, 128, 128, 255], 255: [255, 255, 255, 255] }, sha256: '5d31dbb2601b2c705844165e973f95befdec3ffe9ca51c64406b420aee13166b' },
-  jet: { entries: { 0: [0, 0, 127, 255], 37: [0, 20, 255, 255], 128: [124, 255, 121, 255], 255: [127, 0, 0, 255] }, sha256: '878b65944cde43dd8015035710be8c53357a64fa2fbc6eae358ee5257a876b8e' },
-  balance: { entries: { 0: [23, 28, 66, 255], 37: [24, 82, 187, 255], 128: [240, 236, 235, 255], 255: [60, 9, 17, 255] }, sha256: '1a15cbf378446e1019419ae65d9cbc16a45852465f9dd22395873a582293e819' },
-  algae_r: { entries: { 0: [17, 36, 20, 255], 37: [25, 67, 44, 255], 128: [19, 148, 80, 255], 255: [214, 249, 207, 255] }, sha256: '835f16a9b781906c780a504ed1f5d29268578f71782c6c18e68f477f9b4f06c2' },
-  turbo: { entries: { 0: [48, 18, 59, 255], 37: [70, 120, 240, 255], 128: [164, 252, 59, 255], 255: [122, 4, 2, 255] }, sha256: 'cd0f40352a6187a94c5a6d3ee5f09dfc29280d73bee58cd1b1971ffcfcf3e271' },
-  tab10: { entries: { 0: [31, 119, 180, 255], 37: [255, 127, 14, 255], 128: [140, 86, 75, 255], 255: [23, 190, 207, 255] }, sha256: '7d0ef00f234c02055764216a32322726a4495c51ca0175460bcb0c4037c78610' },
-  twilight_shifted_r: { entries: { 0: [47, 20, 54, 255], 37: [128, 35, 80, 255], 128: [225, 216, 226, 255], 255: [47, 19, 55, 255] }, sha256: '8b4660a588c8871adfdf5d8a3d843f691b697abbcc6806f755bb6d6d56750a49' },
+  viridis: {
+    entries: { 0: [68, 1, 84, 255], 37: [69, 50, 127, 255], 128: [32, 144, 140, 255], 255: [253, 231, 36, 255] },
+    sha256: '431bb41fd79f015472ceea7282e466c9a4a844399fe06d69719ab849774dc081',
+  },
+  viridis_r: {
+    entries: { 0: [253, 231, 36, 255], 37: [157, 217, 58, 255], 128: [32, 143, 140, 255], 255: [68, 1, 84, 255] },
+    sha256: '90dc69c77563bb566fd63625e92fad09fa087c96bddb25b4e5eee918043f3501',
+  },
+  magma: {
+    entries: { 0: [0, 0, 3, 255], 37: [35, 17, 82, 255], 128: [182, 54, 121, 255], 255: [251, 252, 191, 255] },
+    sha256: 'eaf7eb1a81ab34e247bd8156494dd9b843f1655e6efd06ce80f758d66a41dabe',
+  },
+  cfastie: {
+    entries: { 0: [255, 255, 255, 255], 37: [98, 98, 98, 255], 128: [96, 96, 96, 255], 255: [255, 1, 239, 255] },
+    sha256: '87348cd182649bfdc69fa4b3d97ff46b066913a6e07e4878276230439f0b4561',
+  },
+  rplumbo: {
+    entries: { 0: [0, 0, 0, 255], 37: [25, 25, 25, 255], 128: [85, 85, 85, 255], 255: [0, 67, 8, 255] },
+    sha256: '8320510c599f933cb39d8d53055c27207c8e8e76ec89b864025c132bc3c1643f',
+  },
+  schwarzwald: {
+    entries: { 0: [174, 239, 213, 255], 37: [232, 242, 156, 255], 128: [192, 74, 2, 255], 255: [233, 231, 233, 255] },
+    sha256: '992447501d4d90330dbb6f6139fc0caac0a9a11af2d7cc8050f0402856383db6',
+  },
+  terrain: {
+    entries: { 0: [51, 51, 153, 255], 37: [1, 149, 251, 255], 128: [254, 253, 152, 255], 255: [255, 255, 255, 255] },
+    sha256: '9ccebc028c52ef7266fc60ec41f95df1ffdecabef0542b39eee4ceb9f8b0c7d2',
+  },
+  gray: {
+    entries: { 0: [0, 0, 0, 255], 37: [36, 36, 36, 255], 128: [128, 128, 128, 255], 255: [255, 255, 255, 255] },
+    sha256: '5d31dbb2601b2c705844165e973f95befdec3ffe9ca51c64406b420aee13166b',
+  },
+  jet: {
+    entries: { 0: [0, 0, 127, 255], 37: [0, 20, 255, 255], 128: [124, 255, 121, 255], 255: [127, 0, 0, 255] },
+    sha256: '878b65944cde43dd8015035710be8c53357a64fa2fbc6eae358ee5257a876b8e',
+  },
+  balance: {
+    entries: { 0: [23, 28, 66, 255], 37: [24, 82, 187, 255], 128: [240, 236, 235, 255], 255: [60, 9, 17, 255] },
+    sha256: '1a15cbf378446e1019419ae65d9cbc16a45852465f9dd22395873a582293e819',
+  },
+  algae_r: {
+    entries: { 0: [17, 36, 20, 255], 37: [25, 67, 44, 255], 128: [19, 148, 80, 255], 255: [214, 249, 207, 255] },
+    sha256: '835f16a9b781906c780a504ed1f5d29268578f71782c6c18e68f477f9b4f06c2',
+  },
+  turbo: {
+    entries: { 0: [48, 18, 59, 255], 37: [70, 120, 240, 255], 128: [164, 252, 59, 255], 255: [122, 4, 2, 255] },
+    sha256: 'cd0f40352a6187a94c5a6d3ee5f09dfc29280d73bee58cd1b1971ffcfcf3e271',
+  },
+  tab10: {
+    entries: { 0: [31, 119, 180, 255], 37: [255, 127, 14, 255], 128: [140, 86, 75, 255], 255: [23, 190, 207, 255] },
+    sha256: '7d0ef00f234c02055764216a32322726a4495c51ca0175460bcb0c4037c78610',
+  },
+  twilight_shifted_r: {
+    entries: { 0: [47, 20, 54, 255], 37: [128, 35, 80, 255], 128: [225, 216, 226, 255], 255: [47, 19, 55, 255] },
+    sha256: '8b4660a588c8871adfdf5d8a3d843f691b697abbcc6806f755bb6d6d56750a49',
+  },
 };
 
 function table(cmap: ColorMap): Uint8Array {
@@ -58,7 +92,9 @@ function badRequest(fn: () => unknown, message: RegExp | string): void {
 
 function line(dtype: DType, values: number[], mask?: number[]): ImageData {
   const data = new ARRAY_OF[dtype](values.length);
-  values.forEach((v, i) => (data[i] = v));
+  values.forEach((v, i) => {
+    data[i] = v;
+  });
   return {
     width: values.length,
     height: 1,
@@ -81,7 +117,7 @@ function colours(img: ImageData): { rgb: number[][]; mask: number[] } {
 }
 
 describe('named colormaps', () => {
-  it('lists rio-tiler 6.8\'s 211 names, sorted, the same as the generated tables', () => {
+  it("lists rio-tiler 6.8's 211 names, sorted, the same as the generated tables", () => {
     const names = colormapNames();
     assert.equal(names.length, 211);
     assert.deepEqual([...names], [...names].sort());
@@ -132,7 +168,7 @@ describe('parseColor', () => {
 });
 
 describe('parseColormapJson', () => {
-  it('makes a discrete map of an object, keys read with Python\'s int()', () => {
+  it("makes a discrete map of an object, keys read with Python's int()", () => {
     const cmap = parseColormapJson('{"1": [1, 2, 3], " +1_0 ": "#abc", "-5": "#000000ff", "1000": [0, 0, 0, 0]}');
     assert.equal(cmap.kind, 'discrete');
     // JSON.parse puts integer-like keys first, so compare in key order (order never matters: keys are unique).
@@ -158,14 +194,23 @@ describe('parseColormapJson', () => {
     assert.equal(parseColormapJson('{"0": [1, 2, 3]}').kind, 'discrete');
   });
 
-  it('makes intervals of a list, with Python\'s Infinity and NaN literals', () => {
+  it("makes intervals of a list, with Python's Infinity and NaN literals", () => {
     const cmap = parseColormapJson('[[[0, 1], "#fff"], [[1, Infinity], [1, 2, 3, 4]], [[-Infinity, 0], "#000"]]');
     assert.deepEqual(cmap, {
       kind: 'intervals',
       entries: [
-        [[0, 1], [255, 255, 255, 255]],
-        [[1, Infinity], [1, 2, 3, 4]],
-        [[-Infinity, 0], [0, 0, 0, 255]],
+        [
+          [0, 1],
+          [255, 255, 255, 255],
+        ],
+        [
+          [1, Infinity],
+          [1, 2, 3, 4],
+        ],
+        [
+          [-Infinity, 0],
+          [0, 0, 0, 255],
+        ],
       ],
     });
     const nan = parseColormapJson('[[[NaN, 1], "#fff"]]');
@@ -174,7 +219,7 @@ describe('parseColormapJson', () => {
     badRequest(() => parseColormapJson('{"1": "Infinity"}'), 'Invalid color format: Infinity');
   });
 
-  it('answers TiTiler\'s message for text that is not JSON, and says what is wrong otherwise', () => {
+  it("answers TiTiler's message for text that is not JSON, and says what is wrong otherwise", () => {
     for (const text of ['', '{', 'not json', '{"1": [1,2,3],}', '[[[0, 1], "#fff"]] x', 'Infinityx']) {
       badRequest(() => parseColormapJson(text), 'Could not parse the colormap value.');
     }
@@ -230,7 +275,7 @@ describe('applyColormap (rio-tiler apply_cmap, alpha AND mask)', () => {
     badRequest(() => applyColormap(line('int16', [5, -9999], [255, 0]), viridis), /got -9999/);
   });
 
-  it('combines a user table\'s alpha with the mask', () => {
+  it("combines a user table's alpha with the mask", () => {
     const cmap = parseColormapJson(`{${Array.from({ length: 256 }, (_, i) => `"${i}": [${i}, ${255 - i}, 7, ${i % 2 ? 0 : 255}]`).join(',')}}`);
     const out = applyColormap(line('uint8', [0, 1, 2, 254, 255], [255, 255, 255, 255, 0]), cmap);
     assert.deepEqual(colours(out), {
@@ -292,7 +337,7 @@ describe('/colorMaps routes', () => {
     return { status: res.status, type: res.headers.get('content-type'), text: await res.text() };
   }
 
-  it('lists the names with TiTiler\'s links', async () => {
+  it("lists the names with TiTiler's links", async () => {
     const res = await get('/colorMaps');
     assert.equal(res.status, 200);
     assert.equal(res.type, 'application/json');
@@ -313,7 +358,10 @@ describe('/colorMaps routes', () => {
     assert.equal(res.type, 'application/json');
     assert.ok(res.text.startsWith('{"0":[68,1,84,255],"1":[68,2,85,255],'), res.text.slice(0, 60));
     const body = JSON.parse(res.text) as Record<string, number[]>;
-    assert.deepEqual(Object.keys(body), Array.from({ length: 256 }, (_, i) => String(i)));
+    assert.deepEqual(
+      Object.keys(body),
+      Array.from({ length: 256 }, (_, i) => String(i)),
+    );
     assert.deepEqual(body['128'], [32, 144, 140, 255]);
     assert.deepEqual(body['255'], [253, 231, 36, 255]);
   });
@@ -337,7 +385,9 @@ describe('/colorMaps routes', () => {
     const png = await tessera.get('/colorMaps/viridis?format=png');
     assert.equal(png.status, 200);
     assert.equal(png.headers.get('content-type'), 'image/png');
-    const { data, info } = await sharp(Buffer.from(await png.arrayBuffer())).raw().toBuffer({ resolveWithObject: true });
+    const { data, info } = await sharp(Buffer.from(await png.arrayBuffer()))
+      .raw()
+      .toBuffer({ resolveWithObject: true });
     assert.deepEqual([info.width, info.height, info.channels], [256, 20, 4]);
     const viridis = namedColormap('viridis');
     assert.equal(viridis.kind, 'lut');

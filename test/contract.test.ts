@@ -41,8 +41,28 @@ interface Family {
 const S2_BOUNDS: [number, number, number, number] = [23.293255090449595, 31.505183020453774, 24.296453548295318, 32.51147809805106];
 
 const FAMILIES: Family[] = [
-  { prefix: '/cog', query: 'url={files}/B01.tif&rescale=0,10000', inside: [289, 207, 9], outside: [128, 128, 9], outsideStatus: 404, zooms: [8, 8], bounds: [0, 0, 0, 0], point: [23.8, 32.0], wholeImages: true },
-  { prefix: '/stac', query: 'url={files}/item.json&assets=B01&rescale=0,10000', inside: [289, 207, 9], outside: [128, 128, 9], outsideStatus: 404, zooms: [0, 24], bounds: S2_BOUNDS, point: [23.8, 32.0], wholeImages: true },
+  {
+    prefix: '/cog',
+    query: 'url={files}/B01.tif&rescale=0,10000',
+    inside: [289, 207, 9],
+    outside: [128, 128, 9],
+    outsideStatus: 404,
+    zooms: [8, 8],
+    bounds: [0, 0, 0, 0],
+    point: [23.8, 32.0],
+    wholeImages: true,
+  },
+  {
+    prefix: '/stac',
+    query: 'url={files}/item.json&assets=B01&rescale=0,10000',
+    inside: [289, 207, 9],
+    outside: [128, 128, 9],
+    outsideStatus: 404,
+    zooms: [0, 24],
+    bounds: S2_BOUNDS,
+    point: [23.8, 32.0],
+    wholeImages: true,
+  },
   {
     prefix: '/mosaicjson',
     query: 'url={files}/mosaic.json&rescale=5000,15000',
@@ -119,12 +139,22 @@ describe('the reader contract, on every reader family', () => {
         assert.equal(res.status, 200);
         const doc = (await res.json()) as { tilejson: string; tiles: string[]; bounds: number[]; minzoom: number; maxzoom: number };
         assert.equal(doc.tilejson, '2.2.0');
-        doc.bounds.forEach((v, i) => assert.ok(Math.abs(v - f.bounds[i]!) < 1e-6, `bounds[${i}] ${v} vs ${f.bounds[i]}`));
+        doc.bounds.forEach((v, i) => {
+          assert.ok(Math.abs(v - f.bounds[i]!) < 1e-6, `bounds[${i}] ${v} vs ${f.bounds[i]}`);
+        });
         assert.deepEqual([doc.minzoom, doc.maxzoom], f.zooms);
         const template = new URL(doc.tiles[0]!);
         assert.ok(template.pathname.startsWith(`${f.prefix}/tiles/WebMercatorQuad/`), template.pathname);
         const [x, y, z] = f.inside;
-        const tile = await tessera.get(`${template.pathname}${template.search}`.replace('%7Bz%7D', String(z)).replace('%7Bx%7D', String(x)).replace('%7By%7D', String(y)).replace('{z}', String(z)).replace('{x}', String(x)).replace('{y}', String(y)));
+        const tile = await tessera.get(
+          `${template.pathname}${template.search}`
+            .replace('%7Bz%7D', String(z))
+            .replace('%7Bx%7D', String(x))
+            .replace('%7By%7D', String(y))
+            .replace('{z}', String(z))
+            .replace('{x}', String(x))
+            .replace('{y}', String(y)),
+        );
         assert.equal(tile.status, 200, await tile.clone().text());
         const deprecated = await tessera.get(`${f.prefix}/tilejson.json?${q(f)}`);
         assert.deepEqual(await deprecated.json(), doc, 'the deprecated form says the same');
@@ -135,7 +165,10 @@ describe('the reader contract, on every reader family', () => {
         assert.equal(wmts.status, 200);
         assert.equal(wmts.headers.get('content-type'), 'application/xml');
         const xml = await wmts.text();
-        assert.match(xml, new RegExp(`template="[^"]*${f.prefix.replace('/', '\\/')}/tiles/WebMercatorQuad/\\{TileMatrix\\}/\\{TileCol\\}/\\{TileRow\\}@1x\\.png`));
+        assert.match(
+          xml,
+          new RegExp(`template="[^"]*${f.prefix.replace('/', '\\/')}/tiles/WebMercatorQuad/\\{TileMatrix\\}/\\{TileCol\\}/\\{TileRow\\}@1x\\.png`),
+        );
         const map = await tessera.get(`${f.prefix}/WebMercatorQuad/map?${q(f)}`);
         assert.equal(map.status, 200);
         assert.match(map.headers.get('content-type') ?? '', /^text\/html/);
@@ -145,7 +178,12 @@ describe('the reader contract, on every reader family', () => {
         const [x, y, z] = f.inside;
         for (const [bad, status] of BAD_QUERIES) {
           const answers = await Promise.all(
-            [`/tiles/WebMercatorQuad/${z}/${x}/${y}.png`, '/WebMercatorQuad/tilejson.json', '/WebMercatorQuad/WMTSCapabilities.xml', '/WebMercatorQuad/map'].map(async (route) => {
+            [
+              `/tiles/WebMercatorQuad/${z}/${x}/${y}.png`,
+              '/WebMercatorQuad/tilejson.json',
+              '/WebMercatorQuad/WMTSCapabilities.xml',
+              '/WebMercatorQuad/map',
+            ].map(async (route) => {
               const res = await tessera.get(`${f.prefix}${route}?${q(f)}&${bad}`);
               return { route, status: res.status, body: await res.text() };
             }),
@@ -177,9 +215,26 @@ describe('the reader contract, on every reader family', () => {
           ['POST', `/feature.png?${q(f)}&max_size=64`],
           ['GET', `/statistics?${q(f)}&max_size=128`],
         ] as const;
-        const feature = JSON.stringify({ type: 'Feature', properties: {}, geometry: { type: 'Polygon', coordinates: [[[w - 0.05, s - 0.05], [w + 0.05, s - 0.05], [w + 0.05, s + 0.05], [w - 0.05, s - 0.05]]] } });
+        const feature = JSON.stringify({
+          type: 'Feature',
+          properties: {},
+          geometry: {
+            type: 'Polygon',
+            coordinates: [
+              [
+                [w - 0.05, s - 0.05],
+                [w + 0.05, s - 0.05],
+                [w + 0.05, s + 0.05],
+                [w - 0.05, s - 0.05],
+              ],
+            ],
+          },
+        });
         for (const [method, route] of routes) {
-          const res = await tessera.request(`${f.prefix}${route}`, method === 'POST' ? { method, body: feature, headers: { 'content-type': 'application/json' } } : { method });
+          const res = await tessera.request(
+            `${f.prefix}${route}`,
+            method === 'POST' ? { method, body: feature, headers: { 'content-type': 'application/json' } } : { method },
+          );
           if (!f.wholeImages) {
             assert.equal(res.status, 404, route);
             continue;

@@ -6,7 +6,16 @@ import { coverageArray } from '../src/source/reader.js';
 import type { ImageData } from '../src/image/image-data.js';
 
 function image(width: number, height: number): ImageData {
-  return { width, height, dtype: 'uint8', bands: [new Uint8Array(width * height)], masks: [new Uint8Array(width * height).fill(255)], bandNames: ['b1'], bounds: [0, 0, width, height], crs: 'EPSG:4326' };
+  return {
+    width,
+    height,
+    dtype: 'uint8',
+    bands: [new Uint8Array(width * height)],
+    masks: [new Uint8Array(width * height).fill(255)],
+    bandNames: ['b1'],
+    bounds: [0, 0, width, height],
+    crs: 'EPSG:4326',
+  };
 }
 
 const polygon = (wkt: string): gdal.Geometry => gdal.Geometry.fromWKT(wkt);

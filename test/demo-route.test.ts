@@ -43,7 +43,11 @@ describe('/demo/* from memory', { timeout: 60_000 }, () => {
 
   it('answers byte ranges exactly', async () => {
     const onDisk = await fs.readFile(path.join(dir, 'dem.tif'));
-    for (const [range, start, end] of [['bytes=0-99', 0, 99], ['bytes=1000-', 1000, onDisk.length - 1], ['bytes=-16', onDisk.length - 16, onDisk.length - 1]] as const) {
+    for (const [range, start, end] of [
+      ['bytes=0-99', 0, 99],
+      ['bytes=1000-', 1000, onDisk.length - 1],
+      ['bytes=-16', onDisk.length - 16, onDisk.length - 1],
+    ] as const) {
       const res = await server.get('/demo/dem.tif', { range, 'accept-encoding': 'identity' });
       assert.equal(res.status, 206, range);
       assert.equal(res.headers.get('content-range'), `bytes ${start}-${end}/${onDisk.length}`);

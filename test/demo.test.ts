@@ -44,7 +44,9 @@ async function readJson(name: string): Promise<Record<string, unknown>> {
 }
 
 async function sha256(name: string): Promise<string> {
-  return createHash('sha256').update(await fs.readFile(file(name))).digest('hex');
+  return createHash('sha256')
+    .update(await fs.readFile(file(name)))
+    .digest('hex');
 }
 
 /** Independent of the generator: the raster's corners and edge midpoints in lon/lat. */
@@ -97,9 +99,7 @@ after(async () => {
 describe('tessera demo: files', () => {
   it('returns the paths it wrote, all inside the output folder', async () => {
     const names = written.map((p) => path.relative(dir, p)).sort();
-    assert.deepEqual(names, [
-      'dem.tif', 'item.json', 'mosaic-0.tif', 'mosaic-1.tif', 'mosaic-2.tif', 'mosaic-3.tif', 'mosaic.json', 'rgb.tif',
-    ]);
+    assert.deepEqual(names, ['dem.tif', 'item.json', 'mosaic-0.tif', 'mosaic-1.tif', 'mosaic-2.tif', 'mosaic-3.tif', 'mosaic.json', 'rgb.tif']);
     for (const p of written) assert.ok((await fs.stat(p)).size > 0, p);
   });
 
@@ -128,9 +128,7 @@ describe('tessera demo: COGs', () => {
         assert.equal(ds.bands.count(), spec.bands);
         assert.equal(ds.srs?.getAuthorityName(null), 'EPSG');
         assert.equal(ds.srs?.getAuthorityCode(null), '32632');
-        assert.deepEqual(ds.geoTransform, [
-          ORIGIN[0] + spec.offset[0] * PIXEL, PIXEL, 0, ORIGIN[1] - spec.offset[1] * PIXEL, 0, -PIXEL,
-        ]);
+        assert.deepEqual(ds.geoTransform, [ORIGIN[0] + spec.offset[0] * PIXEL, PIXEL, 0, ORIGIN[1] - spec.offset[1] * PIXEL, 0, -PIXEL]);
         for (const band of ds.bands) {
           assert.equal(band.dataType, spec.type);
           assert.equal(band.noDataValue, spec.nodata);
@@ -140,7 +138,10 @@ describe('tessera demo: COGs', () => {
           assert.ok(smallest.size.x <= 256, `coarsest overview ${smallest.size.x} px fits a tile`);
         }
         if (spec.bands === 3) {
-          assert.deepEqual(ds.bands.map((b) => b.colorInterpretation), ['Red', 'Green', 'Blue']);
+          assert.deepEqual(
+            ds.bands.map((b) => b.colorInterpretation),
+            ['Red', 'Green', 'Blue'],
+          );
         }
       });
     });
@@ -194,9 +195,7 @@ describe('tessera demo: pixels', () => {
 
   it('the RGB scene is 0 exactly where the DEM is nodata, and never 0 elsewhere', async () => {
     const dem = await withDataset('dem.tif', (ds) => ds.bands.get(1).pixels.read(0, 0, 1024, 1024, new Float32Array(1024 * 1024)));
-    const planes = await withDataset('rgb.tif', (ds) =>
-      [1, 2, 3].map((b) => ds.bands.get(b).pixels.read(0, 0, 1024, 1024, new Uint8Array(1024 * 1024))),
-    );
+    const planes = await withDataset('rgb.tif', (ds) => [1, 2, 3].map((b) => ds.bands.get(b).pixels.read(0, 0, 1024, 1024, new Uint8Array(1024 * 1024))));
     const colours = new Set<number>();
     for (let i = 0; i < dem.length; i++) {
       const empty = dem[i] === -9999;
@@ -207,7 +206,12 @@ describe('tessera demo: pixels', () => {
   });
 
   it('each mosaic source is exactly its window of the RGB scene', async () => {
-    const offsets: Array<[number, number]> = [[0, 0], [424, 0], [0, 424], [424, 424]];
+    const offsets: Array<[number, number]> = [
+      [0, 0],
+      [424, 0],
+      [0, 424],
+      [424, 424],
+    ];
     for (const [i, [x, y]] of offsets.entries()) {
       for (const b of [1, 3]) {
         const whole = await withDataset('rgb.tif', (ds) => ds.bands.get(b).pixels.read(x, y, 600, 600, new Uint8Array(600 * 600)));
@@ -307,10 +311,7 @@ describe('tessera demo: MosaicJSON', () => {
     assert.ok(keys.length > 1, 'several quadkeys');
 
     const tms = getTms('WebMercatorQuad')!;
-    const toWgs84 = new gdal.CoordinateTransformation(
-      gdal.SpatialReference.fromEPSG(3857),
-      gdal.SpatialReference.fromEPSG(4326),
-    );
+    const toWgs84 = new gdal.CoordinateTransformation(gdal.SpatialReference.fromEPSG(3857), gdal.SpatialReference.fromEPSG(4326));
     const sources = await Promise.all(
       [0, 1, 2, 3].map(async (i) => ({
         url: `${BASE_URL}mosaic-${i}.tif`,
@@ -323,9 +324,7 @@ describe('tessera demo: MosaicJSON', () => {
       const [l, b, r, t] = tms.xyBounds(quadkeyToTile(key));
       const sw = toWgs84.transformPoint(l, b);
       const ne = toWgs84.transformPoint(r, t);
-      const expected = sources
-        .filter((s) => s.bounds[0] < ne.x && sw.x < s.bounds[2] && s.bounds[1] < ne.y && sw.y < s.bounds[3])
-        .map((s) => s.url);
+      const expected = sources.filter((s) => s.bounds[0] < ne.x && sw.x < s.bounds[2] && s.bounds[1] < ne.y && sw.y < s.bounds[3]).map((s) => s.url);
       assert.deepEqual(tiles[key], expected, `quadkey ${key}`);
       for (const url of tiles[key]!) {
         assert.ok(url.startsWith(BASE_URL), url);

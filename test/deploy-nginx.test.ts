@@ -12,7 +12,10 @@ import { startFileServer, FIXTURES, type FileServer } from './helpers/fileserver
 import { LOOPBACK_NETWORKS, TESSERA_COMMAND, startServer, type Service } from './parity/harness.js';
 import { NGINX, startNginx, type Running } from './helpers/deploy.js';
 
-describe('two replicas behind nginx under /tiles/', { timeout: 120_000, skip: existsSync(NGINX) ? false : `${NGINX} is not installed (make install installs it)` }, () => {
+describe('two replicas behind nginx under /tiles/', {
+  timeout: 120_000,
+  skip: existsSync(NGINX) ? false : `${NGINX} is not installed (make install installs it)`,
+}, () => {
   let files: FileServer;
   let replicas: Service[] = [];
   let nginx: Running | undefined;
@@ -38,7 +41,7 @@ describe('two replicas behind nginx under /tiles/', { timeout: 120_000, skip: ex
     const tile = await fetch(tilejson.tiles[0]!.replace('{z}', '9').replace('{x}', '289').replace('{y}', '207'));
     assert.equal(tile.status, 200);
     assert.equal(tile.headers.get('content-type'), 'image/png');
-    assert.match(tile.headers.get('x-request-id') ?? '', /^[0-9a-f]{32}$/, 'nginx\'s request id, kept by tessera');
+    assert.match(tile.headers.get('x-request-id') ?? '', /^[0-9a-f]{32}$/, "nginx's request id, kept by tessera");
     const wmts = await (await fetch(`${front}/tiles/cog/WebMercatorQuad/WMTSCapabilities.xml?url=${cog}`)).text();
     assert.ok(wmts.includes(`${front}/tiles/cog/tiles/WebMercatorQuad/{TileMatrix}/{TileCol}/{TileRow}`), 'WMTS tile template is public');
   });

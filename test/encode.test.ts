@@ -65,7 +65,9 @@ async function withGdal<T>(buf: Buffer, check: (ds: gdal.Dataset) => T): Promise
 /** What GDAL's own driver writes for the same bands (TiTiler's encoder), decoded by sharp. */
 async function gdalReference(driver: string, bands: Uint8Array[], options: Record<string, string>): Promise<Buffer> {
   const mem = await gdal.drivers.get('MEM').createAsync('', W, H, bands.length, 'Byte');
-  bands.forEach((b, i) => mem.bands.get(i + 1).pixels.write(0, 0, W, H, b));
+  bands.forEach((b, i) => {
+    mem.bands.get(i + 1).pixels.write(0, 0, W, H, b);
+  });
   if (bands.length === 4) mem.bands.get(4).colorInterpretation = 'Alpha';
   const path = `/vsimem/encode-test-ref-${opened++}`;
   const out = await gdal.drivers.get(driver).createCopyAsync(path, mem, options);
@@ -75,7 +77,7 @@ async function gdalReference(driver: string, bands: Uint8Array[], options: Recor
 }
 
 describe('media types', () => {
-  it('are TiTiler 0.18\'s for every format', () => {
+  it("are TiTiler 0.18's for every format", () => {
     assert.deepEqual([...IMAGE_FORMATS], ['png', 'npy', 'tif', 'jpeg', 'jpg', 'jp2', 'webp', 'pngraw']);
     assert.deepEqual(MEDIA_TYPES, {
       png: 'image/png',
@@ -104,13 +106,41 @@ describe('npy', () => {
     }),
   });
   const NUMPY: Record<string, [RasterData, Uint8Array | undefined, string]> = {
-    'int8 + mask → int16': [small('int8', [-128, -1, 0, 1, 2, 127]), mask, 'k05VTVBZAQB2AHsnZGVzY3InOiAnPGkyJywgJ2ZvcnRyYW5fb3JkZXInOiBGYWxzZSwgJ3NoYXBlJzogKDIsIDIsIDMpLCB9ICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgIAqA////AAABAAIAfwD/AAAA/wD/AP8AAAA='],
-    'int8 alone': [small('int8', [-128, -1, 0, 1, 2, 127]), undefined, 'k05VTVBZAQB2AHsnZGVzY3InOiAnfGkxJywgJ2ZvcnRyYW5fb3JkZXInOiBGYWxzZSwgJ3NoYXBlJzogKDEsIDIsIDMpLCB9ICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgIAqA/wABAn8='],
-    'uint16 ×2 + mask': [small('uint16', [0, 65535, 300, 1, 2, 3], [9, 8, 7, 6, 5, 4]), mask, 'k05VTVBZAQB2AHsnZGVzY3InOiAnPHUyJywgJ2ZvcnRyYW5fb3JkZXInOiBGYWxzZSwgJ3NoYXBlJzogKDMsIDIsIDMpLCB9ICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgIAoAAP//LAEBAAIAAwAJAAgABwAGAAUABAD/AAAA/wD/AP8AAAA='],
-    'float32 + mask': [small('float32', [0.5, -1.25, NaN, 1e30, 2, 3]), mask, 'k05VTVBZAQB2AHsnZGVzY3InOiAnPGY0JywgJ2ZvcnRyYW5fb3JkZXInOiBGYWxzZSwgJ3NoYXBlJzogKDIsIDIsIDMpLCB9ICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgIAoAAAA/AACgvwAAwH/K8klxAAAAQAAAQEAAAH9DAAAAAAAAf0MAAH9DAAB/QwAAAAA='],
-    'int64 + mask': [small('int64', [-9007199254740991, -1, 0, 1, 4294967296, 9007199254740991]), mask, 'k05VTVBZAQB2AHsnZGVzY3InOiAnPGk4JywgJ2ZvcnRyYW5fb3JkZXInOiBGYWxzZSwgJ3NoYXBlJzogKDIsIDIsIDMpLCB9ICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgIAoBAAAAAADg////////////AAAAAAAAAAABAAAAAAAAAAAAAAABAAAA////////HwD/AAAAAAAAAAAAAAAAAAAA/wAAAAAAAAD/AAAAAAAAAP8AAAAAAAAAAAAAAAAAAAA='],
-    'bool + mask → uint8': [small('bool', [1, 0, 1, 0, 0, 1]), mask, 'k05VTVBZAQB2AHsnZGVzY3InOiAnfHUxJywgJ2ZvcnRyYW5fb3JkZXInOiBGYWxzZSwgJ3NoYXBlJzogKDIsIDIsIDMpLCB9ICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgIAoBAAEAAAH/AP///wA='],
-    'float64 alone': [small('float64', [0.1, -2.5, 1e300, 5e-324, 2, 3]), undefined, 'k05VTVBZAQB2AHsnZGVzY3InOiAnPGY4JywgJ2ZvcnRyYW5fb3JkZXInOiBGYWxzZSwgJ3NoYXBlJzogKDEsIDIsIDMpLCB9ICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgIAqamZmZmZm5PwAAAAAAAATAnHUAiDzkN34BAAAAAAAAAAAAAAAAAABAAAAAAAAACEA='],
+    'int8 + mask → int16': [
+      small('int8', [-128, -1, 0, 1, 2, 127]),
+      mask,
+      'k05VTVBZAQB2AHsnZGVzY3InOiAnPGkyJywgJ2ZvcnRyYW5fb3JkZXInOiBGYWxzZSwgJ3NoYXBlJzogKDIsIDIsIDMpLCB9ICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgIAqA////AAABAAIAfwD/AAAA/wD/AP8AAAA=',
+    ],
+    'int8 alone': [
+      small('int8', [-128, -1, 0, 1, 2, 127]),
+      undefined,
+      'k05VTVBZAQB2AHsnZGVzY3InOiAnfGkxJywgJ2ZvcnRyYW5fb3JkZXInOiBGYWxzZSwgJ3NoYXBlJzogKDEsIDIsIDMpLCB9ICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgIAqA/wABAn8=',
+    ],
+    'uint16 ×2 + mask': [
+      small('uint16', [0, 65535, 300, 1, 2, 3], [9, 8, 7, 6, 5, 4]),
+      mask,
+      'k05VTVBZAQB2AHsnZGVzY3InOiAnPHUyJywgJ2ZvcnRyYW5fb3JkZXInOiBGYWxzZSwgJ3NoYXBlJzogKDMsIDIsIDMpLCB9ICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgIAoAAP//LAEBAAIAAwAJAAgABwAGAAUABAD/AAAA/wD/AP8AAAA=',
+    ],
+    'float32 + mask': [
+      small('float32', [0.5, -1.25, NaN, 1e30, 2, 3]),
+      mask,
+      'k05VTVBZAQB2AHsnZGVzY3InOiAnPGY0JywgJ2ZvcnRyYW5fb3JkZXInOiBGYWxzZSwgJ3NoYXBlJzogKDIsIDIsIDMpLCB9ICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgIAoAAAA/AACgvwAAwH/K8klxAAAAQAAAQEAAAH9DAAAAAAAAf0MAAH9DAAB/QwAAAAA=',
+    ],
+    'int64 + mask': [
+      small('int64', [-9007199254740991, -1, 0, 1, 4294967296, 9007199254740991]),
+      mask,
+      'k05VTVBZAQB2AHsnZGVzY3InOiAnPGk4JywgJ2ZvcnRyYW5fb3JkZXInOiBGYWxzZSwgJ3NoYXBlJzogKDIsIDIsIDMpLCB9ICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgIAoBAAAAAADg////////////AAAAAAAAAAABAAAAAAAAAAAAAAABAAAA////////HwD/AAAAAAAAAAAAAAAAAAAA/wAAAAAAAAD/AAAAAAAAAP8AAAAAAAAAAAAAAAAAAAA=',
+    ],
+    'bool + mask → uint8': [
+      small('bool', [1, 0, 1, 0, 0, 1]),
+      mask,
+      'k05VTVBZAQB2AHsnZGVzY3InOiAnfHUxJywgJ2ZvcnRyYW5fb3JkZXInOiBGYWxzZSwgJ3NoYXBlJzogKDIsIDIsIDMpLCB9ICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgIAoBAAEAAAH/AP///wA=',
+    ],
+    'float64 alone': [
+      small('float64', [0.1, -2.5, 1e300, 5e-324, 2, 3]),
+      undefined,
+      'k05VTVBZAQB2AHsnZGVzY3InOiAnPGY4JywgJ2ZvcnRyYW5fb3JkZXInOiBGYWxzZSwgJ3NoYXBlJzogKDEsIDIsIDMpLCB9ICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgIAqamZmZmZm5PwAAAAAAAATAnHUAiDzkN34BAAAAAAAAAAAAAAAAAABAAAAAAAAACEA=',
+    ],
   };
   for (const [name, [data, m, expected]] of Object.entries(NUMPY)) {
     it(`${name}: the same bytes as numpy.save`, async () => {
@@ -139,7 +169,10 @@ describe('png', () => {
       const out = await decode8(await encode(raster('uint8', bands), mask, 'png'));
       assert.equal(out.channels, channels);
       assert.equal(out.space, space);
-      assert.deepEqual(out.planes, [...bands, ...(mask ? [mask] : [])].map((p) => [...p]));
+      assert.deepEqual(
+        out.planes,
+        [...bands, ...(mask ? [mask] : [])].map((p) => [...p]),
+      );
     });
   }
 
@@ -157,7 +190,10 @@ describe('png', () => {
         assert.equal(ds.bands.count(), 2);
         assert.equal(ds.bands.get(1).dataType, 'UInt16');
         assert.deepEqual([...ds.bands.get(1).pixels.read(0, 0, W, H)], [...v]);
-        assert.deepEqual([...ds.bands.get(2).pixels.read(0, 0, W, H)], [...MASK].map((m) => (m ? 65535 : 0)));
+        assert.deepEqual(
+          [...ds.bands.get(2).pixels.read(0, 0, W, H)],
+          [...MASK].map((m) => (m ? 65535 : 0)),
+        );
       });
     }
   });
@@ -170,7 +206,7 @@ describe('png', () => {
     assert.deepEqual((await decode8(raw)).planes, (await decode8(png)).planes);
   });
 
-  it('refuses dtypes other than uint8/uint16 with a 400 (GDAL\'s PNG driver fails on them)', async () => {
+  it("refuses dtypes other than uint8/uint16 with a 400 (GDAL's PNG driver fails on them)", async () => {
     await rejectsBadRequest(encode(raster('float32', [new Float32Array(PIXELS)]), undefined, 'pngraw'), /PNG format cannot hold float32 data/);
     await rejectsBadRequest(encode(raster('int16', [new Int16Array(PIXELS)]), MASK, 'png'), /cannot hold int16 data/);
   });
@@ -181,7 +217,7 @@ describe('jpeg', () => {
 
   // Colour is checked against libjpeg 9 (TiTiler's) in jpeg.test.ts: this machine's GDAL is built on
   // libjpeg-turbo, whose chroma subsampling differs; for gray the two libraries agree.
-  it('decodes to the same pixels as GDAL\'s JPEG driver at quality 85 (gray)', async () => {
+  it("decodes to the same pixels as GDAL's JPEG driver at quality 85 (gray)", async () => {
     for (const set of [[bands[0]!]]) {
       const ours = await encode(raster('uint8', set), undefined, 'jpeg');
       const theirs = await gdalReference('JPEG', set, { QUALITY: '85' });
@@ -213,7 +249,7 @@ describe('jpeg', () => {
 describe('webp', () => {
   const bands = [band8(0), band8(1), band8(2)];
 
-  it('decodes to the same pixels as GDAL\'s WEBP driver (quality 75, lossy), with the mask as alpha', async () => {
+  it("decodes to the same pixels as GDAL's WEBP driver (quality 75, lossy), with the mask as alpha", async () => {
     const ours = await decode8(await encode(raster('uint8', bands), MASK, 'webp'));
     const theirs = await decode8(await gdalReference('WEBP', [...bands, MASK], { QUALITY: '75', LOSSLESS: 'FALSE' }));
     assert.equal(ours.channels, 4);
@@ -221,7 +257,7 @@ describe('webp', () => {
     assert.deepEqual(ours.planes[3], [...MASK]);
   });
 
-  it('repeats a single band to RGB (as rio-tiler does before GDAL\'s driver)', async () => {
+  it("repeats a single band to RGB (as rio-tiler does before GDAL's driver)", async () => {
     const gray = bands[0]!;
     const out = await decode8(await encode(raster('uint8', [gray]), MASK, 'webp'));
     const theirs = await decode8(await gdalReference('WEBP', [gray, gray, gray, MASK], { QUALITY: '75', LOSSLESS: 'FALSE' }));
@@ -261,7 +297,7 @@ describe('tif', () => {
     });
   });
 
-  it('int8 is a signed byte TIFF; the 255 mask is stored as -1 like numpy\'s astype(int8)', async () => {
+  it("int8 is a signed byte TIFF; the 255 mask is stored as -1 like numpy's astype(int8)", async () => {
     const v = Int8Array.from({ length: PIXELS }, (_, i) => (i % 256) - 128);
     const buf = await encode(raster('int8', [v]), MASK, 'tif', geo);
     await withGdal(buf, (ds) => {
@@ -291,7 +327,7 @@ describe('tif', () => {
 });
 
 describe('jp2', () => {
-  it('is a J2K codestream (as TiTiler\'s extension-less in-memory file) with data + mask bands', async () => {
+  it("is a J2K codestream (as TiTiler's extension-less in-memory file) with data + mask bands", async () => {
     const v = Uint16Array.from({ length: PIXELS }, () => 1000);
     const buf = await encode(raster('uint16', [v]), MASK, 'jp2');
     assert.equal(buf.subarray(0, 4).toString('hex'), 'ff4fff51'); // SOC + SIZ markers, no JP2 boxes
@@ -329,6 +365,9 @@ describe('housekeeping', () => {
   });
 
   it('rejects bands that do not match the size as an internal error', async () => {
-    await assert.rejects(encode({ dtype: 'uint8', width: W, height: H, bands: [new Uint8Array(5)] }, undefined, 'png'), (err: unknown) => err instanceof TesseraError && err.kind === 'Internal');
+    await assert.rejects(
+      encode({ dtype: 'uint8', width: W, height: H, bands: [new Uint8Array(5)] }, undefined, 'png'),
+      (err: unknown) => err instanceof TesseraError && err.kind === 'Internal',
+    );
   });
 });

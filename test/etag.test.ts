@@ -9,7 +9,6 @@ import { startFileServer, FIXTURES, type FileServer } from './helpers/fileserver
 import { startTessera, type RunningTessera } from './helpers/tessera.js';
 import { matches } from '../src/api/etag.js';
 
-
 describe('ETag and If-None-Match', () => {
   let files: FileServer;
   let tessera: RunningTessera;

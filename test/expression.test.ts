@@ -14,7 +14,9 @@ type Bands = Record<string, ExpressionInput>;
 
 function band(dtype: DType, values: readonly number[]): ExpressionInput {
   const array = new ARRAY_OF[dtype](values.length);
-  values.forEach((v, i) => (array[i] = v));
+  values.forEach((v, i) => {
+    array[i] = v;
+  });
   return { dtype, array };
 }
 
@@ -68,11 +70,23 @@ describe('blocks and names', () => {
   });
 
   it('evaluates each block into its own band', () => {
-    assert.deepEqual(run('b1; b2 * 2', I32), { dtype: 'int32', values: [[1, 2, -3, 7], [6, -4, 10, 4]] });
+    assert.deepEqual(run('b1; b2 * 2', I32), {
+      dtype: 'int32',
+      values: [
+        [1, 2, -3, 7],
+        [6, -4, 10, 4],
+      ],
+    });
   });
 
   it('broadcasts a block without bands to a full band', () => {
-    assert.deepEqual(run('b1; 255', I32), { dtype: 'int32', values: [[1, 2, -3, 7], [255, 255, 255, 255]] });
+    assert.deepEqual(run('b1; 255', I32), {
+      dtype: 'int32',
+      values: [
+        [1, 2, -3, 7],
+        [255, 255, 255, 255],
+      ],
+    });
   });
 });
 
@@ -183,7 +197,12 @@ describe('functions (float64 values from numexpr; libm may differ in the last bi
     const v = band('float64', [0.5, -1.25, 2.0, 0.0]);
     assert.deepEqual(run('isnan(b1 / b2); isinf(b1 / b2); isfinite(b1 / b2); signbit(b1)', { b1: v, b2: band('float64', [0, 0, 1, 0]) }), {
       dtype: 'bool',
-      values: [[0, 0, 0, 1], [1, 1, 0, 0], [0, 0, 1, 0], [0, 1, 0, 0]],
+      values: [
+        [0, 0, 0, 1],
+        [1, 1, 0, 0],
+        [0, 0, 1, 0],
+        [0, 1, 0, 0],
+      ],
     });
   });
 
@@ -195,26 +214,335 @@ describe('functions (float64 values from numexpr; libm may differ in the last bi
     assertBadRequest(() => parseExpression('arctan2(b1)'), "Invalid expression 'arctan2(b1)': arctan2() takes 2 arguments but 1 given at position 1");
     assertBadRequest(() => parseExpression('sin(b1, b2)'), "Invalid expression 'sin(b1, b2)': sin() takes 1 argument but 2 given at position 1");
     assertBadRequest(() => parseExpression('where(b1 > 1, b1)'), /where\(\) takes 3 arguments but 2 given at position 1$/);
-    assertBadRequest(() => parseExpression('b1 + foo(b2)'), /^Invalid expression 'b1 \+ foo\(b2\)': unknown function 'foo' at position 6; functions are where, sin, cos/);
+    assertBadRequest(
+      () => parseExpression('b1 + foo(b2)'),
+      /^Invalid expression 'b1 \+ foo\(b2\)': unknown function 'foo' at position 6; functions are where, sin, cos/,
+    );
     assertBadRequest(() => parseExpression('sqrt + 1'), /function 'sqrt' used without arguments at position 1/);
   });
 });
 
 describe('typing follows numexpr (dtype of `op` for an input of each dtype)', () => {
-  const ops = ['b1', '-b1', 'b1 + 1', 'b1 * 0.5', 'b1 / b1', 'b1 ** 2', 'b1 ** 2.5', 'b1 ** 3.7', 'b1 < 1', 'abs(b1)', 'sin(b1)', 'round(b1)',
-    'where(b1 > 1, b1, 1)', 'b1 + 2147483648', 'b1 % 2', 'b1 << 1', 'b1 & b1', 'b1 * b1', 'b1 - b1', '~b1', 'sqrt(b1)', 'arctan2(b1, b1)',
-    'maximum(b1, b1)', 'trunc(b1)', 'floor(b1)', 'sign(b1)', 'isnan(b1)'];
+  const ops = [
+    'b1',
+    '-b1',
+    'b1 + 1',
+    'b1 * 0.5',
+    'b1 / b1',
+    'b1 ** 2',
+    'b1 ** 2.5',
+    'b1 ** 3.7',
+    'b1 < 1',
+    'abs(b1)',
+    'sin(b1)',
+    'round(b1)',
+    'where(b1 > 1, b1, 1)',
+    'b1 + 2147483648',
+    'b1 % 2',
+    'b1 << 1',
+    'b1 & b1',
+    'b1 * b1',
+    'b1 - b1',
+    '~b1',
+    'sqrt(b1)',
+    'arctan2(b1, b1)',
+    'maximum(b1, b1)',
+    'trunc(b1)',
+    'floor(b1)',
+    'sign(b1)',
+    'isnan(b1)',
+  ];
   const table: Record<DType, string[]> = {
-    bool: ['bool', 'error', 'int32', 'float64', 'float64', 'bool', 'error', 'float64', 'bool', 'float32', 'float32', 'float64', 'int32', 'int64', 'int32', 'int32', 'bool', 'bool', 'error', 'bool', 'float32', 'float32', 'float64', 'float64', 'float32', 'float64', 'bool'],
-    uint8: ['int32', 'int32', 'int32', 'float64', 'float64', 'int32', 'float64', 'float64', 'bool', 'float64', 'float64', 'int32', 'int32', 'int64', 'int32', 'int32', 'int32', 'int32', 'int32', 'int32', 'float64', 'float64', 'float64', 'float64', 'float64', 'int32', 'bool'],
-    int8: ['int32', 'int32', 'int32', 'float64', 'float64', 'int32', 'float64', 'float64', 'bool', 'float64', 'float64', 'int32', 'int32', 'int64', 'int32', 'int32', 'int32', 'int32', 'int32', 'int32', 'float64', 'float64', 'float64', 'float64', 'float64', 'int32', 'bool'],
-    int16: ['int32', 'int32', 'int32', 'float64', 'float64', 'int32', 'float64', 'float64', 'bool', 'float64', 'float64', 'int32', 'int32', 'int64', 'int32', 'int32', 'int32', 'int32', 'int32', 'int32', 'float64', 'float64', 'float64', 'float64', 'float64', 'int32', 'bool'],
-    uint16: ['int32', 'int32', 'int32', 'float64', 'float64', 'int32', 'float64', 'float64', 'bool', 'float64', 'float64', 'int32', 'int32', 'int64', 'int32', 'int32', 'int32', 'int32', 'int32', 'int32', 'float64', 'float64', 'float64', 'float64', 'float64', 'int32', 'bool'],
-    int32: ['int32', 'int32', 'int32', 'float64', 'float64', 'int32', 'float64', 'float64', 'bool', 'float64', 'float64', 'int32', 'int32', 'int64', 'int32', 'int32', 'int32', 'int32', 'int32', 'int32', 'float64', 'float64', 'float64', 'float64', 'float64', 'int32', 'bool'],
-    uint32: ['int64', 'int64', 'int64', 'float64', 'float64', 'int64', 'float64', 'float64', 'bool', 'float64', 'float64', 'int64', 'int64', 'int64', 'int64', 'int64', 'int64', 'int64', 'int64', 'int64', 'float64', 'float64', 'float64', 'float64', 'float64', 'int64', 'bool'],
-    int64: ['int64', 'int64', 'int64', 'float64', 'float64', 'int64', 'float64', 'float64', 'bool', 'float64', 'float64', 'int64', 'int64', 'int64', 'int64', 'int64', 'int64', 'int64', 'int64', 'int64', 'float64', 'float64', 'float64', 'float64', 'float64', 'int64', 'bool'],
-    float32: ['float32', 'float32', 'float32', 'float64', 'float32', 'float32', 'float32', 'float64', 'bool', 'float32', 'float32', 'float64', 'float32', 'float32', 'float32', 'error', 'error', 'float32', 'float32', 'error', 'float32', 'float32', 'float64', 'float64', 'float32', 'float64', 'bool'],
-    float64: ['float64', 'float64', 'float64', 'float64', 'float64', 'float64', 'float64', 'float64', 'bool', 'float64', 'float64', 'float64', 'float64', 'float64', 'float64', 'error', 'error', 'float64', 'float64', 'error', 'float64', 'float64', 'float64', 'float64', 'float64', 'float64', 'bool'],
+    bool: [
+      'bool',
+      'error',
+      'int32',
+      'float64',
+      'float64',
+      'bool',
+      'error',
+      'float64',
+      'bool',
+      'float32',
+      'float32',
+      'float64',
+      'int32',
+      'int64',
+      'int32',
+      'int32',
+      'bool',
+      'bool',
+      'error',
+      'bool',
+      'float32',
+      'float32',
+      'float64',
+      'float64',
+      'float32',
+      'float64',
+      'bool',
+    ],
+    uint8: [
+      'int32',
+      'int32',
+      'int32',
+      'float64',
+      'float64',
+      'int32',
+      'float64',
+      'float64',
+      'bool',
+      'float64',
+      'float64',
+      'int32',
+      'int32',
+      'int64',
+      'int32',
+      'int32',
+      'int32',
+      'int32',
+      'int32',
+      'int32',
+      'float64',
+      'float64',
+      'float64',
+      'float64',
+      'float64',
+      'int32',
+      'bool',
+    ],
+    int8: [
+      'int32',
+      'int32',
+      'int32',
+      'float64',
+      'float64',
+      'int32',
+      'float64',
+      'float64',
+      'bool',
+      'float64',
+      'float64',
+      'int32',
+      'int32',
+      'int64',
+      'int32',
+      'int32',
+      'int32',
+      'int32',
+      'int32',
+      'int32',
+      'float64',
+      'float64',
+      'float64',
+      'float64',
+      'float64',
+      'int32',
+      'bool',
+    ],
+    int16: [
+      'int32',
+      'int32',
+      'int32',
+      'float64',
+      'float64',
+      'int32',
+      'float64',
+      'float64',
+      'bool',
+      'float64',
+      'float64',
+      'int32',
+      'int32',
+      'int64',
+      'int32',
+      'int32',
+      'int32',
+      'int32',
+      'int32',
+      'int32',
+      'float64',
+      'float64',
+      'float64',
+      'float64',
+      'float64',
+      'int32',
+      'bool',
+    ],
+    uint16: [
+      'int32',
+      'int32',
+      'int32',
+      'float64',
+      'float64',
+      'int32',
+      'float64',
+      'float64',
+      'bool',
+      'float64',
+      'float64',
+      'int32',
+      'int32',
+      'int64',
+      'int32',
+      'int32',
+      'int32',
+      'int32',
+      'int32',
+      'int32',
+      'float64',
+      'float64',
+      'float64',
+      'float64',
+      'float64',
+      'int32',
+      'bool',
+    ],
+    int32: [
+      'int32',
+      'int32',
+      'int32',
+      'float64',
+      'float64',
+      'int32',
+      'float64',
+      'float64',
+      'bool',
+      'float64',
+      'float64',
+      'int32',
+      'int32',
+      'int64',
+      'int32',
+      'int32',
+      'int32',
+      'int32',
+      'int32',
+      'int32',
+      'float64',
+      'float64',
+      'float64',
+      'float64',
+      'float64',
+      'int32',
+      'bool',
+    ],
+    uint32: [
+      'int64',
+      'int64',
+      'int64',
+      'float64',
+      'float64',
+      'int64',
+      'float64',
+      'float64',
+      'bool',
+      'float64',
+      'float64',
+      'int64',
+      'int64',
+      'int64',
+      'int64',
+      'int64',
+      'int64',
+      'int64',
+      'int64',
+      'int64',
+      'float64',
+      'float64',
+      'float64',
+      'float64',
+      'float64',
+      'int64',
+      'bool',
+    ],
+    int64: [
+      'int64',
+      'int64',
+      'int64',
+      'float64',
+      'float64',
+      'int64',
+      'float64',
+      'float64',
+      'bool',
+      'float64',
+      'float64',
+      'int64',
+      'int64',
+      'int64',
+      'int64',
+      'int64',
+      'int64',
+      'int64',
+      'int64',
+      'int64',
+      'float64',
+      'float64',
+      'float64',
+      'float64',
+      'float64',
+      'int64',
+      'bool',
+    ],
+    float32: [
+      'float32',
+      'float32',
+      'float32',
+      'float64',
+      'float32',
+      'float32',
+      'float32',
+      'float64',
+      'bool',
+      'float32',
+      'float32',
+      'float64',
+      'float32',
+      'float32',
+      'float32',
+      'error',
+      'error',
+      'float32',
+      'float32',
+      'error',
+      'float32',
+      'float32',
+      'float64',
+      'float64',
+      'float32',
+      'float64',
+      'bool',
+    ],
+    float64: [
+      'float64',
+      'float64',
+      'float64',
+      'float64',
+      'float64',
+      'float64',
+      'float64',
+      'float64',
+      'bool',
+      'float64',
+      'float64',
+      'float64',
+      'float64',
+      'float64',
+      'float64',
+      'error',
+      'error',
+      'float64',
+      'float64',
+      'error',
+      'float64',
+      'float64',
+      'float64',
+      'float64',
+      'float64',
+      'float64',
+      'bool',
+    ],
   };
   for (const [dtype, row] of Object.entries(table) as Array<[DType, string[]]>) {
     it(dtype, () => {
@@ -227,7 +555,7 @@ describe('typing follows numexpr (dtype of `op` for an input of each dtype)', ()
     });
   }
 
-  it('binary operations take numexpr\'s common kind (long + float32 is float32, unlike numpy)', () => {
+  it("binary operations take numexpr's common kind (long + float32 is float32, unlike numpy)", () => {
     const kinds: DType[] = ['bool', 'uint8', 'int32', 'uint32', 'int64', 'float32', 'float64'];
     const pairs: Record<string, Record<string, string[]>> = {
       '+': {
@@ -263,14 +591,50 @@ describe('typing follows numexpr (dtype of `op` for an input of each dtype)', ()
     }
   });
 
-  it('stacks blocks in numpy\'s common dtype', () => {
+  it("stacks blocks in numpy's common dtype", () => {
     const f = band('float32', [0.5, 1, 2, 3]);
-    assert.deepEqual(run('b1 > 0; b1', I32), { dtype: 'int32', values: [[1, 1, 0, 1], [1, 2, -3, 7]] });
-    assert.deepEqual(run('b1; b1 * 0.5', I32), { dtype: 'float64', values: [[1, 2, -3, 7], [0.5, 1, -1.5, 3.5]] });
-    assert.deepEqual(run('f; b1', { ...I32, f }), { dtype: 'float64', values: [[0.5, 1, 2, 3], [1, 2, -3, 7]] });
-    assert.deepEqual(run('f; b1 > 0', { ...I32, f }), { dtype: 'float32', values: [[0.5, 1, 2, 3], [1, 1, 0, 1]] });
-    assert.deepEqual(run('b1 > 0; b1 < 0', I32), { dtype: 'bool', values: [[1, 1, 0, 1], [0, 0, 1, 0]] });
-    assert.deepEqual(run('L; b1', { ...I32, L: band('int64', [1, 2, 3, 4]) }), { dtype: 'int64', values: [[1, 2, 3, 4], [1, 2, -3, 7]] });
+    assert.deepEqual(run('b1 > 0; b1', I32), {
+      dtype: 'int32',
+      values: [
+        [1, 1, 0, 1],
+        [1, 2, -3, 7],
+      ],
+    });
+    assert.deepEqual(run('b1; b1 * 0.5', I32), {
+      dtype: 'float64',
+      values: [
+        [1, 2, -3, 7],
+        [0.5, 1, -1.5, 3.5],
+      ],
+    });
+    assert.deepEqual(run('f; b1', { ...I32, f }), {
+      dtype: 'float64',
+      values: [
+        [0.5, 1, 2, 3],
+        [1, 2, -3, 7],
+      ],
+    });
+    assert.deepEqual(run('f; b1 > 0', { ...I32, f }), {
+      dtype: 'float32',
+      values: [
+        [0.5, 1, 2, 3],
+        [1, 1, 0, 1],
+      ],
+    });
+    assert.deepEqual(run('b1 > 0; b1 < 0', I32), {
+      dtype: 'bool',
+      values: [
+        [1, 1, 0, 1],
+        [0, 0, 1, 0],
+      ],
+    });
+    assert.deepEqual(run('L; b1', { ...I32, L: band('int64', [1, 2, 3, 4]) }), {
+      dtype: 'int64',
+      values: [
+        [1, 2, 3, 4],
+        [1, 2, -3, 7],
+      ],
+    });
   });
 });
 
@@ -297,7 +661,9 @@ describe('numexpr arithmetic semantics', () => {
     assert.deepEqual(run('b1 * 3', { b1: band('uint32', [4000000000, 7]) }), { dtype: 'int64', values: [[12000000000, 21]] });
     assert.deepEqual(run('b1 * b1', { b1: band('uint32', [4294967295, 65536, 3]) }).values, [[-8589934591, 4294967296, 9]]);
     // an int64 zero has no sign: x / (L * 0) is +inf for negative L too
-    assert.deepEqual(run('b1 / (L * 0)', { b1: band('float64', [1, 1]), L: band('int64', [-2, 3]) }).values, [[1.7976931348623157e308, 1.7976931348623157e308]]);
+    assert.deepEqual(run('b1 / (L * 0)', { b1: band('float64', [1, 1]), L: band('int64', [-2, 3]) }).values, [
+      [1.7976931348623157e308, 1.7976931348623157e308],
+    ]);
   });
 
   it('divides by zero as numexpr does, then applies nan_to_num', () => {
@@ -312,15 +678,24 @@ describe('numexpr arithmetic semantics', () => {
       values: [[0, 1.7976931348623157e308, -1.7976931348623157e308, 1.5]],
     });
     assert.deepEqual(run('b1 / b2', { b1: band('int16', num), b2: band('int16', den) }).dtype, 'float64');
-    assert.deepEqual(run('b1 // b2; b1 % b2', { b1: band('int16', num), b2: band('int16', den) }), { dtype: 'int32', values: [[0, 0, 0, 1], [0, 0, 0, 1]] });
+    assert.deepEqual(run('b1 // b2; b1 % b2', { b1: band('int16', num), b2: band('int16', den) }), {
+      dtype: 'int32',
+      values: [
+        [0, 0, 0, 1],
+        [0, 0, 0, 1],
+      ],
+    });
     assert.deepEqual(run('sqrt(b1); log(b1)', { b1: band('float32', [-1, 0, 4]) }), {
       dtype: 'float32',
-      values: [[0, 0, 2], [0, -3.4028234663852886e38, 1.3862943649291992]],
+      values: [
+        [0, 0, 2],
+        [0, -3.4028234663852886e38, 1.3862943649291992],
+      ],
     });
     assert.deepEqual(run('b1 % b2', { b1: band('float32', [1.5, -7.5]), b2: band('float32', [0, 2]) }).values, [[0, 0.5]]);
   });
 
-  it('reproduces numexpr\'s rewrites bit for bit', () => {
+  it("reproduces numexpr's rewrites bit for bit", () => {
     // float64 / constant is a product with the reciprocal: 5/3.0 differs from 5/b2 in the last bit
     assert.deepEqual(run('b1 / 3.0; b1 / b2', { b1: band('float64', [5, 7, 0.1]), b2: band('float64', [3, 3, 3]) }).values, [
       [1.6666666666666665, 2.333333333333333, 0.03333333333333333],
@@ -329,7 +704,10 @@ describe('numexpr arithmetic semantics', () => {
     // float32 ** 2.5 is b1 * b1 * sqrt(b1) in float32; ** 3.7 is a float64 pow
     assert.deepEqual(run('b1 ** 2.5; b1 ** 3.7', { b1: band('float32', [2, 3]) }), {
       dtype: 'float64',
-      values: [[5.656854152679443, 15.588457107543945], [12.99603834169977, 58.25707055931402]],
+      values: [
+        [5.656854152679443, 15.588457107543945],
+        [12.99603834169977, 58.25707055931402],
+      ],
     });
     assert.deepEqual(run('b1 ** 3', { b1: band('float32', [1.1, 0.7]) }).values, [[1.3310000896453857, 0.34299999475479126]]);
     // int32 ** -2.0 is 1 / (b1 * b1) with the product wrapping in int32
@@ -346,7 +724,10 @@ describe('numexpr arithmetic semantics', () => {
     const before = Array.from(b1.array);
     const result = evaluateExpression(parseExpression('b1 * 2 + 1; b1; 7'), new Map([['b1', b1]]), n);
     assert.equal(result.dtype, 'int32');
-    assert.deepEqual(Array.from(result.bands[0]!), values.map((i) => 2 * i + 1));
+    assert.deepEqual(
+      Array.from(result.bands[0]!),
+      values.map((i) => 2 * i + 1),
+    );
     assert.deepEqual(Array.from(result.bands[1]!), values);
     assert.notEqual(result.bands[1], b1.array);
     assert.deepEqual(Array.from(result.bands[2]!), new Array(n).fill(7));
@@ -365,12 +746,24 @@ describe('numexpr arithmetic semantics', () => {
 
 describe('errors', () => {
   it('reports syntax errors with the block and the 1-based position in the whole expression', () => {
-    assertBadRequest(() => parseExpression('b1 + * 2'), "Invalid expression 'b1 + * 2': unexpected '*' at position 6; expected a number, a name, '(' or a unary operator");
-    assertBadRequest(() => parseExpression('b1;b2 + * 3'), "Invalid expression 'b2 + * 3': unexpected '*' at position 9; expected a number, a name, '(' or a unary operator");
+    assertBadRequest(
+      () => parseExpression('b1 + * 2'),
+      "Invalid expression 'b1 + * 2': unexpected '*' at position 6; expected a number, a name, '(' or a unary operator",
+    );
+    assertBadRequest(
+      () => parseExpression('b1;b2 + * 3'),
+      "Invalid expression 'b2 + * 3': unexpected '*' at position 9; expected a number, a name, '(' or a unary operator",
+    );
     assertBadRequest(() => parseExpression('b1;  (b2 + 1'), "Invalid expression '(b2 + 1': missing ')' at position 13; to close '(' at position 6");
     assertBadRequest(() => parseExpression('b1 + 1)'), "Invalid expression 'b1 + 1)': unexpected ')' at position 7; no '(' matches it");
-    assertBadRequest(() => parseExpression('b1 +'), "Invalid expression 'b1 +': unexpected end of expression at position 5; expected a number, a name, '(' or a unary operator");
-    assertBadRequest(() => parseExpression('b1 b2'), "Invalid expression 'b1 b2': unexpected name 'b2' at position 4; expected an operator or the end of the expression");
+    assertBadRequest(
+      () => parseExpression('b1 +'),
+      "Invalid expression 'b1 +': unexpected end of expression at position 5; expected a number, a name, '(' or a unary operator",
+    );
+    assertBadRequest(
+      () => parseExpression('b1 b2'),
+      "Invalid expression 'b1 b2': unexpected name 'b2' at position 4; expected an operator or the end of the expression",
+    );
     assertBadRequest(() => parseExpression('b1 < b2 < b3'), /chained comparison '<' at position 9/);
     assertBadRequest(() => parseExpression('b1 and b2'), /unexpected name 'and' at position 4/);
     assertBadRequest(() => parseExpression('not b1'), /unexpected 'not' at position 1; use '&' for and, '\|' for or, '~' for not$/);
@@ -398,7 +791,10 @@ describe('errors', () => {
     const bools = { b1: band('bool', [1, 0]), b2: band('bool', [0, 0]) };
     assertBadRequest(() => run('b1 - b2', bools), "Invalid expression 'b1 - b2': operator '-' is not supported for bool operands at position 4");
     assertBadRequest(() => run('-b1', bools), /operator '-' is not supported for bool operands at position 1; use '~' to negate a condition$/);
-    assertBadRequest(() => run('b1 << 1', { b1: band('float32', [1]) }), "Invalid expression 'b1 << 1': operator '<<' is not supported for float32 operands at position 4");
+    assertBadRequest(
+      () => run('b1 << 1', { b1: band('float32', [1]) }),
+      "Invalid expression 'b1 << 1': operator '<<' is not supported for float32 operands at position 4",
+    );
     assertBadRequest(() => run('where(b1, 1, 2)', { b1: band('int32', [1]) }), /where\(\) condition is int32 at position 1/);
     assertBadRequest(() => run('b1 ** -1', { b1: band('uint8', [1]) }), /integers to negative integer powers are not allowed at position 4/);
     assert.equal(run('b1 ** -1', { b1: band('float32', [4]) }).values[0]![0], 0.25);
@@ -414,20 +810,70 @@ describe('errors', () => {
   });
 
   it('refuses expressions that are too large', () => {
-    assertBadRequest(() => parseExpression('b1+'.repeat(700) + 'b1'), 'Invalid expression: longer than 2048 characters');
+    assertBadRequest(() => parseExpression(`${'b1+'.repeat(700)}b1`), 'Invalid expression: longer than 2048 characters');
     assertBadRequest(() => parseExpression(Array(300).fill('b1').join('+')), /more than 500 terms/);
-    assertBadRequest(() => parseExpression('('.repeat(70) + 'b1' + ')'.repeat(70)), /nesting deeper than 64 levels at position 65/);
-    assertBadRequest(() => parseExpression('-'.repeat(100) + 'b1'), /nesting deeper than 64 levels/);
+    assertBadRequest(() => parseExpression(`${'('.repeat(70)}b1${')'.repeat(70)}`), /nesting deeper than 64 levels at position 65/);
+    assertBadRequest(() => parseExpression(`${'-'.repeat(100)}b1`), /nesting deeper than 64 levels/);
   });
 });
 
 describe('evaluateRange (rio-tiler dataset_statistics propagation)', () => {
   const cases: Array<[string, string[], Array<[number, number]>, Array<[number, number]>]> = [
-    ['(b1-b2)/(b1+b2);b1*2', ['b1', 'b2'], [[0, 100], [10, 50]], [[-1.0, 0.8181818181818182], [0, 200]]],
-    ['b3 - b1; b2', ['b1', 'b2', 'b3'], [[1, 5], [-2, 8], [10, 20]], [[5, 19], [-2, 8]]],
-    ['where(b1 > 50, b1, -b2); b1 > 50', ['b1', 'b2'], [[0, 100], [10, 50]], [[-50, 100], [0, 1]]],
-    ['b1 / b2', ['b1', 'b2'], [[0, 1], [0, 2]], [[0, 1.7976931348623157e308]]],
-    ['b1 ** 2 - b2', ['b1', 'b2'], [[-3, 2], [1, 4]], [[0, 8]]],
+    [
+      '(b1-b2)/(b1+b2);b1*2',
+      ['b1', 'b2'],
+      [
+        [0, 100],
+        [10, 50],
+      ],
+      [
+        [-1.0, 0.8181818181818182],
+        [0, 200],
+      ],
+    ],
+    [
+      'b3 - b1; b2',
+      ['b1', 'b2', 'b3'],
+      [
+        [1, 5],
+        [-2, 8],
+        [10, 20],
+      ],
+      [
+        [5, 19],
+        [-2, 8],
+      ],
+    ],
+    [
+      'where(b1 > 50, b1, -b2); b1 > 50',
+      ['b1', 'b2'],
+      [
+        [0, 100],
+        [10, 50],
+      ],
+      [
+        [-50, 100],
+        [0, 1],
+      ],
+    ],
+    [
+      'b1 / b2',
+      ['b1', 'b2'],
+      [
+        [0, 1],
+        [0, 2],
+      ],
+      [[0, 1.7976931348623157e308]],
+    ],
+    [
+      'b1 ** 2 - b2',
+      ['b1', 'b2'],
+      [
+        [-3, 2],
+        [1, 4],
+      ],
+      [[0, 8]],
+    ],
   ];
   for (const [text, names, stats, expected] of cases) {
     it(text, () => assert.deepEqual(evaluateRange(parseExpression(text), names, stats), expected));

@@ -43,7 +43,13 @@ interface Request {
 }
 
 const feature = (ring: number[][]): string => JSON.stringify({ type: 'Feature', properties: {}, geometry: { type: 'Polygon', coordinates: [ring] } });
-const SQUARE = [[23.8, 32], [23.9, 32], [23.9, 32.1], [23.8, 32.1], [23.8, 32]];
+const SQUARE = [
+  [23.8, 32],
+  [23.9, 32],
+  [23.9, 32.1],
+  [23.8, 32.1],
+  [23.8, 32],
+];
 
 /** One valid request per route, the seeds of every mutation (ITEM and MOSAIC are filled in at start). */
 function baseRequests(item: string, mosaic: string, raster: string): Request[] {
@@ -53,7 +59,11 @@ function baseRequests(item: string, mosaic: string, raster: string): Request[] {
     query: [['url', item], ['assets', 'B01'], ...query],
     ...(body ? { body } : {}),
   });
-  const mos = (pieces: string[], query: Array<[string, string]> = []): Request => ({ method: 'GET', pieces: ['mosaicjson', ...pieces], query: [['url', mosaic], ...query] });
+  const mos = (pieces: string[], query: Array<[string, string]> = []): Request => ({
+    method: 'GET',
+    pieces: ['mosaicjson', ...pieces],
+    query: [['url', mosaic], ...query],
+  });
   const cog = (pieces: string[], query: Array<[string, string]> = [], method: 'GET' | 'POST' = 'GET', body?: string): Request => ({
     method,
     pieces: ['cog', ...pieces],
@@ -65,39 +75,151 @@ function baseRequests(item: string, mosaic: string, raster: string): Request[] {
     stac(['bounds']),
     stac(['info']),
     stac(['info.geojson']),
-    stac(['WebMercatorQuad', 'tilejson.json'], [['rescale', '0,10000'], ['minzoom', '6'], ['maxzoom', '9']]),
+    stac(
+      ['WebMercatorQuad', 'tilejson.json'],
+      [
+        ['rescale', '0,10000'],
+        ['minzoom', '6'],
+        ['maxzoom', '9'],
+      ],
+    ),
     stac(['WebMercatorQuad', 'WMTSCapabilities.xml'], [['tile_format', 'png']]),
-    stac(['tiles', 'WebMercatorQuad', '8', '144', '103.png'], [['rescale', '0,10000'], ['colormap_name', 'viridis']]),
-    stac(['tiles', 'WGS1984Quad', '7', '144', '41@2x.webp'], [['expression', 'B01_b1/B09_b1'], ['assets', 'B09'], ['rescale', '0,2']]),
-    stac(['tiles', 'WebMercatorQuad', '8', '144', '103.npy'], [['buffer', '2'], ['padding', '1'], ['resampling', 'bilinear'], ['nodata', '0']]),
-    stac(['preview.png'], [['max_size', '64'], ['algorithm', 'hillshade'], ['algorithm_params', '{"azimuth": 45}']]),
-    stac(['preview.jpg'], [['width', '64'], ['height', '32'], ['color_formula', 'gamma r 1.5'], ['rescale', '0,8000']]),
-    stac(['bbox', '23.8,32.0,23.9,32.1.png'], [['dst_crs', 'EPSG:3857'], ['coord_crs', 'EPSG:4326']]),
+    stac(
+      ['tiles', 'WebMercatorQuad', '8', '144', '103.png'],
+      [
+        ['rescale', '0,10000'],
+        ['colormap_name', 'viridis'],
+      ],
+    ),
+    stac(
+      ['tiles', 'WGS1984Quad', '7', '144', '41@2x.webp'],
+      [
+        ['expression', 'B01_b1/B09_b1'],
+        ['assets', 'B09'],
+        ['rescale', '0,2'],
+      ],
+    ),
+    stac(
+      ['tiles', 'WebMercatorQuad', '8', '144', '103.npy'],
+      [
+        ['buffer', '2'],
+        ['padding', '1'],
+        ['resampling', 'bilinear'],
+        ['nodata', '0'],
+      ],
+    ),
+    stac(
+      ['preview.png'],
+      [
+        ['max_size', '64'],
+        ['algorithm', 'hillshade'],
+        ['algorithm_params', '{"azimuth": 45}'],
+      ],
+    ),
+    stac(
+      ['preview.jpg'],
+      [
+        ['width', '64'],
+        ['height', '32'],
+        ['color_formula', 'gamma r 1.5'],
+        ['rescale', '0,8000'],
+      ],
+    ),
+    stac(
+      ['bbox', '23.8,32.0,23.9,32.1.png'],
+      [
+        ['dst_crs', 'EPSG:3857'],
+        ['coord_crs', 'EPSG:4326'],
+      ],
+    ),
     stac(['bbox', '23.8,32.0,23.9,32.1', '64x64.tif']),
     stac(['point', '23.8,32.0'], [['coord_crs', 'EPSG:4326']]),
-    stac(['statistics'], [['max_size', '64'], ['p', '5'], ['histogram_bins', '8'], ['histogram_range', '0,10000']]),
-    stac(['asset_statistics'], [['max_size', '64'], ['asset_expression', 'B01|b1*2']]),
+    stac(
+      ['statistics'],
+      [
+        ['max_size', '64'],
+        ['p', '5'],
+        ['histogram_bins', '8'],
+        ['histogram_range', '0,10000'],
+      ],
+    ),
+    stac(
+      ['asset_statistics'],
+      [
+        ['max_size', '64'],
+        ['asset_expression', 'B01|b1*2'],
+      ],
+    ),
     stac(['WebMercatorQuad', 'map'], [['rescale', '0,10000']]),
     stac(['feature.png'], [['max_size', '64']], 'POST', feature(SQUARE)),
     stac(['statistics'], [['categorical', 'true']], 'POST', JSON.stringify({ type: 'FeatureCollection', features: [JSON.parse(feature(SQUARE))] })),
     mos([''], []),
     mos(['bounds']),
     mos(['info']),
-    mos(['tiles', 'WebMercatorQuad', '7', '37', '45.png'], [['bidx', '1'], ['rescale', '0,10000'], ['pixel_selection', 'highest']]),
+    mos(
+      ['tiles', 'WebMercatorQuad', '7', '37', '45.png'],
+      [
+        ['bidx', '1'],
+        ['rescale', '0,10000'],
+        ['pixel_selection', 'highest'],
+      ],
+    ),
     mos(['WebMercatorQuad', 'tilejson.json']),
     mos(['point', '-73.5,45.5']),
     mos(['7', '37', '45', 'assets']),
     mos(['-73.5,45.5', 'assets']),
     cog(['info']),
-    cog(['tiles', 'WebMercatorQuad', '8', '144', '103.png'], [['rescale', '0,10000'], ['bidx', '1']]),
-    cog(['tiles', '8', '144', '103'], [['format', 'png'], ['scale', '2'], ['expression', 'b1*2'], ['rescale', '0,20000']]),
-    cog(['tilejson.json'], [['tileMatrixSetId', 'WorldCRS84Quad'], ['bidx', '1']]),
-    cog(['preview.png'], [['max_size', '64'], ['rescale', '0,10000']]),
+    cog(
+      ['tiles', 'WebMercatorQuad', '8', '144', '103.png'],
+      [
+        ['rescale', '0,10000'],
+        ['bidx', '1'],
+      ],
+    ),
+    cog(
+      ['tiles', '8', '144', '103'],
+      [
+        ['format', 'png'],
+        ['scale', '2'],
+        ['expression', 'b1*2'],
+        ['rescale', '0,20000'],
+      ],
+    ),
+    cog(
+      ['tilejson.json'],
+      [
+        ['tileMatrixSetId', 'WorldCRS84Quad'],
+        ['bidx', '1'],
+      ],
+    ),
+    cog(
+      ['preview.png'],
+      [
+        ['max_size', '64'],
+        ['rescale', '0,10000'],
+      ],
+    ),
     cog(['point', '23.8,32.0'], [['expression', 'b1/2']]),
     cog(['statistics'], [['p', '50']], 'POST', feature(SQUARE)),
     cog(['validate'], [['strict', 'true']]),
-    cog(['stac'], [['max_size', '64'], ['geometry_densify', '3'], ['geometry_precision', '5'], ['datetime', '2020-01-01/2020-02-01']]),
-    { method: 'GET', pieces: ['colorMaps', 'cfastie'], query: [['format', 'png'], ['orientation', 'vertical'], ['height', '64']] },
+    cog(
+      ['stac'],
+      [
+        ['max_size', '64'],
+        ['geometry_densify', '3'],
+        ['geometry_precision', '5'],
+        ['datetime', '2020-01-01/2020-02-01'],
+      ],
+    ),
+    {
+      method: 'GET',
+      pieces: ['colorMaps', 'cfastie'],
+      query: [
+        ['format', 'png'],
+        ['orientation', 'vertical'],
+        ['height', '64'],
+      ],
+    },
     { method: 'GET', pieces: ['tileMatrixSets', 'WebMercatorQuad'], query: [] },
     { method: 'GET', pieces: ['colorMaps', 'viridis'], query: [] },
     { method: 'GET', pieces: ['algorithms', 'hillshade'], query: [] },
@@ -106,12 +228,54 @@ function baseRequests(item: string, mosaic: string, raster: string): Request[] {
 
 /** Values that broke, or could break, a parser, a size or a loop. */
 const NASTY = [
-  '', ' ', '-1', '0', '1e308', '-1e308', 'NaN', 'nan', 'inf', '-Infinity', '18446744073709551616', '9'.repeat(400), '0x10', '1e-320',
-  '2147483648', '9007199254740993', '1,2,3', ',', '[', '{', '{"a":', '[[[[', '%00', '\u0000', '\ud800', '../../etc/passwd',
-  'file:///etc/passwd', '/vsicurl/http://127.0.0.1:1/x.tif', 'http://127.0.0.1:1/x', 'http://169.254.169.254/', '<VRTDataset>',
-  'b1'.repeat(1500), 'EPSG:99999', 'IAU_2015:30100', '+proj=pipeline +step +proj=unitconvert', '+proj=longlat +a=1e308 +b=1e308',
-  '{"0": [0,0,0,0]}', '[[[0,1],[1,2,3,4]]]', 'B01_b1**B01_b1**B01_b1', 'sin(', 'where(b1>0,b1,', 'hillshade', 'lastbandlow', 'count',
-  '{"azimuth": 1e308}', 'true', 'yes', 'x'.repeat(5000),
+  '',
+  ' ',
+  '-1',
+  '0',
+  '1e308',
+  '-1e308',
+  'NaN',
+  'nan',
+  'inf',
+  '-Infinity',
+  '18446744073709551616',
+  '9'.repeat(400),
+  '0x10',
+  '1e-320',
+  '2147483648',
+  '9007199254740993',
+  '1,2,3',
+  ',',
+  '[',
+  '{',
+  '{"a":',
+  '[[[[',
+  '%00',
+  '\u0000',
+  '\ud800',
+  '../../etc/passwd',
+  'file:///etc/passwd',
+  '/vsicurl/http://127.0.0.1:1/x.tif',
+  'http://127.0.0.1:1/x',
+  'http://169.254.169.254/',
+  '<VRTDataset>',
+  'b1'.repeat(1500),
+  'EPSG:99999',
+  'IAU_2015:30100',
+  '+proj=pipeline +step +proj=unitconvert',
+  '+proj=longlat +a=1e308 +b=1e308',
+  '{"0": [0,0,0,0]}',
+  '[[[0,1],[1,2,3,4]]]',
+  'B01_b1**B01_b1**B01_b1',
+  'sin(',
+  'where(b1>0,b1,',
+  'hillshade',
+  'lastbandlow',
+  'count',
+  '{"azimuth": 1e308}',
+  'true',
+  'yes',
+  'x'.repeat(5000),
 ];
 
 const nastyValue: fc.Arbitrary<string> = fc.oneof(
@@ -123,10 +287,43 @@ const nastyValue: fc.Arbitrary<string> = fc.oneof(
 );
 
 const PARAMS = [
-  'url', 'assets', 'expression', 'asset_as_band', 'asset_bidx', 'bidx', 'nodata', 'unscale', 'resampling', 'reproject', 'buffer', 'padding',
-  'max_size', 'width', 'height', 'dst_crs', 'coord_crs', 'rescale', 'color_formula', 'colormap_name', 'colormap', 'algorithm',
-  'algorithm_params', 'return_mask', 'tilesize', 'minzoom', 'maxzoom', 'pixel_selection', 'p', 'c', 'histogram_bins', 'histogram_range',
-  'categorical', 'format', 'tile_format', 'tile_scale', 'asset_expression',
+  'url',
+  'assets',
+  'expression',
+  'asset_as_band',
+  'asset_bidx',
+  'bidx',
+  'nodata',
+  'unscale',
+  'resampling',
+  'reproject',
+  'buffer',
+  'padding',
+  'max_size',
+  'width',
+  'height',
+  'dst_crs',
+  'coord_crs',
+  'rescale',
+  'color_formula',
+  'colormap_name',
+  'colormap',
+  'algorithm',
+  'algorithm_params',
+  'return_mask',
+  'tilesize',
+  'minzoom',
+  'maxzoom',
+  'pixel_selection',
+  'p',
+  'c',
+  'histogram_bins',
+  'histogram_range',
+  'categorical',
+  'format',
+  'tile_format',
+  'tile_scale',
+  'asset_expression',
 ] as const;
 
 type Mutation =
@@ -143,11 +340,29 @@ const body: fc.Arbitrary<string> = fc.oneof(
     'null',
     '{"type":"Feature"}',
     `{"type":"Feature","properties":${'{"a":'.repeat(20_000)}1${'}'.repeat(20_000)}}`,
-    feature([[-1e308, -1e308], [1e308, -1e308], [1e308, 1e308], [-1e308, -1e308]]),
-    feature([[0, 0], [0, 0], [0, 0], [0, 0]]),
-    feature([[100, -40], [170, -40], [170, 30], [100, 30], [100, -40]]),
+    feature([
+      [-1e308, -1e308],
+      [1e308, -1e308],
+      [1e308, 1e308],
+      [-1e308, -1e308],
+    ]),
+    feature([
+      [0, 0],
+      [0, 0],
+      [0, 0],
+      [0, 0],
+    ]),
+    feature([
+      [100, -40],
+      [170, -40],
+      [170, 30],
+      [100, 30],
+      [100, -40],
+    ]),
   ),
-  fc.array(fc.tuple(fc.double({ noNaN: true }), fc.double({ noNaN: true })), { minLength: 3, maxLength: 50 }).map((pts) => feature([...pts.map(([x, y]) => [x, y]), [pts[0]![0], pts[0]![1]]])),
+  fc
+    .array(fc.tuple(fc.double({ noNaN: true }), fc.double({ noNaN: true })), { minLength: 3, maxLength: 50 })
+    .map((pts) => feature([...pts.map(([x, y]) => [x, y]), [pts[0]![0], pts[0]![1]]])),
 );
 
 const mutation: fc.Arbitrary<Mutation> = fc.oneof(
@@ -155,7 +370,11 @@ const mutation: fc.Arbitrary<Mutation> = fc.oneof(
   fc.record({ kind: fc.constant('param' as const), name: fc.constantFrom(...PARAMS), value: nastyValue }),
   fc.record({ kind: fc.constant('piece' as const), index: fc.nat(6), value: nastyValue }),
   fc.record({ kind: fc.constant('body' as const), value: body }),
-  fc.record({ kind: fc.constant('document' as const), node: fc.nat(), value: fc.oneof(nastyValue, fc.jsonValue({ maxDepth: 3 }), fc.double(), fc.constant(null)) }),
+  fc.record({
+    kind: fc.constant('document' as const),
+    node: fc.nat(),
+    value: fc.oneof(nastyValue, fc.jsonValue({ maxDepth: 3 }), fc.double(), fc.constant(null)),
+  }),
 );
 
 /** The STAC item and MosaicJSON the requests name, parsed: document mutations edit a copy. */
@@ -280,21 +499,28 @@ describe('fuzzing every route family', () => {
     const bases = baseRequests(`${files.url}/item.json`, `${files.url}/mosaic.json`, `${files.url}/B01.tif`);
     // Every base request is valid as it stands: the mutations alone make it hostile.
     for (const base of bases) {
-      const res = await fetch(`${tessera.url}${urlOf(base)}`, { method: base.method, ...(base.body ? { body: base.body, headers: { 'content-type': 'application/json' } } : {}) });
+      const res = await fetch(`${tessera.url}${urlOf(base)}`, {
+        method: base.method,
+        ...(base.body ? { body: base.body, headers: { 'content-type': 'application/json' } } : {}),
+      });
       assert.ok(res.status === 200, `${urlOf(base)} → ${res.status} ${(await res.text()).slice(0, 200)}`);
       await res.arrayBuffer().catch(() => undefined);
     }
     const property = fc.asyncProperty(fc.nat(bases.length - 1), fc.array(mutation, { minLength: 1, maxLength: 2 }), async (which, mutations) => {
       const { request, upstreamNamed } = apply(bases[which]!, mutations);
       const problems = await check(request, upstreamNamed);
-      if (problems.length > 0) throw new Error(`${request.method} ${urlOf(request).slice(0, 400)}${request.body !== undefined ? ` body ${request.body.slice(0, 200)}` : ''}\n  ${problems.join('\n  ')}`);
+      if (problems.length > 0)
+        throw new Error(
+          `${request.method} ${urlOf(request).slice(0, 400)}${request.body !== undefined ? ` body ${request.body.slice(0, 200)}` : ''}\n  ${problems.join('\n  ')}`,
+        );
     });
     // tessera's own watchdog (threshold MAX_STALL_MS) names the requests in flight during a stall.
     const watchdog = tessera.app.watchdog;
     const stallsBefore = watchdog.stalls;
     try {
       await fc.assert(property, { seed: SEED, numRuns: RUNS, ...(REPLAY_PATH ? { path: REPLAY_PATH } : {}), endOnFailure: true });
-      if (process.env['FUZZ_VERBOSE']) console.log(`event loop: worst stall ${watchdog.worstMs.toFixed(1)} ms, p99 delay ${watchdog.delayMs(99).toFixed(1)} ms`);
+      if (process.env['FUZZ_VERBOSE'])
+        console.log(`event loop: worst stall ${watchdog.worstMs.toFixed(1)} ms, p99 delay ${watchdog.delayMs(99).toFixed(1)} ms`);
       const stalls = watchdog.recent.map((s) => `${s.stalledMs} ms during ${s.inFlight.join(' | ')}`).join('\n  ');
       assert.equal(watchdog.stalls - stallsBefore, 0, `a request held the event loop for over ${MAX_STALL_MS} ms:\n  ${stalls}`);
     } catch (err) {

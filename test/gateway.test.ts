@@ -138,7 +138,9 @@ describe('cold tile through tessera', () => {
       item.assets = { cog: { href: `${delayed.url}/cog.tif`, type: 'image/tiff; application=geotiff; profile=cloud-optimized' } };
       delayed.put('/item.json', JSON.stringify(item));
       delayed.delayMs = 20;
-      const res = await tessera.get(`/stac/tiles/WebMercatorQuad/10/350/198.png?url=${encodeURIComponent(`${delayed.url}/item.json`)}&assets=cog&rescale=0,1000`);
+      const res = await tessera.get(
+        `/stac/tiles/WebMercatorQuad/10/350/198.png?url=${encodeURIComponent(`${delayed.url}/item.json`)}&assets=cog&rescale=0,1000`,
+      );
       assert.equal(res.status, 200, await res.clone().text());
       const log = delayed.log.join('\n');
       assert.equal(delayed.stats().rounds, 3, log);

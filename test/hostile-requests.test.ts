@@ -63,11 +63,19 @@ describe('client mistakes that answered 5xx', () => {
 
   it('CRSs PROJ cannot reach, on every route that takes one', async () => {
     for (const crs of ['IAU_2015:30100', '+proj=longlat +a=1e308 +b=1e308']) {
-      await clientMistake(`/stac/bbox/23.8,32.0,23.9,32.1.png?url=${item}&assets=B01&dst_crs=${q(crs)}`, /Cannot transform|cannot be reprojected|Cannot reproject/);
+      await clientMistake(
+        `/stac/bbox/23.8,32.0,23.9,32.1.png?url=${item}&assets=B01&dst_crs=${q(crs)}`,
+        /Cannot transform|cannot be reprojected|Cannot reproject/,
+      );
       await clientMistake(`/stac/preview.png?url=${item}&assets=B01&dst_crs=${q(crs)}`, /Cannot transform|cannot be reprojected|Cannot reproject/);
       await clientMistake(`/stac/feature.png?url=${item}&assets=B01&dst_crs=${q(crs)}`, /Cannot transform|cannot be reprojected|Cannot reproject/, {
         method: 'POST',
-        body: polygon([[23.8, 32], [23.9, 32], [23.9, 32.1], [23.8, 32]]),
+        body: polygon([
+          [23.8, 32],
+          [23.9, 32],
+          [23.9, 32.1],
+          [23.8, 32],
+        ]),
         headers: { 'content-type': 'application/json' },
       });
     }
@@ -78,10 +86,23 @@ describe('client mistakes that answered 5xx', () => {
   });
 
   it('polygons with coordinates of ±1e308', async () => {
-    const huge = polygon([[-1e308, -1e308], [1e308, -1e308], [1e308, 1e308], [-1e308, -1e308]]);
-    const res = await tessera.request(`/stac/statistics?url=${item}&assets=B01`, { method: 'POST', body: huge, headers: { 'content-type': 'application/json' } });
+    const huge = polygon([
+      [-1e308, -1e308],
+      [1e308, -1e308],
+      [1e308, 1e308],
+      [-1e308, -1e308],
+    ]);
+    const res = await tessera.request(`/stac/statistics?url=${item}&assets=B01`, {
+      method: 'POST',
+      body: huge,
+      headers: { 'content-type': 'application/json' },
+    });
     assert.ok(res.status < 500, `${res.status} ${await res.clone().text()}`);
-    await clientMistake(`/stac/feature.png?url=${item}&assets=B01`, /outside dataset bounds|too large/, { method: 'POST', body: huge, headers: { 'content-type': 'application/json' } });
+    await clientMistake(`/stac/feature.png?url=${item}&assets=B01`, /outside dataset bounds|too large/, {
+      method: 'POST',
+      body: huge,
+      headers: { 'content-type': 'application/json' },
+    });
   });
 
   /** Serves `name` from the fixtures whole, whatever Range asks, as the only asset of an item; returns the info answer. */

@@ -60,33 +60,39 @@ function segments(jpeg: Buffer): Array<[number, Buffer]> {
 function interleave(planes: Uint8Array[]): Buffer {
   const n = planes[0]!.length;
   const out = Buffer.alloc(n * planes.length);
-  planes.forEach((p, c) => p.forEach((v, i) => (out[i * planes.length + c] = v)));
+  planes.forEach((p, c) => {
+    p.forEach((v, i) => {
+      out[i * planes.length + c] = v;
+    });
+  });
   return out;
 }
 
 describe('jpeg encoder (libjpeg 9 coefficients)', () => {
-  it('decodes to exactly libjpeg 9\'s pixels for RGB with hard colour edges (4:2:0, odd size)', async () => {
+  it("decodes to exactly libjpeg 9's pixels for RGB with hard colour edges (4:2:0, odd size)", async () => {
     const ours = await decode(encodeJpegLikeLibjpeg9(rgbPlanes(37, 21), 37, 21, 85));
     const ref = await decode(Buffer.from(LIBJPEG9_RGB_37x21, 'base64'));
     assert.deepEqual([ours.width, ours.height, ours.channels], [37, 21, 3]);
-    assert.ok(ours.data.equals(ref.data), 'decoded pixels differ from libjpeg 9\'s');
+    assert.ok(ours.data.equals(ref.data), "decoded pixels differ from libjpeg 9's");
   });
 
-  it('decodes to exactly libjpeg 9\'s pixels for a grayscale image', async () => {
+  it("decodes to exactly libjpeg 9's pixels for a grayscale image", async () => {
     const ours = await decode(encodeJpegLikeLibjpeg9([grayPlane(19, 13)], 19, 13, 85));
     const ref = await decode(Buffer.from(LIBJPEG9_GRAY_19x13, 'base64'));
     assert.deepEqual([ours.width, ours.height, ours.channels], [19, 13, 1]);
-    assert.ok(ours.data.equals(ref.data), 'decoded pixels differ from libjpeg 9\'s');
+    assert.ok(ours.data.equals(ref.data), "decoded pixels differ from libjpeg 9's");
   });
 
   it('is discriminating: libjpeg-turbo (sharp) at the same settings decodes differently here', async () => {
     const planes = rgbPlanes(37, 21);
-    const turbo = await sharp(interleave(planes), { raw: { width: 37, height: 21, channels: 3 } }).jpeg({ quality: 85, chromaSubsampling: '4:2:0' }).toBuffer();
+    const turbo = await sharp(interleave(planes), { raw: { width: 37, height: 21, channels: 3 } })
+      .jpeg({ quality: 85, chromaSubsampling: '4:2:0' })
+      .toBuffer();
     const ref = await decode(Buffer.from(LIBJPEG9_RGB_37x21, 'base64'));
     assert.ok(!(await decode(turbo)).data.equals(ref.data));
   });
 
-  it('writes libjpeg 9\'s quantization tables, frame header and JFIF header', () => {
+  it("writes libjpeg 9's quantization tables, frame header and JFIF header", () => {
     const oursSegments = segments(encodeJpegLikeLibjpeg9(rgbPlanes(37, 21), 37, 21, 85));
     const refSegments = segments(Buffer.from(LIBJPEG9_RGB_37x21, 'base64'));
     const dqt = (list: Array<[number, Buffer]>): string[] => list.filter(([m]) => m === 0xdb).map(([, p]) => p.toString('hex'));
@@ -102,13 +108,22 @@ describe('jpeg encoder (libjpeg 9 coefficients)', () => {
     // Hand-derived from Annex K's first luminance entries 16, 11 (zig-zag 0, 1): quality 50 keeps
     // them, 100 makes every entry 1, 10 multiplies by 5 (capped at 255 for baseline).
     assert.deepEqual([...table(50).subarray(1, 3)], [16, 11]);
-    assert.ok(table(100).subarray(1).every((q) => q === 1));
+    assert.ok(
+      table(100)
+        .subarray(1)
+        .every((q) => q === 1),
+    );
     assert.deepEqual([...table(10).subarray(1, 3)], [80, 55]);
     assert.equal(Math.max(...table(10).subarray(1)), 255);
   });
 
   it('encodes sizes across MCU boundaries and a single pixel into decodable files close to the source', async () => {
-    for (const [w, h] of [[1, 1], [16, 16], [17, 9], [300, 257]] as const) {
+    for (const [w, h] of [
+      [1, 1],
+      [16, 16],
+      [17, 9],
+      [300, 257],
+    ] as const) {
       // A diagonal ramp per band, offset per band.
       const smooth = [0, 20, 40].map((offset) =>
         Uint8Array.from({ length: w * h }, (_, i) => offset + 64 + Math.floor((120 * ((i % w) + Math.floor(i / w))) / (w + h))),

@@ -57,7 +57,10 @@ describe('layers', () => {
       const rel = path.relative(SRC, file).split(path.sep).join('/');
       const own = floorOf(rel);
       for (const spec of importsOf(file)) {
-        const target = path.relative(SRC, path.resolve(path.dirname(file), spec.replace(/\.js$/, '.ts'))).split(path.sep).join('/');
+        const target = path
+          .relative(SRC, path.resolve(path.dirname(file), spec.replace(/\.js$/, '.ts')))
+          .split(path.sep)
+          .join('/');
         if (target.startsWith('..')) continue;
         const theirs = floorOf(target);
         if (theirs > own) problems.push(`src/${rel} (floor ${own}) imports src/${target} (floor ${theirs})`);

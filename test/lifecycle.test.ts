@@ -65,7 +65,11 @@ describe('lifecycle and overload', { timeout: 60_000 }, () => {
 
   it('stops the upstream reads of a request whose client went away', async () => {
     // Its own process: in this one GDAL's reads would share libuv's four threads with the file server.
-    const tessera = await startServer(TESSERA_COMMAND, { TESSERA_ALLOWED_NETWORKS: LOOPBACK_NETWORKS, TESSERA_TILE_CACHE_BYTES: '0', TESSERA_MOSAIC_CONCURRENCY: '4' });
+    const tessera = await startServer(TESSERA_COMMAND, {
+      TESSERA_ALLOWED_NETWORKS: LOOPBACK_NETWORKS,
+      TESSERA_TILE_CACHE_BYTES: '0',
+      TESSERA_MOSAIC_CONCURRENCY: '4',
+    });
     try {
       // One mosaic cell of sixteen assets (the same COG under sixteen URLs), read by `mean`: all of them.
       const quadkey = '0302301';
@@ -75,9 +79,22 @@ describe('lifecycle and overload', { timeout: 60_000 }, () => {
       };
       files.put('/full.json', mosaic('f'));
       files.put('/aborted.json', mosaic('a'));
-      const x = parseInt(quadkey.split('').map((d) => Number(d) & 1).join(''), 2);
-      const y = parseInt(quadkey.split('').map((d) => Number(d) >> 1).join(''), 2);
-      const path = (doc: string): string => `/mosaicjson/tiles/WebMercatorQuad/7/${x}/${y}.png?url=${encodeURIComponent(`${files.url}/${doc}`)}&pixel_selection=mean`;
+      const x = parseInt(
+        quadkey
+          .split('')
+          .map((d) => Number(d) & 1)
+          .join(''),
+        2,
+      );
+      const y = parseInt(
+        quadkey
+          .split('')
+          .map((d) => Number(d) >> 1)
+          .join(''),
+        2,
+      );
+      const path = (doc: string): string =>
+        `/mosaicjson/tiles/WebMercatorQuad/7/${x}/${y}.png?url=${encodeURIComponent(`${files.url}/${doc}`)}&pixel_selection=mean`;
       files.delayMs = 150;
 
       let before = files.stats().requests;

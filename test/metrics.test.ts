@@ -96,7 +96,10 @@ describe('/metrics', () => {
     assert.equal(value(after, 'tessera_whole_image_waiting'), 0);
     assert.equal(value(after, 'tessera_http_requests_in_flight'), 1, 'the scrape itself');
     assert.ok(value(after, 'process_resident_memory_bytes') > 10_000_000, 'process metrics');
-    assert.ok(after.some((s) => s.name.startsWith('nodejs_eventloop_lag')), 'event-loop lag');
+    assert.ok(
+      after.some((s) => s.name.startsWith('nodejs_eventloop_lag')),
+      'event-loop lag',
+    );
   });
 
   it('is not in the API document and is never cached', async () => {

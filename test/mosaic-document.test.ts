@@ -125,7 +125,16 @@ describe('MosaicJSON documents', () => {
           crs: 'http://www.opengis.net/def/crs/EPSG/0/4326',
           tileMatrices: [
             { id: '0', scaleDenominator: 1, cellSize: 0.703125, pointOfOrigin: [90, -180], tileWidth: 256, tileHeight: 256, matrixWidth: 2, matrixHeight: 1 },
-            { id: '1', scaleDenominator: 0.5, cellSize: 0.3515625, pointOfOrigin: [90, -180], tileWidth: 256, tileHeight: 256, matrixWidth: 4, matrixHeight: 2 },
+            {
+              id: '1',
+              scaleDenominator: 0.5,
+              cellSize: 0.3515625,
+              pointOfOrigin: [90, -180],
+              tileWidth: 256,
+              tileHeight: 256,
+              matrixWidth: 4,
+              matrixHeight: 2,
+            },
           ],
         },
       },
@@ -197,8 +206,14 @@ describe('asset lookups (cogeo-mosaic 7.2 values)', () => {
     }
   });
   it('refuses a tile the grid does not have', () => {
-    assert.throws(() => m.assetsForTile(WEB_MERCATOR, 128, 0, 7), (e: unknown) => e instanceof TesseraError && e.kind === 'BadRequest');
-    assert.throws(() => m.assetsForTile(WEB_MERCATOR, 0, 0, 31), (e: unknown) => e instanceof TesseraError && e.kind === 'BadRequest');
+    assert.throws(
+      () => m.assetsForTile(WEB_MERCATOR, 128, 0, 7),
+      (e: unknown) => e instanceof TesseraError && e.kind === 'BadRequest',
+    );
+    assert.throws(
+      () => m.assetsForTile(WEB_MERCATOR, 0, 0, 31),
+      (e: unknown) => e instanceof TesseraError && e.kind === 'BadRequest',
+    );
   });
 
   it('answers a z0 tile of a quadkey-zoom-18 mosaic from its index, in quadkey order, without enumerating 4^18 cells', () => {

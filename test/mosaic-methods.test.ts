@@ -44,7 +44,9 @@ function smallLayers(dtype: DType): PixelLayer[] {
     bands: bands.map((values) => {
       const out = allocate(dtype, values.length);
       // numpy: array(v).astype(float32) * float32(1.37), in float32.
-      values.forEach((v, i) => (out[i] = dtype === 'float32' ? Math.fround(v * Math.fround(1.37)) : v));
+      values.forEach((v, i) => {
+        out[i] = dtype === 'float32' ? Math.fround(v * Math.fround(1.37)) : v;
+      });
       return out;
     }),
     masks: SMALL_MASKS[k]!.map((m) => Uint8Array.from(m, (x) => (x ? 0 : 255))),
@@ -130,7 +132,10 @@ describe('pixel selection methods (rio-tiler 6.8 reference values)', () => {
     // Partial coverage in blocks (as a mosaic's assets cover a tile), odd lengths, and masks that are
     // views at unaligned offsets (read byte by byte) mixed with aligned ones.
     let seed = 7;
-    const rnd = (): number => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    const rnd = (): number => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
     for (const n of [1, 5, 64, 1023]) {
       for (const offset of [0, 1, 4]) {
         const layers: PixelLayer[] = [];
@@ -160,7 +165,10 @@ describe('pixel selection methods (rio-tiler 6.8 reference values)', () => {
         const r = s.result()!;
         assert.deepEqual(Array.from(r.bands[0]!), Array.from(want), `n=${n} offset=${offset}`);
         assert.deepEqual(Array.from(r.masks[0]!), Array.from(wantMask), `n=${n} offset=${offset}`);
-        assert.equal(s.done(), wantMask.every((m) => m !== 0));
+        assert.equal(
+          s.done(),
+          wantMask.every((m) => m !== 0),
+        );
       }
     }
   });
@@ -178,6 +186,9 @@ describe('pixel selection methods (rio-tiler 6.8 reference values)', () => {
     const layers = smallLayers('uint16');
     const before = layers.map((l) => l.bands.map((b) => Array.from(b)));
     for (const m of PIXEL_SELECTION_METHODS) run(m, layers);
-    assert.deepEqual(layers.map((l) => l.bands.map((b) => Array.from(b))), before);
+    assert.deepEqual(
+      layers.map((l) => l.bands.map((b) => Array.from(b))),
+      before,
+    );
   });
 });

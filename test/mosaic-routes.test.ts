@@ -31,11 +31,20 @@ async function get(t: RunningTessera, p: string): Promise<{ status: number; type
   return { status: res.status, type: res.headers.get('content-type'), text: body.toString('utf8'), body, headers: res.headers };
 }
 
-async function json(p: string, status = 200, t: RunningTessera = tessera): Promise<any> {
+async function json<T = unknown>(p: string, status = 200, t: RunningTessera = tessera): Promise<T> {
   const r = await get(t, p);
   assert.equal(r.status, status, `${p} → ${r.status} ${r.text.slice(0, 300)}`);
-  return JSON.parse(r.text);
+  return JSON.parse(r.text) as T;
 }
+
+/** The shapes of the JSON answers the tests read fields of. */
+type Failure = { detail: string };
+type Invalid = { detail: Array<{ loc: string[]; msg: string }> };
+type MosaicDoc = { version: string; quadkey_zoom: number; tiles: Record<string, string[]>; bounds: number[] };
+type MosaicInfo = { center: number[]; minzoom: number; maxzoom: number; name: string; quadkeys: string[] };
+type Feature = { type: string; properties: unknown };
+type PointValues = { values: Array<[string, number[], string[]]> };
+type TileJson = { minzoom: number; maxzoom: number; center: number[]; bounds: number[]; tiles: string[] };
 
 /** The fixture document with its relative asset names made absolute on the file server. */
 function absolute(doc: Record<string, unknown>, base: string): Record<string, unknown> {
@@ -53,11 +62,18 @@ async function writeSqlite(file: string, name: string, doc: Record<string, unkno
     minzoom INTEGER NOT NULL, maxzoom INTEGER NOT NULL, quadkey_zoom INTEGER, bounds JSON NOT NULL, center JSON,
     tilematrixset JSON, asset_type TEXT, asset_prefix TEXT, data_type TEXT, colormap JSON, layers JSON);`);
   db.run(`CREATE TABLE "${name}" (quadkey TEXT NOT NULL, assets JSON NOT NULL);`);
-  db.run(
-    'INSERT INTO mosaicjson_metadata (mosaicjson, name, version, minzoom, maxzoom, quadkey_zoom, bounds, center) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-    [doc['mosaicjson'] as string, name, '1.0.0', doc['minzoom'] as number, doc['maxzoom'] as number, doc['quadkey_zoom'] as number, JSON.stringify(doc['bounds']), JSON.stringify(doc['center'])],
-  );
-  for (const [k, v] of Object.entries(doc['tiles'] as Record<string, string[]>)) db.run(`INSERT INTO "${name}" (quadkey, assets) VALUES (?, ?)`, [k, JSON.stringify(v)]);
+  db.run('INSERT INTO mosaicjson_metadata (mosaicjson, name, version, minzoom, maxzoom, quadkey_zoom, bounds, center) VALUES (?, ?, ?, ?, ?, ?, ?, ?)', [
+    doc['mosaicjson'] as string,
+    name,
+    '1.0.0',
+    doc['minzoom'] as number,
+    doc['maxzoom'] as number,
+    doc['quadkey_zoom'] as number,
+    JSON.stringify(doc['bounds']),
+    JSON.stringify(doc['center']),
+  ]);
+  for (const [k, v] of Object.entries(doc['tiles'] as Record<string, string[]>))
+    db.run(`INSERT INTO "${name}" (quadkey, assets) VALUES (?, ?)`, [k, JSON.stringify(v)]);
   await fs.writeFile(file, db.export());
   db.close();
 }
@@ -85,7 +101,17 @@ before(async () => {
   );
   // A mosaic of STAC items.
   files.put('/item.json', await fixtureItem(files.url));
-  files.put('/stac-mosaic.json', JSON.stringify({ mosaicjson: '0.0.3', minzoom: 7, maxzoom: 9, asset_type: 'STAC', bounds: [23.29, 31.5, 24.3, 32.52], tiles: { '1221022': [`${files.url}/item.json`] } }));
+  files.put(
+    '/stac-mosaic.json',
+    JSON.stringify({
+      mosaicjson: '0.0.3',
+      minzoom: 7,
+      maxzoom: 9,
+      asset_type: 'STAC',
+      bounds: [23.29, 31.5, 24.3, 32.52],
+      tiles: { '1221022': [`${files.url}/item.json`] },
+    }),
+  );
   mosaic = `${files.url}/mosaic.json`;
 
   tmp = await fs.mkdtemp(path.join(os.tmpdir(), 'tessera-mosaic-'));
@@ -104,7 +130,7 @@ after(async () => {
 
 describe('/mosaicjson documents and backends', () => {
   it('answers the document, with the model defaults filled in (also without the trailing slash)', async () => {
-    const doc = await json(`/mosaicjson/?${q(mosaic)}`);
+    const doc = await json<MosaicDoc>(`/mosaicjson/?${q(mosaic)}`);
     assert.equal(doc.version, '1.0.0');
     assert.deepEqual(Object.keys(doc), ['mosaicjson', 'version', 'minzoom', 'maxzoom', 'quadkey_zoom', 'bounds', 'center', 'tiles']);
     assert.deepEqual(doc.tiles['0302301'], [`${files.url}/cog1.tif`, `${files.url}/cog2.tif`]);
@@ -125,45 +151,45 @@ describe('/mosaicjson documents and backends', () => {
   });
 
   it('reads gzip-compressed documents', async () => {
-    const doc = await json(`/mosaicjson/?${q(`${files.url}/gz/mosaic.json.gz`)}`);
+    const doc = await json<MosaicDoc>(`/mosaicjson/?${q(`${files.url}/gz/mosaic.json.gz`)}`);
     assert.equal(doc.quadkey_zoom, 7);
   });
 
   it('bounds and info as TiTiler (center from the bounds, name "mosaic", empty quadkeys)', async () => {
     assert.deepEqual(await json(`/mosaicjson/bounds?${q(mosaic)}`), { bounds: fixtureDoc['bounds'] });
-    const info = await json(`/mosaicjson/info?${q(mosaic)}`);
+    const info = await json<MosaicInfo>(`/mosaicjson/info?${q(mosaic)}`);
     assert.deepEqual(info.center, [-73.66231924906833, 46.01594941248055, 7]);
     assert.equal(info.minzoom, 7);
     assert.equal(info.maxzoom, 9);
     assert.equal(info.name, 'mosaic');
     assert.deepEqual(info.quadkeys, []);
-    const feature = await json(`/mosaicjson/info.geojson?${q(mosaic)}`);
+    const feature = await json<Feature>(`/mosaicjson/info.geojson?${q(mosaic)}`);
     assert.equal(feature.type, 'Feature');
     assert.deepEqual(feature.properties, info);
   });
 
   it('reads local files and file:// URLs only inside an allowed folder', async () => {
     const file = path.join(tmp, 'mosaic.json');
-    assert.equal((await json(`/mosaicjson/?${q(file)}`, 200, local)).quadkey_zoom, 7);
-    assert.equal((await json(`/mosaicjson/?${q(`file://${file}`)}`, 200, local)).quadkey_zoom, 7);
-    assert.match((await json(`/mosaicjson/?${q(file)}`, 400)).detail, /local files are disabled/);
-    assert.match((await json(`/mosaicjson/?${q('/etc/passwd')}`, 400, local)).detail, /outside the allowed local folders/);
+    assert.equal((await json<MosaicDoc>(`/mosaicjson/?${q(file)}`, 200, local)).quadkey_zoom, 7);
+    assert.equal((await json<MosaicDoc>(`/mosaicjson/?${q(`file://${file}`)}`, 200, local)).quadkey_zoom, 7);
+    assert.match((await json<Failure>(`/mosaicjson/?${q(file)}`, 400)).detail, /local files are disabled/);
+    assert.match((await json<Failure>(`/mosaicjson/?${q('/etc/passwd')}`, 400, local)).detail, /outside the allowed local folders/);
   });
 
   it('reads SQLite mosaics in cogeo-mosaic’s layout (document without tiles, lookups and tiles from the table)', async () => {
     const url = `sqlite:///${path.join(tmp, 'mosaics.db')}:fixture`;
-    const doc = await json(`/mosaicjson/?${q(url)}`, 200, local);
+    const doc = await json<MosaicDoc>(`/mosaicjson/?${q(url)}`, 200, local);
     assert.deepEqual(doc.tiles, {});
     assert.deepEqual(doc.bounds, fixtureDoc['bounds']);
     assert.deepEqual(await json(`/mosaicjson/7/36/45/assets?${q(url)}`, 200, local), [`${files.url}/cog1.tif`]);
     const tile = await get(local, `/mosaicjson/tiles/WebMercatorQuad/9/150/182.npy?${q(url)}`);
     assert.equal(tile.status, 200, tile.text.slice(0, 200));
     assert.deepEqual(parseNpy(tile.body).shape, [4, 256, 256]);
-    assert.match((await json(`/mosaicjson/?${q(`sqlite:///${path.join(tmp, 'mosaics.db')}:other`)}`, 404, local)).detail, /Mosaic 'other' not found/);
-    assert.match((await json(`/mosaicjson/?${q(`sqlite:///${path.join(tmp, 'mosaics.db')}:mosaicjson_metadata`)}`, 400, local)).detail, /reserved/);
-    assert.match((await json(`/mosaicjson/?${q(`sqlite:///${path.join(tmp, 'none.db')}:x`)}`, 404, local)).detail, /not found/);
-    assert.match((await json(`/mosaicjson/?${q('sqlite:///no-name.db')}`, 400, local)).detail, /sqlite:\/\/\/\{path\}:\{mosaic_name\}/);
-    assert.match((await json(`/mosaicjson/?${q(url)}`, 400)).detail, /local files are disabled/);
+    assert.match((await json<Failure>(`/mosaicjson/?${q(`sqlite:///${path.join(tmp, 'mosaics.db')}:other`)}`, 404, local)).detail, /Mosaic 'other' not found/);
+    assert.match((await json<Failure>(`/mosaicjson/?${q(`sqlite:///${path.join(tmp, 'mosaics.db')}:mosaicjson_metadata`)}`, 400, local)).detail, /reserved/);
+    assert.match((await json<Failure>(`/mosaicjson/?${q(`sqlite:///${path.join(tmp, 'none.db')}:x`)}`, 404, local)).detail, /not found/);
+    assert.match((await json<Failure>(`/mosaicjson/?${q('sqlite:///no-name.db')}`, 400, local)).detail, /sqlite:\/\/\/\{path\}:\{mosaic_name\}/);
+    assert.match((await json<Failure>(`/mosaicjson/?${q(url)}`, 400)).detail, /local files are disabled/);
   });
 
   const refused: Array<[string, string, number, RegExp]> = [
@@ -184,7 +210,7 @@ describe('/mosaicjson documents and backends', () => {
         .replace('BADQK', `${files.url}/bad/quadkey.json`)
         .replace('NOTILES', `${files.url}/bad/no-tiles.json`);
       for (const route of ['/mosaicjson/', '/mosaicjson/info', '/mosaicjson/tiles/WebMercatorQuad/7/37/45.png']) {
-        const body = await json(`${route}?${q(real)}`, status);
+        const body = await json<Failure>(`${route}?${q(real)}`, status);
         assert.match(body.detail, message, route);
       }
     });
@@ -207,12 +233,15 @@ describe('/mosaicjson asset lookups', () => {
 
   it('never reads a bbox as a point, and reports bad numbers as FastAPI does', async () => {
     assert.deepEqual(await json(`/mosaicjson/1,2,3,4/assets?${q(mosaic)}`), []);
-    const three = await json(`/mosaicjson/1,2,3/assets?${q(mosaic)}`, 422);
-    assert.deepEqual(three.detail[0].loc, ['path', 'lon']);
-    const word = await json(`/mosaicjson/a,b,c,d/assets?${q(mosaic)}`, 422);
-    assert.deepEqual(word.detail.map((d: { loc: string[] }) => d.loc[1]), ['minx', 'miny', 'maxx', 'maxy']);
-    assert.equal((await json(`/mosaicjson/7/x/45/assets?${q(mosaic)}`, 422)).detail[0].loc[1], 'x');
-    assert.equal((await json(`/mosaicjson/NoSuchGrid/7/36/45/assets?${q(mosaic)}`, 422)).detail[0].loc[1], 'tileMatrixSetId');
+    const three = await json<Invalid>(`/mosaicjson/1,2,3/assets?${q(mosaic)}`, 422);
+    assert.deepEqual(three.detail[0]!.loc, ['path', 'lon']);
+    const word = await json<Invalid>(`/mosaicjson/a,b,c,d/assets?${q(mosaic)}`, 422);
+    assert.deepEqual(
+      word.detail.map((d: { loc: string[] }) => d.loc[1]),
+      ['minx', 'miny', 'maxx', 'maxy'],
+    );
+    assert.equal((await json<Invalid>(`/mosaicjson/7/x/45/assets?${q(mosaic)}`, 422)).detail[0]!.loc[1], 'x');
+    assert.equal((await json<Invalid>(`/mosaicjson/NoSuchGrid/7/36/45/assets?${q(mosaic)}`, 422)).detail[0]!.loc[1], 'tileMatrixSetId');
   });
 
   it('prepends asset_prefix', async () => {
@@ -241,7 +270,7 @@ describe('/mosaicjson tiles', () => {
     assert.equal(r.status, 200, r.text.slice(0, 300));
     const a = parseNpy(r.body);
     assert.deepEqual(a.shape, [3, 256, 256]);
-    assert.match((await json(`/mosaicjson/tiles/WebMercatorQuad/9/150/182.npy?${q(mosaic)}&expression=b1/B4`, 400)).detail, /'B4' is not a band name/);
+    assert.match((await json<Failure>(`/mosaicjson/tiles/WebMercatorQuad/9/150/182.npy?${q(mosaic)}&expression=b1/B4`, 400)).detail, /'B4' is not a band name/);
   });
 
   it('a tile without assets, or whose assets miss it, is a 204 with an empty body', async () => {
@@ -258,7 +287,10 @@ describe('/mosaicjson tiles', () => {
     const r = await get(local, `/mosaicjson/tiles/WebMercatorQuad/9/150/182.npy?${q(`${files.url}/early.json`)}`);
     assert.equal(r.status, 200, r.text.slice(0, 300));
     assert.equal(r.headers.get('x-assets'), `${files.url}/cog1.tif`);
-    assert.deepEqual(files.log.slice(before).filter((l) => l.includes('/extra/')), []);
+    assert.deepEqual(
+      files.log.slice(before).filter((l) => l.includes('/extra/')),
+      [],
+    );
     // Methods that need every asset read them all.
     const all = await get(local, `/mosaicjson/tiles/WebMercatorQuad/9/150/182.npy?${q(`${files.url}/early.json`)}&pixel_selection=highest`);
     assert.equal(all.headers.get('x-assets')?.split(',').length, 4);
@@ -296,7 +328,7 @@ describe('/mosaicjson tiles', () => {
   it('strict zoom refuses tiles outside the mosaic’s zoom range when asked to', async () => {
     const strict = await startTessera({ mosaicStrictZoom: true });
     try {
-      const body = await json(`/mosaicjson/tiles/WebMercatorQuad/6/18/22.png?${q(mosaic)}`, 400, strict);
+      const body = await json<Failure>(`/mosaicjson/tiles/WebMercatorQuad/6/18/22.png?${q(mosaic)}`, 400, strict);
       assert.equal(body.detail, 'Invalid ZOOM level 6. Should be between 7 and 9');
     } finally {
       await strict.close();
@@ -309,23 +341,23 @@ describe('/mosaicjson tiles', () => {
     assert.equal(r.status, 200, r.text.slice(0, 300));
     assert.deepEqual(parseNpy(r.body).shape, [3, 256, 256]);
     assert.equal(r.headers.get('x-assets'), `${files.url}/item.json`);
-    assert.match((await json(`/mosaicjson/tiles/WebMercatorQuad/9/289/207.npy?${q(url)}`, 400)).detail, /assets must be defined/);
-    const point = await json(`/mosaicjson/point/23.878,32.063?${q(url)}&assets=B01`);
+    assert.match((await json<Failure>(`/mosaicjson/tiles/WebMercatorQuad/9/289/207.npy?${q(url)}`, 400)).detail, /assets must be defined/);
+    const point = await json<PointValues>(`/mosaicjson/point/23.878,32.063?${q(url)}&assets=B01`);
     assert.deepEqual(point.values, [[`${files.url}/item.json`, [3565], ['B01_b1']]]);
   });
 });
 
 describe('/mosaicjson TileJSON, WMTS, point', () => {
   it('TileJSON: the document’s zooms, bounds and center; minzoom overrides the center zoom', async () => {
-    const tj = await json(`/mosaicjson/WebMercatorQuad/tilejson.json?${q(mosaic)}&pixel_selection=highest`);
+    const tj = await json<TileJson>(`/mosaicjson/WebMercatorQuad/tilejson.json?${q(mosaic)}&pixel_selection=highest`);
     assert.deepEqual([tj.minzoom, tj.maxzoom], [7, 9]);
     assert.deepEqual(tj.center, [-74.53125, 45.99569351896393, 7]);
     assert.deepEqual(tj.bounds, fixtureDoc['bounds']);
-    assert.match(tj.tiles[0], /\/mosaicjson\/tiles\/WebMercatorQuad\/\{z\}\/\{x\}\/\{y\}@1x\?url=.*&pixel_selection=highest$/);
-    const over = await json(`/mosaicjson/WebMercatorQuad/tilejson.json?${q(mosaic)}&minzoom=8&tile_format=png&tile_scale=2`);
+    assert.match(tj.tiles[0]!, /\/mosaicjson\/tiles\/WebMercatorQuad\/\{z\}\/\{x\}\/\{y\}@1x\?url=.*&pixel_selection=highest$/);
+    const over = await json<TileJson>(`/mosaicjson/WebMercatorQuad/tilejson.json?${q(mosaic)}&minzoom=8&tile_format=png&tile_scale=2`);
     assert.deepEqual(over.center, [-74.53125, 45.99569351896393, 8]);
-    assert.match(over.tiles[0], /@2x\.png\?url=/);
-    const wgs = await json(`/mosaicjson/WGS1984Quad/tilejson.json?${q(mosaic)}`);
+    assert.match(over.tiles[0]!, /@2x\.png\?url=/);
+    const wgs = await json<TileJson>(`/mosaicjson/WGS1984Quad/tilejson.json?${q(mosaic)}`);
     assert.deepEqual([wgs.minzoom, wgs.maxzoom], [0, 23]);
   });
 
@@ -343,8 +375,11 @@ describe('/mosaicjson TileJSON, WMTS, point', () => {
     const r = await get(tessera, `/mosaicjson/point/-74.53125,45.99569351896393?${q(mosaic)}`);
     assert.equal(r.status, 200);
     assert.equal(r.text, `{"coordinates":[-74.53125,45.99569351896393],"values":[["${files.url}/cog1.tif",[9943.0,9127.0,9603.0],["b1","b2","b3"]]]}`);
-    const two = await json(`/mosaicjson/point/-73,46?${q(mosaic)}&bidx=1`);
-    assert.deepEqual(two.values.map((v: [string]) => v[0]), [`${files.url}/cog1.tif`, `${files.url}/cog2.tif`]);
+    const two = await json<PointValues>(`/mosaicjson/point/-73,46?${q(mosaic)}&bidx=1`);
+    assert.deepEqual(
+      two.values.map((v) => v[0]),
+      [`${files.url}/cog1.tif`, `${files.url}/cog2.tif`],
+    );
     assert.equal((await get(tessera, `/mosaicjson/point/10,10?${q(mosaic)}`)).status, 204);
   });
 });

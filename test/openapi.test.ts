@@ -12,12 +12,18 @@ import { startFileServer, FIXTURES, type FileServer } from './helpers/fileserver
 
 interface OpenApi {
   tags: Array<{ name: string }>;
-  paths: Record<string, Record<string, {
-    summary?: string;
-    tags?: string[];
-    parameters?: Array<{ name: string; description?: string; schema?: { type?: unknown; enum?: unknown[]; anyOf?: unknown } }>;
-    responses: Record<string, { content?: Record<string, unknown> }>;
-  }>>;
+  paths: Record<
+    string,
+    Record<
+      string,
+      {
+        summary?: string;
+        tags?: string[];
+        parameters?: Array<{ name: string; description?: string; schema?: { type?: unknown; enum?: unknown[]; anyOf?: unknown } }>;
+        responses: Record<string, { content?: Record<string, unknown> }>;
+      }
+    >
+  >;
 }
 
 describe('OpenAPI document', () => {
@@ -29,7 +35,7 @@ describe('OpenAPI document', () => {
     await tessera?.close();
   });
 
-  it('validates as OpenAPI 3.1 and lists every family\'s routes, the forms without a grid marked deprecated', async () => {
+  it("validates as OpenAPI 3.1 and lists every family's routes, the forms without a grid marked deprecated", async () => {
     const doc = (await (await tessera.get('/api')).json()) as { openapi: string; paths: Record<string, Record<string, { deprecated?: boolean }>> };
     assert.equal(doc.openapi, '3.1.0');
     await SwaggerParser.validate(structuredClone(doc) as never);
@@ -50,10 +56,13 @@ describe('OpenAPI document', () => {
     assert.equal(doc.paths['/cog/tiles/{tileMatrixSetId}/{z}/{x}/{y}@{scale}x.{format}']!['get']!.deprecated, undefined);
   });
 
-  it('documents every route: a family tag, a summary, media types, every parameter described and typed; TiTiler\'s URL forms', async () => {
+  it("documents every route: a family tag, a summary, media types, every parameter described and typed; TiTiler's URL forms", async () => {
     const doc = (await (await tessera.get('/api')).json()) as OpenApi;
     const families = ['Cloud Optimized GeoTIFF', 'SpatioTemporal Asset Catalog', 'MosaicJSON', 'Tiling Schemes', 'Algorithms', 'ColorMaps', 'Health Check'];
-    assert.deepEqual(doc.tags.map((t) => t.name), families);
+    assert.deepEqual(
+      doc.tags.map((t) => t.name),
+      families,
+    );
     let operations = 0;
     for (const [path, item] of Object.entries(doc.paths)) {
       assert.doesNotMatch(path, /\{(last|\*|lonlat|coords|sizeformat)\}/, `${path}: a catch-all segment is documented as the forms it matches`);
@@ -67,7 +76,10 @@ describe('OpenAPI document', () => {
         assert.ok(media.length > 0, `${where} names what it answers with`);
         for (const p of op.parameters ?? []) {
           assert.ok(p.description && p.description.length > 5, `${where}: parameter ${p.name} is described`);
-          assert.ok(p.schema && (p.schema.type !== undefined || p.schema.enum !== undefined || p.schema.anyOf !== undefined), `${where}: parameter ${p.name} has a type`);
+          assert.ok(
+            p.schema && (p.schema.type !== undefined || p.schema.enum !== undefined || p.schema.anyOf !== undefined),
+            `${where}: parameter ${p.name} has a type`,
+          );
         }
       }
     }
@@ -80,7 +92,11 @@ describe('OpenAPI document', () => {
     }
     const format = doc.paths['/cog/preview.{format}']!['get']!.parameters!.find((p) => p.name === 'format');
     assert.ok(format?.schema?.enum?.includes('webp'));
-    assert.ok(doc.paths['/cog/point/{lon},{lat}'] && doc.paths['/mosaicjson/{minx},{miny},{maxx},{maxy}/assets'] && doc.paths['/cog/bbox/{minx},{miny},{maxx},{maxy}/{width}x{height}.{format}']);
+    assert.ok(
+      doc.paths['/cog/point/{lon},{lat}'] &&
+        doc.paths['/mosaicjson/{minx},{miny},{maxx},{maxy}/assets'] &&
+        doc.paths['/cog/bbox/{minx},{miny},{maxx},{maxy}/{width}x{height}.{format}'],
+    );
     assert.ok('text/html' in doc.paths['/cog/viewer']!['get']!.responses['200']!.content!);
     assert.ok('application/geo+json' in doc.paths['/cog/statistics']!['post']!.responses['200']!.content!);
   });
@@ -121,7 +137,7 @@ describe('OpenAPI document', () => {
     const page = await tessera.get('/api.html/json');
     assert.equal(page.status, 200);
     const doc = (await page.json()) as OpenApi;
-    assert.ok(doc.paths['/cog/tiles/{z}/{x}/{y}'], 'the completed document, not the plugin\'s raw one');
+    assert.ok(doc.paths['/cog/tiles/{z}/{x}/{y}'], "the completed document, not the plugin's raw one");
     assert.equal(doc.paths['/cog/info']!['get']!.tags![0], 'Cloud Optimized GeoTIFF');
   });
 });

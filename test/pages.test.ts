@@ -19,7 +19,6 @@ import { makeDemoData } from '../src/demo/make.js';
 import { getTms } from '../src/tms/registry.js';
 import { srsFrom, transformPoint, WGS84 } from '../src/gdal/crs.js';
 
-
 const CHROMIUM = '/usr/bin/chromium';
 const VIEWPORT = { width: 1000, height: 700 };
 /** The map background of pages.css (#e8ecef): what a map shows where there are no tiles. */
@@ -269,8 +268,14 @@ describe('pages in headless Chromium', { timeout: 120_000, skip: existsSync(CHRO
     assert.ok(paths.includes('/api.html'));
     assert.ok(paths.includes('/tileMatrixSets'));
     assert.ok(paths.includes(`/stac/viewer?url=${q(`${server.url}/demo/item.json`)}`), 'the demo item in the viewer');
-    assert.ok(paths.some((p) => p.startsWith('/mosaicjson/WebMercatorQuad/map?url=')), 'the demo mosaic map');
-    assert.ok(paths.some((p) => p.startsWith('/stac/EuropeanETRS89_LAEAQuad/map?')), 'the demo in a custom grid');
+    assert.ok(
+      paths.some((p) => p.startsWith('/mosaicjson/WebMercatorQuad/map?url=')),
+      'the demo mosaic map',
+    );
+    assert.ok(
+      paths.some((p) => p.startsWith('/stac/EuropeanETRS89_LAEAQuad/map?')),
+      'the demo in a custom grid',
+    );
     assert.ok(!paths.some((p) => p.startsWith('/stac/NZTM2000Quad/map')), 'no demo map in a grid that does not cover it');
     for (const id of ['WebMercatorQuad', 'NZTM2000', 'CDB1GlobalGrid']) assert.ok(paths.includes(`/tileMatrixSets/${id}`), id);
     for (const href of new Set(links)) {
@@ -290,7 +295,10 @@ describe('pages in headless Chromium', { timeout: 120_000, skip: existsSync(CHRO
     const tiles = requests.filter((u) => new URL(u).pathname.startsWith('/stac/tiles/WebMercatorQuad/'));
     assert.ok(tiles.length > 0, 'tile requests');
     assert.ok(tiles.every((u) => new URL(u).searchParams.get('assets') === 'rgb' && new URL(u).searchParams.get('url') === item));
-    assert.ok(requests.some((u) => u.includes('/stac/WebMercatorQuad/tilejson.json?url=')), 'the TileJSON with the same query');
+    assert.ok(
+      requests.some((u) => u.includes('/stac/WebMercatorQuad/tilejson.json?url=')),
+      'the TileJSON with the same query',
+    );
     assert.ok(!requests.some((u) => u.includes('/static/vendor/proj4')), 'Web Mercator needs no proj4');
     await assertDrawnInside(page, itemBbox, 'WebMercatorQuad');
     await page.close();
@@ -306,7 +314,13 @@ describe('pages in headless Chromium', { timeout: 120_000, skip: existsSync(CHRO
     const tiles = requests
       .map((u) => new URL(u))
       .filter((u) => u.pathname.startsWith(`/stac/tiles/${tmsId}/`))
-      .map((u) => u.pathname.split('/').slice(4, 7).map((s) => Number.parseInt(s, 10)) as [number, number, number]);
+      .map(
+        (u) =>
+          u.pathname
+            .split('/')
+            .slice(4, 7)
+            .map((s) => Number.parseInt(s, 10)) as [number, number, number],
+      );
     assert.ok(tiles.length > 0, 'tile requests in the custom grid');
     // The tile holding the item's centre, by the grid's own math (GDAL puts the centre in EPSG:3035),
     // must be among those the page asked for: the Leaflet CRS and the TMS agree on tile indexes.
@@ -342,7 +356,10 @@ describe('pages in headless Chromium', { timeout: 120_000, skip: existsSync(CHRO
     const [lo, hi] = (first.searchParams.get('rescale') ?? '').split(',').map(Number);
     assert.ok(lo! >= demStats.minimum - 1 && hi! <= demStats.maximum + 1 && hi! - lo! > 1000, `rescale ${lo},${hi} within the DEM's range`);
     assert.equal(first.searchParams.get('colormap_name'), null);
-    assert.ok(requests.some((u) => u.includes('/stac/statistics?') && u.includes('assets=dem')), 'statistics of the chosen asset');
+    assert.ok(
+      requests.some((u) => u.includes('/stac/statistics?') && u.includes('assets=dem')),
+      'statistics of the chosen asset',
+    );
     assert.equal(await page.locator('#assets-body tr').count(), 2, 'both assets listed');
     assert.equal(await page.locator('#histogram rect').count(), 40, 'a 40-bin histogram');
 
@@ -391,8 +408,14 @@ describe('pages in headless Chromium', { timeout: 120_000, skip: existsSync(CHRO
     assert.equal(first.searchParams.get('assets'), null, 'a COG has no assets');
     const [lo, hi] = (first.searchParams.get('rescale') ?? '').split(',').map(Number);
     assert.ok(lo! >= demStats.minimum - 1 && hi! <= demStats.maximum + 1 && hi! - lo! > 1000, `rescale ${lo},${hi} within the DEM's range`);
-    assert.ok(requests.some((u) => u.includes('/cog/info?url=')), 'the raster described by /cog/info');
-    assert.ok(requests.some((u) => u.includes('/cog/statistics?') && u.includes('bidx=1')), 'statistics of the chosen band');
+    assert.ok(
+      requests.some((u) => u.includes('/cog/info?url=')),
+      'the raster described by /cog/info',
+    );
+    assert.ok(
+      requests.some((u) => u.includes('/cog/statistics?') && u.includes('bidx=1')),
+      'statistics of the chosen band',
+    );
     assert.equal(await page.locator('#assets-body tr').count(), 1, 'one raster listed');
     assert.equal(await page.locator('#band-asset').isVisible(), false, 'no asset to choose');
     const inner = shrink(await screenBox(page, itemBbox), 0.15);
@@ -420,7 +443,7 @@ describe('pages in headless Chromium', { timeout: 120_000, skip: existsSync(CHRO
     assertClean(rgbPage.errors);
   });
 
-  it('behind TiTiler\'s global access token, the viewer and the map page pass the token on', async () => {
+  it("behind TiTiler's global access token, the viewer and the map page pass the token on", async () => {
     const guarded = await startTessera({ basemapUrl: '', demoDir, accessToken: 'tok-123' }, { listen: true });
     try {
       const viewer = await open(`/stac/viewer?url=${q(item)}&access_token=tok-123`, guarded.url);
@@ -441,9 +464,15 @@ describe('pages in headless Chromium', { timeout: 120_000, skip: existsSync(CHRO
 
   it('the STAC viewer without an item asks for one', async () => {
     const { page, errors } = await open('/stac/viewer');
-    await page.waitForFunction(() => (globalThis as unknown as { document: { getElementById(id: string): { textContent: string } | null } }).document.getElementById('status')?.textContent !== '', null, { timeout: WAIT_MS });
-    assert.match(await page.locator('#status').innerText(), /URL of a STAC item/);
-    assert.equal(await page.locator('#colormap option').count() > 200, true, 'colormaps listed');
+    await page.waitForFunction(
+      () =>
+        (globalThis as unknown as { document: { getElementById(id: string): { textContent: string } | null } }).document.getElementById('status')
+          ?.textContent !== '',
+      null,
+      { timeout: WAIT_MS },
+    );
+    assert.match((await page.locator('#status').textContent()) ?? '', /URL of a STAC item/);
+    assert.equal((await page.locator('#colormap option').count()) > 200, true, 'colormaps listed');
     assert.ok((await page.locator('#algorithm option').allInnerTexts()).includes('Hillshade'));
     await page.close();
     assertClean(errors);
@@ -477,8 +506,15 @@ describe('page routes over HTTP', { timeout: 60_000 }, () => {
     const csp = res.headers.get('content-security-policy') ?? '';
     assert.match(csp, /default-src 'self'/);
     assert.match(csp, /img-src 'self' data: blob:(;|$)/, 'no other image host without a basemap');
-    const cfg = config(await res.text()) as { tilejsonUrl: string; grid: { id: string; resolutions: number[]; minzoom: number; origin: number[]; proj4: string }; basemap: unknown };
-    assert.equal(cfg.tilejsonUrl, `${server.url}/stac/UTM31WGS84Quad/tilejson.json?url=http%3A%2F%2Fexample.org%2Fitem.json&assets=B01&rescale=0%2C1000&tile_scale=2`);
+    const cfg = config(await res.text()) as {
+      tilejsonUrl: string;
+      grid: { id: string; resolutions: number[]; minzoom: number; origin: number[]; proj4: string };
+      basemap: unknown;
+    };
+    assert.equal(
+      cfg.tilejsonUrl,
+      `${server.url}/stac/UTM31WGS84Quad/tilejson.json?url=http%3A%2F%2Fexample.org%2Fitem.json&assets=B01&rescale=0%2C1000&tile_scale=2`,
+    );
     assert.equal(cfg.basemap, null);
     // UTM31WGS84Quad starts at zoom 1: index 1 is its first matrix (78140.357… m), index 0 twice that.
     assert.equal(cfg.grid.minzoom, 1);

@@ -21,7 +21,9 @@ const random = mulberry32;
 
 function makePlanes(channels: number, pixels: number, sixteenBit: boolean, fill: (c: number, i: number) => number): Uint8Array[] | Uint16Array[] {
   const make = (c: number): number[] => Array.from({ length: pixels }, (_, i) => fill(c, i));
-  return sixteenBit ? Array.from({ length: channels }, (_, c) => Uint16Array.from(make(c))) : Array.from({ length: channels }, (_, c) => Uint8Array.from(make(c)));
+  return sixteenBit
+    ? Array.from({ length: channels }, (_, c) => Uint16Array.from(make(c)))
+    : Array.from({ length: channels }, (_, c) => Uint8Array.from(make(c)));
 }
 
 /** The unfiltered PNG rows the planes stand for: pixel-interleaved, 16-bit samples big-endian. */
@@ -96,7 +98,15 @@ function header(chunks: Chunk[]): Header {
   assert.equal(ihdr.type, 'IHDR');
   assert.equal(ihdr.data.length, 13);
   const d = ihdr.data;
-  return { width: d.readUInt32BE(0), height: d.readUInt32BE(4), bitDepth: d[8]!, colourType: d[9]!, compression: d[10]!, filterMethod: d[11]!, interlace: d[12]! };
+  return {
+    width: d.readUInt32BE(0),
+    height: d.readUInt32BE(4),
+    bitDepth: d[8]!,
+    colourType: d[9]!,
+    compression: d[10]!,
+    filterMethod: d[11]!,
+    interlace: d[12]!,
+  };
 }
 
 function paeth(a: number, b: number, c: number): number {
@@ -198,7 +208,10 @@ function checkPaletteFile(chunks: Chunk[], stream: Buffer, planes: PngPlanes, wi
   const trns = withAlpha ? chunks[2]!.data : undefined;
   if (trns) assert.ok(trns.length <= entries, 'tRNS no longer than PLTE');
   const { types: filters, rows } = unfilter(stream, height, width, 1);
-  assert.ok(filters.every((f) => f === 0), 'palette rows are unfiltered');
+  assert.ok(
+    filters.every((f) => f === 0),
+    'palette rows are unfiltered',
+  );
   const expected = expectedRows(planes, width, height);
   const used = new Set<number>();
   rows.forEach((row, y) => {
@@ -221,7 +234,15 @@ function checkFile(file: Buffer, planes: PngPlanes, width: number, height: numbe
   const chunks = parsePng(file);
   const sixteen = planes[0] instanceof Uint16Array;
   const palette = expectsPalette(planes, content);
-  assert.deepEqual(header(chunks), { width, height, bitDepth: sixteen ? 16 : 8, colourType: palette ? 3 : [0, 4, 2, 6][planes.length - 1], compression: 0, filterMethod: 0, interlace: 0 });
+  assert.deepEqual(header(chunks), {
+    width,
+    height,
+    bitDepth: sixteen ? 16 : 8,
+    colourType: palette ? 3 : [0, 4, 2, 6][planes.length - 1],
+    compression: 0,
+    filterMethod: 0,
+    interlace: 0,
+  });
   assert.equal(chunks.at(-1)!.data.length, 0, 'IEND is empty');
   const stream = zlib.inflateSync(Buffer.concat(chunks.filter((c) => c.type === 'IDAT').map((c) => c.data)));
   if (palette) return checkPaletteFile(chunks, stream, planes, width, height);
@@ -232,10 +253,16 @@ function checkFile(file: Buffer, planes: PngPlanes, width: number, height: numbe
   const bpp = planes.length * (sixteen ? 2 : 1);
   const expected = expectedRows(planes, width, height);
   const { types, rows } = unfilter(stream, height, width * bpp, bpp);
-  rows.forEach((row, y) => assert.deepEqual(row, expected[y], `row ${y} unfiltered`));
+  rows.forEach((row, y) => {
+    assert.deepEqual(row, expected[y], `row ${y} unfiltered`);
+  });
   if (content === 'imagery') {
     // One filter for imagery: Paeth, which over the first row's all-zero row above is Sub.
-    assert.deepEqual(types, expected.map((_, y) => (y === 0 ? 1 : 4)), 'imagery rows: Sub, then Paeth');
+    assert.deepEqual(
+      types,
+      expected.map((_, y) => (y === 0 ? 1 : 4)),
+      'imagery rows: Sub, then Paeth',
+    );
   } else {
     assert.deepEqual(types, referenceFilters(expected, bpp), 'row filters as libpng would choose among None/Sub/Up/Paeth');
   }
@@ -248,7 +275,11 @@ async function decodeWithSharp(file: Buffer, channels: number, sixteen: boolean)
   assert.equal(meta.channels, channels);
   assert.equal(meta.depth, sixteen ? 'ushort' : 'uchar');
   // libvips decodes grey to RGB unless asked for grey16; 16-bit needs its 16-bit colourspaces.
-  const pipeline = sixteen ? sharp(file).toColourspace(channels <= 2 ? 'grey16' : 'rgb16').raw({ depth: 'ushort' }) : sharp(file).raw();
+  const pipeline = sixteen
+    ? sharp(file)
+        .toColourspace(channels <= 2 ? 'grey16' : 'rgb16')
+        .raw({ depth: 'ushort' })
+    : sharp(file).raw();
   const { data, info } = await pipeline.toBuffer({ resolveWithObject: true });
   const samples = sixteen ? new Uint16Array(data.buffer, data.byteOffset, data.length / 2) : data;
   const n = info.channels;
@@ -377,7 +408,10 @@ describe('PNG encoder: pixels, structure and filters', () => {
     const planes = [backing.subarray(3, 15), new Uint8Array(backing.buffer, backing.byteOffset + 20, 12)];
     const file = await encodePngPlanes(planes, 4, 3, 6);
     checkFile(file, planes, 4, 3);
-    assert.deepEqual(await decodeWithSharp(file, 2, false), planes.map((p) => Array.from(p)));
+    assert.deepEqual(
+      await decodeWithSharp(file, 2, false),
+      planes.map((p) => Array.from(p)),
+    );
   });
 
   it('refuses what callers must never pass (an internal error, not a 400)', async () => {
@@ -432,7 +466,10 @@ describe('PNG zlib level setting', () => {
 
   it('refuses levels outside 0–9', () => {
     for (const pngLevel of [-1, 10, 4.5, Number.NaN]) {
-      assert.throws(() => configureEncoders({ pngLevel }), (err: unknown) => err instanceof TesseraError && /from 0 to 9/.test(err.message));
+      assert.throws(
+        () => configureEncoders({ pngLevel }),
+        (err: unknown) => err instanceof TesseraError && /from 0 to 9/.test(err.message),
+      );
     }
   });
 });
@@ -443,7 +480,9 @@ describe('PNG palette images (8-bit RGB(A) graphics of at most 256 colours)', ()
   /** A colormap-like image: `colours` RGBA entries (some translucent) over a field, a masked band on the left. */
   function colormapped(colours: number, alpha: 'some' | 'opaque' | 'none', seed: number): Uint8Array[] {
     const next = random(seed);
-    const table = Array.from({ length: colours }, () => [0, 1, 2].map(() => Math.floor(next() * 256)).concat(alpha === 'some' ? [next() < 0.2 ? Math.floor(next() * 255) : 255] : [255]));
+    const table = Array.from({ length: colours }, () =>
+      [0, 1, 2].map(() => Math.floor(next() * 256)).concat(alpha === 'some' ? [next() < 0.2 ? Math.floor(next() * 255) : 255] : [255]),
+    );
     const channels = alpha === 'none' ? 3 : 4;
     const planes = Array.from({ length: channels }, () => new Uint8Array(W * H));
     for (let i = 0; i < W * H; i++) {
@@ -522,7 +561,12 @@ describe('PNG zlib strategy by content', () => {
   const next = random(4242);
   const noisy = makePlanes(3, W * H, false, (c, i) => ((i % W) + (i / W) * 2 + c * 40 + Math.floor(next() * 32)) & 255) as Uint8Array[];
   const alpha = Uint8Array.from({ length: W * H }, (_, i) => (i % W < 10 && i < W * 10 ? 0 : 255));
-  const idat = (file: Buffer): Buffer => Buffer.concat(parsePng(file).filter((c) => c.type === 'IDAT').map((c) => c.data));
+  const idat = (file: Buffer): Buffer =>
+    Buffer.concat(
+      parsePng(file)
+        .filter((c) => c.type === 'IDAT')
+        .map((c) => c.data),
+    );
 
   it('run-length codes imagery filtered with Paeth, deflates graphics filtered row by row with the default strategy', async () => {
     const imagery = await encodePngPlanes([...noisy, alpha], W, H, 4, 'imagery');
@@ -541,7 +585,10 @@ describe('PNG zlib strategy by content', () => {
     const planes = makePlanes(2, 33 * 21, true, (c, i) => (c === 1 ? 65535 : (i * 97 + Math.floor(next() * 300)) & 0xffff));
     const file = await encodePngPlanes(planes, 33, 21, 6, 'imagery');
     checkFile(file, planes, 33, 21, 'imagery');
-    assert.deepEqual(await decodeWithSharp(file, 2, true), planes.map((p) => Array.from(p)));
+    assert.deepEqual(
+      await decodeWithSharp(file, 2, true),
+      planes.map((p) => Array.from(p)),
+    );
   });
 
   it('stores imagery too at level 0', async () => {

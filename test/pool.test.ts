@@ -46,15 +46,23 @@ describe('DatasetPool', () => {
     await pool.use('s', async () => undefined, 3); // opens slot 3, idle now
     const gate = deferred();
     const order: string[] = [];
-    const first = pool.use('s', async (ds) => {
-      order.push('first');
-      await gate.promise;
-      return idOf(ds);
-    }, 0);
-    const second = pool.use('s', async (ds) => {
-      order.push('second');
-      return idOf(ds);
-    }, 0);
+    const first = pool.use(
+      's',
+      async (ds) => {
+        order.push('first');
+        await gate.promise;
+        return idOf(ds);
+      },
+      0,
+    );
+    const second = pool.use(
+      's',
+      async (ds) => {
+        order.push('second');
+        return idOf(ds);
+      },
+      0,
+    );
     await new Promise((r) => setTimeout(r, 10));
     assert.deepEqual(order, ['first'], 'the second read waits although slot 3 is idle');
     gate.resolve();
@@ -65,10 +73,14 @@ describe('DatasetPool', () => {
   it('lets reads without affinity take any idle handle', async () => {
     const { pool, idOf } = fakePool(2);
     const gate = deferred();
-    const busy = pool.use('s', async (ds) => {
-      await gate.promise;
-      return idOf(ds);
-    }, 0);
+    const busy = pool.use(
+      's',
+      async (ds) => {
+        await gate.promise;
+        return idOf(ds);
+      },
+      0,
+    );
     await new Promise((r) => setTimeout(r, 5));
     const other = await pool.use('s', async (ds) => idOf(ds));
     gate.resolve();

@@ -5,9 +5,20 @@ import { quotePlus, urlencode } from '../src/api/urls.js';
 
 describe('Python float repr', () => {
   const cases: Array<[number, string]> = [
-    [0, '0.0'], [1, '1.0'], [-2, '-2.0'], [3565, '3565.0'], [0.49, '0.49'], [1e16, '1e+16'], [1.5e16, '1.5e+16'],
-    [123456789012345.6, '123456789012345.6'], [1e-4, '0.0001'], [1e-5, '1e-05'], [2.5e-7, '2.5e-07'],
-    [23.293255090449595, '23.293255090449595'], [-20037508.342789244, '-20037508.342789244'], [1e22, '1e+22'],
+    [0, '0.0'],
+    [1, '1.0'],
+    [-2, '-2.0'],
+    [3565, '3565.0'],
+    [0.49, '0.49'],
+    [1e16, '1e+16'],
+    [1.5e16, '1.5e+16'],
+    [123456789012345.6, '123456789012345.6'],
+    [1e-4, '0.0001'],
+    [1e-5, '1e-05'],
+    [2.5e-7, '2.5e-07'],
+    [23.293255090449595, '23.293255090449595'],
+    [-20037508.342789244, '-20037508.342789244'],
+    [1e22, '1e+22'],
   ];
   for (const [x, text] of cases) it(`${x} → ${text}`, () => assert.equal(pyFloatRepr(x), text));
 });
@@ -21,6 +32,12 @@ describe('pyDumps', () => {
 describe('Python urlencode', () => {
   it('encodes as quote_plus', () => {
     assert.equal(quotePlus("a b/c:d,e|f~!*()'é"), 'a+b%2Fc%3Ad%2Ce%7Cf~%21%2A%28%29%27%C3%A9');
-    assert.equal(urlencode([['url', 'http://x/y.json'], ['assets', 'B01']]), 'url=http%3A%2F%2Fx%2Fy.json&assets=B01');
+    assert.equal(
+      urlencode([
+        ['url', 'http://x/y.json'],
+        ['assets', 'B01'],
+      ]),
+      'url=http%3A%2F%2Fx%2Fy.json&assets=B01',
+    );
   });
 });

@@ -46,7 +46,14 @@ function image(bandCount: number, opts: { dtype?: 'uint8' | 'uint16'; masked?: b
   };
 }
 
-const spec = (over: Partial<RenderSpec> = {}): RenderSpec => ({ algorithm: undefined, rescale: undefined, colorFormula: undefined, colormap: undefined, returnMask: true, ...over });
+const spec = (over: Partial<RenderSpec> = {}): RenderSpec => ({
+  algorithm: undefined,
+  rescale: undefined,
+  colorFormula: undefined,
+  colormap: undefined,
+  returnMask: true,
+  ...over,
+});
 
 describe('render threads', () => {
   let threads: RenderThreads;
@@ -58,14 +65,24 @@ describe('render threads', () => {
   });
 
   const cases: Array<{ name: string; make: () => ImageData; format: ImageFormat | undefined; spec: RenderSpec }> = [
-    { name: 'png with rescale and a shared mask', make: () => image(3, { masked: true, shareMask: true }), format: 'png', spec: spec({ rescale: [[0, 4000]] }) },
+    {
+      name: 'png with rescale and a shared mask',
+      make: () => image(3, { masked: true, shareMask: true }),
+      format: 'png',
+      spec: spec({ rescale: [[0, 4000]] }),
+    },
     { name: 'automatic format (JPEG: no masked pixel)', make: () => image(3), format: undefined, spec: spec({ rescale: [[0, 4000]] }) },
     { name: 'automatic format (PNG: masked pixels)', make: () => image(3, { masked: true }), format: undefined, spec: spec({ rescale: [[0, 4000]] }) },
     { name: 'webp', make: () => image(3, { masked: true }), format: 'webp', spec: spec({ rescale: [[0, 4000]] }) },
     { name: 'npy of uint16 bands', make: () => image(2, { masked: true }), format: 'npy', spec: spec() },
     { name: 'pngraw of uint16 bands', make: () => image(1), format: 'pngraw', spec: spec() },
     { name: 'colormap on uint8', make: () => image(1, { dtype: 'uint8', masked: true }), format: 'png', spec: spec({ colormap: namedColormap('viridis') }) },
-    { name: 'gamma formula', make: () => image(3, { dtype: 'uint8' }), format: 'png', spec: spec({ colorFormula: [{ op: 'gamma', bands: [1, 2, 3], g: 1.7 }] }) },
+    {
+      name: 'gamma formula',
+      make: () => image(3, { dtype: 'uint8' }),
+      format: 'png',
+      spec: spec({ colorFormula: [{ op: 'gamma', bands: [1, 2, 3], g: 1.7 }] }),
+    },
     { name: 'hillshade algorithm', make: () => image(1), format: 'png', spec: spec({ algorithm: { id: 'hillshade', params: { azimuth: 300 } } }) },
     { name: 'bands that are views into one buffer', make: () => image(3, { views: true, masked: true }), format: 'png', spec: spec({ rescale: [[0, 4000]] }) },
     { name: 'GeoTIFF (GDAL, main thread)', make: () => image(2, { masked: true }), format: 'tif', spec: spec() },
@@ -99,7 +116,10 @@ describe('render threads', () => {
 
   it('passes a client error through with its kind', async () => {
     // WebP holds 3 or 4 bands; two data bands with the mask are 3, without the mask 2: refused.
-    await assert.rejects(threads.render(image(2), 'webp', spec({ returnMask: false })), (err: unknown) => err instanceof TesseraError && err.kind === 'BadRequest' && /WebP/i.test(err.message));
+    await assert.rejects(
+      threads.render(image(2), 'webp', spec({ returnMask: false })),
+      (err: unknown) => err instanceof TesseraError && err.kind === 'BadRequest' && /WebP/i.test(err.message),
+    );
   });
 
   it('keeps serving many concurrent renders', async () => {
@@ -110,10 +130,20 @@ describe('render threads', () => {
 
   it('fails the jobs of a thread that dies, then replaces it', async () => {
     const inner = threads as unknown as { threads: Array<{ worker: { terminate(): Promise<number> } }> };
-    const pending = Promise.all(Array.from({ length: 6 }, () => threads.render(image(3, { masked: true }), 'png', spec({ rescale: [[0, 4000]] })).then(() => 'ok', (e: unknown) => (e instanceof TesseraError && e.kind === 'Internal' ? 'failed' : 'other'))));
+    const pending = Promise.all(
+      Array.from({ length: 6 }, () =>
+        threads.render(image(3, { masked: true }), 'png', spec({ rescale: [[0, 4000]] })).then(
+          () => 'ok',
+          (e: unknown) => (e instanceof TesseraError && e.kind === 'Internal' ? 'failed' : 'other'),
+        ),
+      ),
+    );
     await inner.threads[0]!.worker.terminate();
     const results = await pending;
-    assert.ok(results.every((r) => r === 'ok' || r === 'failed'), results.join(','));
+    assert.ok(
+      results.every((r) => r === 'ok' || r === 'failed'),
+      results.join(','),
+    );
     assert.equal(threads.size, 2);
     const again = await threads.render(image(3, { masked: true }), 'png', spec({ rescale: [[0, 4000]] }));
     assert.equal(again.format, 'png');

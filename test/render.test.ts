@@ -61,7 +61,7 @@ const FM1 = Array.from({ length: 20 }, (_, i) => i === 2 || i === 9);
 
 const I0 = [-32768, -5, 0, 5, 100, 1000, 32767, -1, -200, 300, 7, -7, 20000, -20000, 1, 2, 3, 4, 5, 6];
 const I1 = I0.map((v) => Math.floor(v / 2));
-const I2 = I0.map((v) => (((v * 3) % 65536) + 65536) % 65536 - 32768);
+const I2 = I0.map((v) => ((((v * 3) % 65536) + 65536) % 65536) - 32768);
 const IM = [0, 1, 2].map((b) => Array.from({ length: 20 }, (_, i) => i === 1 || i === 6 || (b === 2 && i === 13)));
 
 describe('renderImage: automatic rescaling as TiTiler (PNG output, decoded)', () => {
@@ -79,7 +79,12 @@ describe('renderImage: automatic rescaling as TiTiler (PNG output, decoded)', ()
   });
 
   it('float32 with dataset statistics', async () => {
-    const img = image('float32', [F0, F1], [FM0, FM1], { datasetStatistics: [[0.5, 100.25], [-10, 10.75]] });
+    const img = image('float32', [F0, F1], [FM0, FM1], {
+      datasetStatistics: [
+        [0.5, 100.25],
+        [-10, 10.75],
+      ],
+    });
     const { planes } = await decodePlanes((await renderImage(img, { format: 'png', returnMask: true })).body);
     assert.deepEqual(planes[0], hex('00000002ffff0010130000ff1d1f0025272a002f'));
     assert.deepEqual(planes[1], hex('ffff7a5600007a0000ff00000000000000000000'));
@@ -122,7 +127,11 @@ describe('renderImage: automatic rescaling as TiTiler (PNG output, decoded)', ()
 describe('rescaleToUint8 against rio-tiler rescale_array with the 2-D mask', () => {
   // 3 bands of 4×5; mask pixels (1,0), (0,1) and (3,2) invalid. Band b is masked by mask row b.
   const MASK = Uint8Array.from([255, 0, 255, 255, 0, 255, 255, 255, 255, 255, 255, 0, 255, 255, 255, 255, 255, 255, 255, 255]);
-  const STATS: Array<[number, number]> = [[-50.5, 200.25], [0, 1000], [10, 20]];
+  const STATS: Array<[number, number]> = [
+    [-50.5, 200.25],
+    [0, 1000],
+    [10, 20],
+  ];
   const BASE: Record<string, string[]> = {
     uint16: ['0', '65535', '0', '1', '2', '21845', '9362', '100', '12345', '77'],
     uint32: ['0', '4294967295', '0', '1', '2', '1431655765', '613566756', '100', '12345', '77'],
@@ -134,21 +143,45 @@ describe('rescaleToUint8 against rio-tiler rescale_array with the 2-D mask', () 
     float32: ['0', '1', '-1', '1e38', '-1e30', '123.456', 'NaN', 'Infinity', '1e-45', '42'],
   };
   const EXPECTED: Record<string, { dtypeRange: string; statistics: string }> = {
-    uint16: { dtypeRange: '0000000000002400300000ff000000552400300000ff000000552400000000ff000000550000300000ff000000552400300000000000000024003000', statistics: '330033343500ff99ff0033ff330035ffff00ff8100ff000000ffff19001300ff000000ff0019ff1300ff000000ffff00ffff000000000000ffffff00' },
-    uint32: { dtypeRange: '0000000000002400000000ff000000552400000000ff000000552400000000ff000000550000000000ff000000552400000000000000000024000000', statistics: '330033343500ff99ff0033ff330035ffff00ff8100ff000000ffff19001300ff000000ff0019ff1300ff000000ffff00ffff000000000000ffffff00' },
-    int32: { dtypeRange: '000081817f0055818100000081007fab550081810000818100ab55810081000000817fab00818181000081007fab55008181000081817f0055818100', statistics: '0000333432000099ff0000ff330032ff0000ff8100ff000000ff0019001300ff000000ff0019ff1300ff000000ff0000ffff00000000000000ffff00' },
-    int8: { dtypeRange: '000080817f0055e4b90000ff80007faa5500b9cd00ff808100aa55e400cd00ff00817faa00e4b9cd00ff80007faa5500b9cd000080817f0055e4b900', statistics: '00003334320007996d0000b43300325e07006d8100200000000a0019001300200000000a00190e1300ff000000ff0000ffff00000000000000ffff00' },
-    int64: { dtypeRange: '000081817f0055818100000081007fab550081810000818100ab55810081000000817fab00818181000081007fab55008181000081817f0055818100', statistics: '0000333432000099ff0000ff330032ff0000ff8100ff000000ff0019001300ff000000ff0019ff1300ff000000ff0000ffff00000000000000ffff00' },
-    float64: { dtypeRange: '000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000', statistics: '330032ff000000ff33003334320000b00000335e000000ff001f00ff000a000000ff001f00ff000a0000000000ff000000ff000000ff000000ff0000' },
-    int16: { dtypeRange: '000081817f005581b100000081007fab5500b1810000818100ab55810081000000817fab0081b181000081007fab5500b181000081817f005581b100', statistics: '0000333432000099ff0000ff330032ff0000ff8100ff000000ff0019001300ff000000ff0019ff1300ff000000ff0000ffff00000000000000ffff00' },
-    float32: { dtypeRange: '7f007f007f0000007f007f7f7f007f7f00007f7f007f7f00007f0000007f7f7f00007f7f00007f7f7f7f7f007f7f00007f7f7f007f007f0000007f00', statistics: '330032ff000000ff33003334320000b00000335e000000ff001f00ff000a000000ff001f00ff000a0000000000ff000000ff000000ff000000ff0000' },
+    uint16: {
+      dtypeRange: '0000000000002400300000ff000000552400300000ff000000552400000000ff000000550000300000ff000000552400300000000000000024003000',
+      statistics: '330033343500ff99ff0033ff330035ffff00ff8100ff000000ffff19001300ff000000ff0019ff1300ff000000ffff00ffff000000000000ffffff00',
+    },
+    uint32: {
+      dtypeRange: '0000000000002400000000ff000000552400000000ff000000552400000000ff000000550000000000ff000000552400000000000000000024000000',
+      statistics: '330033343500ff99ff0033ff330035ffff00ff8100ff000000ffff19001300ff000000ff0019ff1300ff000000ffff00ffff000000000000ffffff00',
+    },
+    int32: {
+      dtypeRange: '000081817f0055818100000081007fab550081810000818100ab55810081000000817fab00818181000081007fab55008181000081817f0055818100',
+      statistics: '0000333432000099ff0000ff330032ff0000ff8100ff000000ff0019001300ff000000ff0019ff1300ff000000ff0000ffff00000000000000ffff00',
+    },
+    int8: {
+      dtypeRange: '000080817f0055e4b90000ff80007faa5500b9cd00ff808100aa55e400cd00ff00817faa00e4b9cd00ff80007faa5500b9cd000080817f0055e4b900',
+      statistics: '00003334320007996d0000b43300325e07006d8100200000000a0019001300200000000a00190e1300ff000000ff0000ffff00000000000000ffff00',
+    },
+    int64: {
+      dtypeRange: '000081817f0055818100000081007fab550081810000818100ab55810081000000817fab00818181000081007fab55008181000081817f0055818100',
+      statistics: '0000333432000099ff0000ff330032ff0000ff8100ff000000ff0019001300ff000000ff0019ff1300ff000000ff0000ffff00000000000000ffff00',
+    },
+    float64: {
+      dtypeRange: '000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000',
+      statistics: '330032ff000000ff33003334320000b00000335e000000ff001f00ff000a000000ff001f00ff000a0000000000ff000000ff000000ff000000ff0000',
+    },
+    int16: {
+      dtypeRange: '000081817f005581b100000081007fab5500b1810000818100ab55810081000000817fab0081b181000081007fab5500b181000081817f005581b100',
+      statistics: '0000333432000099ff0000ff330032ff0000ff8100ff000000ff0019001300ff000000ff0019ff1300ff000000ff0000ffff00000000000000ffff00',
+    },
+    float32: {
+      dtypeRange: '7f007f007f0000007f007f7f7f007f7f00007f7f007f7f00007f0000007f7f7f00007f7f00007f7f7f7f7f007f7f00007f7f7f007f007f0000007f00',
+      statistics: '330032ff000000ff33003334320000b00000335e000000ff001f00ff000a000000ff001f00ff000a0000000000ff000000ff000000ff000000ff0000',
+    },
   };
   const RANGES: Record<string, [number, number]> = {
     uint16: [0, 65535],
     uint32: [0, 4294967295],
     int32: [-2147483648, 2147483647],
     int8: [-128, 127],
-    int64: [-9223372036854775808, 9223372036854775807],
+    int64: [-(2 ** 63), 2 ** 63], // the doubles nearest int64's bounds, -9223372036854775808 and 9223372036854775807
     float64: [-Number.MAX_VALUE, Number.MAX_VALUE],
     int16: [-32768, 32767],
     float32: [-3.4028234663852886e38, 3.4028234663852886e38],
@@ -174,7 +207,7 @@ describe('rescaleToUint8 against rio-tiler rescale_array with the 2-D mask', () 
     });
   }
 
-  it('falls back to each pixel\'s own mask for bands beyond the mask\'s rows (TiTiler fails there)', () => {
+  it("falls back to each pixel's own mask for bands beyond the mask's rows (TiTiler fails there)", () => {
     const one = Uint8Array.from([10, 20, 30, 40]);
     const mask = Uint8Array.from([255, 0, 255, 255]); // 4×1 image, 2 bands: band 2 has no mask row
     const out = rescaleToUint8([Uint16Array.from(one), Uint16Array.from(one)], 'uint16', mask, 4, 1, [[0, 40]], 'statistics');
@@ -202,7 +235,10 @@ describe('renderImage: format choice, mask and colormap', () => {
     const { channels, planes } = await decodePlanes(out.body);
     assert.equal(channels, 4);
     assert.deepEqual(planes.slice(0, 3), rgb);
-    assert.deepEqual(planes[3], Array.from({ length: 20 }, (_, i) => (i === 7 ? 0 : 255)));
+    assert.deepEqual(
+      planes[3],
+      Array.from({ length: 20 }, (_, i) => (i === 7 ? 0 : 255)),
+    );
 
     const noMask = await renderImage(image('uint8', rgb, masked), { returnMask: false });
     assert.equal(noMask.format, 'png');
@@ -228,7 +264,7 @@ describe('renderImage: format choice, mask and colormap', () => {
     assert.equal(out.mediaType, 'image/jpg');
   });
 
-  it('uses the colormap\'s bands and mask, and decides the format after it', async () => {
+  it("uses the colormap's bands and mask, and decides the format after it", async () => {
     const gray = image('float32', [Array.from({ length: 20 }, (_, i) => i / 2)], [Array<boolean>(20).fill(false)], {
       datasetStatistics: [[0, 1]],
     });
@@ -248,9 +284,18 @@ describe('renderImage: format choice, mask and colormap', () => {
     const { channels, planes } = await decodePlanes(out.body);
     assert.equal(channels, 4);
     // uint8 colormap output is written as is (the float statistics no longer apply)
-    assert.deepEqual(planes[0], Array.from({ length: 20 }, (_, i) => (i / 2) * 20));
-    assert.deepEqual(planes[1], Array.from({ length: 20 }, (_, i) => 255 - (i / 2) * 20));
-    assert.deepEqual(planes[3], Array.from({ length: 20 }, (_, i) => (i === 6 ? 0 : 255)));
+    assert.deepEqual(
+      planes[0],
+      Array.from({ length: 20 }, (_, i) => (i / 2) * 20),
+    );
+    assert.deepEqual(
+      planes[1],
+      Array.from({ length: 20 }, (_, i) => 255 - (i / 2) * 20),
+    );
+    assert.deepEqual(
+      planes[3],
+      Array.from({ length: 20 }, (_, i) => (i === 6 ? 0 : 255)),
+    );
   });
 });
 

@@ -42,9 +42,11 @@ describe('request logs', { timeout: 60_000 }, () => {
       .filter((l) => l.startsWith('{'))
       .map((l) => JSON.parse(l) as LogLine);
 
-  it('writes one line per request, with the caller\'s request id, and returns the id', async () => {
+  it("writes one line per request, with the caller's request id, and returns the id", async () => {
     const url = encodeURIComponent(`${files.url}/B01.tif`);
-    const res = await fetch(`${tessera.url}/cog/tiles/WebMercatorQuad/9/289/207.png?url=${url}&rescale=0,1000&access_token=hidden`, { headers: { 'X-Request-Id': 'trace-42.a' } });
+    const res = await fetch(`${tessera.url}/cog/tiles/WebMercatorQuad/9/289/207.png?url=${url}&rescale=0,1000&access_token=hidden`, {
+      headers: { 'X-Request-Id': 'trace-42.a' },
+    });
     await res.arrayBuffer();
     assert.equal(res.headers.get('x-request-id'), 'trace-42.a');
     await new Promise((r) => setTimeout(r, 200));

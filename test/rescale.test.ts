@@ -11,7 +11,9 @@ function image(dtype: DType, bands: number[][], masks?: number[][]): ImageData {
   const n = bands[0]!.length;
   const arrays = bands.map((values) => {
     const a = new ARRAY_OF[dtype](n);
-    values.forEach((v, i) => (a[i] = v));
+    values.forEach((v, i) => {
+      a[i] = v;
+    });
     return a;
   });
   const maskArrays = bands.map((_, b) => Uint8Array.from(masks?.[b] ?? new Array<number>(n).fill(255)));
@@ -51,10 +53,7 @@ describe('applyRescale', () => {
   it('computes float32 bands in float32 where numpy does', () => {
     // Each value gives a different byte than the same value as float64 would.
     assert.deepEqual(bytes(applyRescale(image('float32', [[0.3423529267311096]]), [[0.1, 0.7]])), [103]);
-    assert.deepEqual(
-      bytes(applyRescale(image('float32', [[1.3980392217636108, 1.429411768913269, 1.4796078205108643]]), [[0.3, 1.9]])),
-      [174, 179, 188],
-    );
+    assert.deepEqual(bytes(applyRescale(image('float32', [[1.3980392217636108, 1.429411768913269, 1.4796078205108643]]), [[0.3, 1.9]])), [174, 179, 188]);
     assert.deepEqual(bytes(applyRescale(image('float32', [[1093.22705078125, 1212.2882080078125]]), [[1000.1, 1300.7]])), [79, 180]);
     assert.deepEqual(bytes(applyRescale(image('float64', [[0.3423529267311096]]), [[0.1, 0.7]])), [102]);
   });
@@ -63,7 +62,7 @@ describe('applyRescale', () => {
     assert.deepEqual(bytes(applyRescale(image('float64', [[-Infinity, Infinity, NaN, 0.5]]), [[0, 1]])), [0, 255, 0, 127]);
   });
 
-  it('gives numpy\'s bytes for degenerate ranges', () => {
+  it("gives numpy's bytes for degenerate ranges", () => {
     // min == max: 0/0 = NaN → 0
     assert.deepEqual(bytes(applyRescale(image('uint8', [[0, 1, 2, 3]]), [[5, 5]])), [0, 0, 0, 0]);
     assert.deepEqual(bytes(applyRescale(image('float32', [[0, 1, 2, NaN]]), [[1, 1]])), [0, 0, 0, 0]);
@@ -74,7 +73,7 @@ describe('applyRescale', () => {
     assert.deepEqual(bytes(applyRescale(image('uint8', [[0, 100, 200, 255]]), [[0, NaN]])), [0, 0, 0, 0]);
   });
 
-  it('gives numpy\'s bytes for degenerate ranges over float64 bands (expression results)', () => {
+  it("gives numpy's bytes for degenerate ranges over float64 bands (expression results)", () => {
     // rio-tiler linear_rescale(...).astype('uint8') on float64 arrays
     assert.deepEqual(bytes(applyRescale(image('float64', [[0, 1, 2, NaN]]), [[1, 1]])), [0, 0, 0, 0]);
     assert.deepEqual(bytes(applyRescale(image('float64', [[0, 1, 2, 5]]), [[3, 1]])), [255, 255, 255, 255]);
@@ -98,20 +97,26 @@ describe('applyRescale', () => {
       [0, 200],
       [50, 100],
     ]);
-    assert.deepEqual(perBand.bands.map((b) => Array.from(b)), [
-      [0, 127, 255],
-      [0, 63, 127],
-      [0, 0, 255],
-    ]);
+    assert.deepEqual(
+      perBand.bands.map((b) => Array.from(b)),
+      [
+        [0, 127, 255],
+        [0, 63, 127],
+        [0, 0, 255],
+      ],
+    );
     const firstOnly = applyRescale(image('uint8', bands), [
       [0, 200],
       [0, 100],
     ]);
-    assert.deepEqual(firstOnly.bands.map((b) => Array.from(b)), [
-      [0, 63, 127],
-      [0, 63, 127],
-      [0, 63, 127],
-    ]);
+    assert.deepEqual(
+      firstOnly.bands.map((b) => Array.from(b)),
+      [
+        [0, 63, 127],
+        [0, 63, 127],
+        [0, 63, 127],
+      ],
+    );
   });
 
   it('leaves the image alone for an empty list (TiTiler skips the step)', () => {
@@ -123,8 +128,18 @@ describe('applyRescale', () => {
 describe('castToUint8 (numpy float → uint8 on x86-64)', () => {
   it('truncates and keeps the low byte within int32, else 0', () => {
     const cases: Array<[number, number]> = [
-      [NaN, 0], [Infinity, 0], [-Infinity, 0], [256, 0], [300.7, 44], [-1, 255],
-      [-0.5, 0], [1e10, 0], [-1e10, 0], [255.9, 255], [1e20, 0], [4294967301, 0],
+      [NaN, 0],
+      [Infinity, 0],
+      [-Infinity, 0],
+      [256, 0],
+      [300.7, 44],
+      [-1, 255],
+      [-0.5, 0],
+      [1e10, 0],
+      [-1e10, 0],
+      [255.9, 255],
+      [1e20, 0],
+      [4294967301, 0],
     ];
     for (const [x, want] of cases) assert.equal(castToUint8(x), want, `castToUint8(${x})`);
   });

@@ -228,7 +228,11 @@ describe('no loopback, private or link-local address unless opened', () => {
       await refused(tessera, `/stac/info?url=${q(url)}`, /127\.0\.0\.2.*loopback.*TESSERA_ALLOWED_NETWORKS/);
       await refused(tessera, `/mosaicjson/info?url=${q(url)}`, /loopback.*TESSERA_ALLOWED_NETWORKS/);
       files.put('/evil/literal.json', await itemWith(url.replace('item.json', 'B01.tif')));
-      await refused(tessera, `/stac/tiles/WebMercatorQuad/8/144/103.png?url=${q(`${files.url}/evil/literal.json`)}&assets=data`, /loopback.*TESSERA_ALLOWED_NETWORKS/);
+      await refused(
+        tessera,
+        `/stac/tiles/WebMercatorQuad/8/144/103.png?url=${q(`${files.url}/evil/literal.json`)}&assets=data`,
+        /loopback.*TESSERA_ALLOWED_NETWORKS/,
+      );
     }
     await refused(tessera, `/mosaicjson/tiles/WebMercatorQuad/7/37/45.png?url=${q(`${files.url}/evil/mosaic-loopback.json`)}`, /loopback/);
     assert.equal(trap.connections, 0);
@@ -253,14 +257,22 @@ describe('no loopback, private or link-local address unless opened', () => {
   });
 
   it('refuses a name that resolves to loopback, on the address it resolves to, without connecting', async () => {
-    const detail = await refused(closed, `/stac/info?url=${q(`http://localhost:${trapLocal.port}/item.json`)}`, /localhost.*loopback.*TESSERA_ALLOWED_NETWORKS/);
+    const detail = await refused(
+      closed,
+      `/stac/info?url=${q(`http://localhost:${trapLocal.port}/item.json`)}`,
+      /localhost.*loopback.*TESSERA_ALLOWED_NETWORKS/,
+    );
     assert.match(detail, /127\.0\.0\.1|::1/);
     assert.equal(trapLocal.connections, 0);
   });
 
   it('follows redirects only to allowed addresses, for documents and raster reads', async () => {
     await refused(tessera, `/stac/info?url=${q(`${redirectUrl}/hop1/item.json`)}`, /redirect.*127\.0\.0\.2.*loopback/);
-    await refused(tessera, `/stac/tiles/WebMercatorQuad/8/144/103.png?url=${q(`${files.url}/evil/redirected-asset.json`)}&assets=data`, /asset 'data'.*not allowed.*TESSERA_ALLOWED_NETWORKS/);
+    await refused(
+      tessera,
+      `/stac/tiles/WebMercatorQuad/8/144/103.png?url=${q(`${files.url}/evil/redirected-asset.json`)}&assets=data`,
+      /asset 'data'.*not allowed.*TESSERA_ALLOWED_NETWORKS/,
+    );
     await refused(tessera, `/stac/info?url=${q(`${files.url}/evil/odd-redirect.json`)}&assets=data`, /not allowed/);
     assert.equal(trap.connections, 0);
     // An allowed redirect still works.
@@ -388,13 +400,19 @@ describe('request bodies and parameters are bounded before work', () => {
 
   it('refuses bodies over 8 MiB with a 413 detail, and more vertices than it rasterises', async () => {
     const item = q(`${files.url}/item.json`);
-    const big = await post(`/stac/statistics?url=${item}&assets=B01`, JSON.stringify({ type: 'Feature', properties: { pad: 'x'.repeat(9 * 1024 * 1024) }, geometry: null }));
+    const big = await post(
+      `/stac/statistics?url=${item}&assets=B01`,
+      JSON.stringify({ type: 'Feature', properties: { pad: 'x'.repeat(9 * 1024 * 1024) }, geometry: null }),
+    );
     assert.equal(big.status, 413, big.text.slice(0, 200));
     assert.ok(big.detail.length > 0);
     const ring: number[][] = [];
     for (let i = 0; i < 210_000; i++) ring.push([23.8 + (i % 1000) / 1e4, 32 + Math.floor(i / 1000) / 1e4]);
     ring.push(ring[0]!);
-    const many = await post(`/stac/statistics?url=${item}&assets=B01`, JSON.stringify({ type: 'Feature', properties: {}, geometry: { type: 'Polygon', coordinates: [ring] } }));
+    const many = await post(
+      `/stac/statistics?url=${item}&assets=B01`,
+      JSON.stringify({ type: 'Feature', properties: {}, geometry: { type: 'Polygon', coordinates: [ring] } }),
+    );
     assert.equal(many.status, 400, many.text.slice(0, 200));
     assert.match(many.detail, /more than 200000 vertices/);
   });
@@ -406,11 +424,17 @@ describe('request bodies and parameters are bounded before work', () => {
     const cmap = await answer(tessera, `${tile}&colormap=${q(JSON.stringify(Array.from({ length: 4097 }, () => 0)))}`);
     assert.equal(cmap.status, 400, cmap.text.slice(0, 200));
     assert.match(cmap.detail, /at most 4096/);
-    const expression = await answer(tessera, `/stac/tiles/WebMercatorQuad/8/144/103.png?url=${item}&expression=${q(Array.from({ length: 600 }, () => 'B01_b1').join('+'))}`);
+    const expression = await answer(
+      tessera,
+      `/stac/tiles/WebMercatorQuad/8/144/103.png?url=${item}&expression=${q(Array.from({ length: 600 }, () => 'B01_b1').join('+'))}`,
+    );
     assert.equal(expression.status, 400, expression.text.slice(0, 200));
     assert.match(expression.detail, /too large|longer than/);
     // A legitimate long colormap (400 entries) fits in a URL; past 64 KiB the answer is a JSON 431.
-    const long = Array.from({ length: 400 }, (_, i) => [[i * 10, i * 10 + 10], [i % 256, 100, 200, 255]]);
+    const long = Array.from({ length: 400 }, (_, i) => [
+      [i * 10, i * 10 + 10],
+      [i % 256, 100, 200, 255],
+    ]);
     const ok = await answer(tessera, `${tile}&rescale=0,4000&colormap=${q(JSON.stringify(long))}`);
     assert.equal(ok.status, 200, ok.text.slice(0, 200));
   });

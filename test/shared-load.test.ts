@@ -26,11 +26,17 @@ describe('shared loads and clients that go away', () => {
     const budgets = new Budgets(1000);
     const table = new Map<string, Promise<string>>();
     const load = (): Promise<string> =>
-      sharedLoad(table, 'doc', () => budgets.shared(async () => {
-        await tick(50);
-        assert.equal(budgets.chargeCurrent(100), true, 'the load may still fetch');
-        return 'document';
-      }), { startAgain: (err) => budgets.startAgain(err) });
+      sharedLoad(
+        table,
+        'doc',
+        () =>
+          budgets.shared(async () => {
+            await tick(50);
+            assert.equal(budgets.chargeCurrent(100), true, 'the load may still fetch');
+            return 'document';
+          }),
+        { startAgain: (err) => budgets.startAgain(err) },
+      );
     let spentByA = (): number => -1;
     const a = asRequest(budgets, async (release) => {
       const started = load();
@@ -52,11 +58,17 @@ describe('shared loads and clients that go away', () => {
     const table = new Map<string, Promise<string>>();
     let starts = 0;
     const load = (): Promise<string> =>
-      sharedLoad(table, 'meta', () => budgets.shared(async () => {
-        starts++;
-        await tick(20);
-        return 'metadata';
-      }), { startAgain: (err) => budgets.startAgain(err) });
+      sharedLoad(
+        table,
+        'meta',
+        () =>
+          budgets.shared(async () => {
+            starts++;
+            await tick(20);
+            return 'metadata';
+          }),
+        { startAgain: (err) => budgets.startAgain(err) },
+      );
     const gone = asRequest(budgets, async (release) => {
       release();
       return load();

@@ -26,9 +26,7 @@ async function detail(res: Response): Promise<string> {
 /** The tile of `tmsId` at zoom `z` containing (lon, lat), through the grid's own math. */
 function tileAt(tmsId: string, lon: number, lat: number, z: number): { x: number; y: number } {
   const tms = getTms(tmsId)!;
-  const [px, py] = tms.srs === 'EPSG:3857'
-    ? [(lon * 20037508.342789244) / 180, Math.log(Math.tan(((90 + lat) * Math.PI) / 360)) * 6378137]
-    : [lon, lat];
+  const [px, py] = tms.srs === 'EPSG:3857' ? [(lon * 20037508.342789244) / 180, Math.log(Math.tan(((90 + lat) * Math.PI) / 360)) * 6378137] : [lon, lat];
   const t = tms.tileAt(px, py, z);
   return { x: t.x, y: t.y };
 }
@@ -62,13 +60,19 @@ describe('/stac image routes on the demo data', { timeout: 120_000 }, () => {
   // The demo item: bbox [7.956, 46.312, 8.360, 46.592], assets dem (float32, nodata) and rgb.
   const center = [8.15, 46.45] as const;
 
-  for (const [tmsId, z] of [['WebMercatorQuad', 12], ['WorldCRS84Quad', 11], ['EuropeanETRS89_LAEAQuad', 9]] as const) {
+  for (const [tmsId, z] of [
+    ['WebMercatorQuad', 12],
+    ['WorldCRS84Quad', 11],
+    ['EuropeanETRS89_LAEAQuad', 9],
+  ] as const) {
     it(`draws a demo terrain tile in ${tmsId}`, async () => {
       const { x, y } = tmsId === 'EuropeanETRS89_LAEAQuad' ? laeaTile(z) : tileAt(tmsId, center[0], center[1], z);
       const res = await server.get(`/stac/tiles/${tmsId}/${z}/${x}/${y}.png?url=${demoItem}&assets=dem&rescale=500,4000&colormap_name=terrain`);
       assert.equal(res.status, 200, await res.clone().text());
       assert.equal(res.headers.get('content-type'), 'image/png');
-      const { data, info } = await sharp(Buffer.from(await res.arrayBuffer())).raw().toBuffer({ resolveWithObject: true });
+      const { data, info } = await sharp(Buffer.from(await res.arrayBuffer()))
+        .raw()
+        .toBuffer({ resolveWithObject: true });
       assert.deepEqual([info.width, info.height, info.channels], [256, 256, 4]);
       let opaque = 0;
       const colours = new Set<number>();
@@ -116,11 +120,13 @@ describe('/stac image routes on the demo data', { timeout: 120_000 }, () => {
     t.after(() => listening.close());
     const url = `${listening.url}/stac/preview.npy?url=${demoItem}&assets=dem&width=2000&height=2000`;
     const plain = await new Promise<{ length: string | undefined; body: Buffer }>((resolve, reject) => {
-      http.get(url, { headers: { 'accept-encoding': 'identity' } }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ length: res.headers['content-length'], body: Buffer.concat(chunks) }));
-      }).on('error', reject);
+      http
+        .get(url, { headers: { 'accept-encoding': 'identity' } }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => resolve({ length: res.headers['content-length'], body: Buffer.concat(chunks) }));
+        })
+        .on('error', reject);
     });
     assert.ok(plain.body.length > 16 * 1024 * 1024, `${plain.body.length} bytes`);
     assert.equal(plain.length, String(plain.body.length));
@@ -142,7 +148,21 @@ describe('/stac image routes on the demo data', { timeout: 120_000 }, () => {
     const bm = await sharp(Buffer.from(await bbox.arrayBuffer())).metadata();
     assert.deepEqual([bm.width, bm.height], [200, 100]);
 
-    const triangle = { type: 'Feature', properties: {}, geometry: { type: 'Polygon', coordinates: [[[8.0, 46.35], [8.3, 46.35], [8.15, 46.55], [8.0, 46.35]]] } };
+    const triangle = {
+      type: 'Feature',
+      properties: {},
+      geometry: {
+        type: 'Polygon',
+        coordinates: [
+          [
+            [8.0, 46.35],
+            [8.3, 46.35],
+            [8.15, 46.55],
+            [8.0, 46.35],
+          ],
+        ],
+      },
+    };
     const feature = await server.request(`/stac/feature/100x100.npy?url=${demoItem}&assets=dem`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -210,7 +230,21 @@ describe('/stac image routes on the demo data', { timeout: 120_000 }, () => {
     it('feature: malformed JSON, a non-Feature, an open ring and a point are refused', async () => {
       assert.equal((await post('/stac/feature.png?url=ITEM&assets=B01', '{"type":')).status, 400);
       assert.equal((await post('/stac/feature.png?url=ITEM&assets=B01', '[1,2]')).status, 422);
-      const open = { type: 'Feature', properties: {}, geometry: { type: 'Polygon', coordinates: [[[23.6, 31.9], [23.9, 31.85], [24.0, 32.2], [23.7, 32.25]]] } };
+      const open = {
+        type: 'Feature',
+        properties: {},
+        geometry: {
+          type: 'Polygon',
+          coordinates: [
+            [
+              [23.6, 31.9],
+              [23.9, 31.85],
+              [24.0, 32.2],
+              [23.7, 32.25],
+            ],
+          ],
+        },
+      };
       const r1 = await post('/stac/feature.png?url=ITEM&assets=B01', JSON.stringify(open));
       assert.equal(r1.status, 422);
       assert.match(await detail(r1), /at least 4 positions|same position/);
@@ -257,7 +291,11 @@ describe('/stac image limits refuse work before reading', { timeout: 60_000 }, (
     const res = await server.get(`/stac/tiles/WebMercatorQuad/9/289/207.png?url=${item}&assets=B01&assets=B09`);
     assert.equal(res.status, 400);
     assert.match(await detail(res), /too large/);
-    assert.deepEqual(files.log.slice(before).filter((l) => l.includes('.tif')), [], 'no raster bytes were requested');
+    assert.deepEqual(
+      files.log.slice(before).filter((l) => l.includes('.tif')),
+      [],
+      'no raster bytes were requested',
+    );
   });
 
   it('a full-resolution read over the source cap is a 400; a decimated one is served', async () => {

@@ -15,16 +15,22 @@ let tessera: RunningTessera;
 let item: string;
 const q = (url: string): string => `url=${encodeURIComponent(url)}`;
 
-async function json(path: string, status = 200): Promise<any> {
+async function json<T = unknown>(path: string, status = 200): Promise<T> {
   const res = await tessera.get(path);
   const text = await res.text();
   assert.equal(res.status, status, `${path} → ${res.status} ${text}`);
   assert.match(res.headers.get('content-type') ?? '', /^application\/(geo\+)?json$/);
-  return JSON.parse(text);
+  return JSON.parse(text) as T;
 }
 
+/** The shapes of the JSON answers the tests read fields of. */
+type Failure = { detail: string };
+type Invalid = { detail: Array<{ type: string; loc: string[] }> };
+type B01Info = { B01: { width: number } };
+type TileJson = { tiles: string[]; minzoom: number; maxzoom: number; center: number[] };
+
 async function detail(path: string, status: number): Promise<string> {
-  const body = await json(path, status);
+  const body = await json<{ detail: unknown }>(path, status);
   assert.equal(typeof body.detail, 'string', JSON.stringify(body));
   return body.detail as string;
 }
@@ -62,20 +68,34 @@ describe('/stac/assets, /stac/bounds', () => {
   });
 
   it('resolves relative asset hrefs against the item URL', async () => {
-    const info = await json(`/stac/info?${q(`${files.url}/relative/item.json`)}`);
+    const info = await json<B01Info>(`/stac/info?${q(`${files.url}/relative/item.json`)}`);
     assert.equal(info.B01.width, 183);
   });
 });
 
 describe('/stac/info', () => {
-  it('reads every asset with rio-tiler\'s info fields, in order', async () => {
+  it("reads every asset with rio-tiler's info fields, in order", async () => {
     const res = await tessera.get(`/stac/info?${q(item)}`);
     const text = await res.text();
     const info = JSON.parse(text);
     assert.deepEqual(Object.keys(info), ['B01', 'B09']);
     assert.deepEqual(Object.keys(info.B01), [
-      'bounds', 'minzoom', 'maxzoom', 'band_metadata', 'band_descriptions', 'dtype', 'nodata_type', 'colorinterp',
-      'scales', 'offsets', 'driver', 'count', 'width', 'height', 'overviews', 'nodata_value',
+      'bounds',
+      'minzoom',
+      'maxzoom',
+      'band_metadata',
+      'band_descriptions',
+      'dtype',
+      'nodata_type',
+      'colorinterp',
+      'scales',
+      'offsets',
+      'driver',
+      'count',
+      'width',
+      'height',
+      'overviews',
+      'nodata_value',
     ]);
     assert.equal(info.B01.minzoom, 8);
     assert.equal(info.B01.maxzoom, 8);
@@ -83,13 +103,15 @@ describe('/stac/info', () => {
     assert.equal(info.B01.nodata_type, 'Nodata');
     assert.deepEqual(info.B01.overviews, [2, 4]);
     const expected = [23.106076243528157, 31.505173744374172, 24.296464503939948, 32.519334871696195];
-    info.B01.bounds.forEach((v: number, i: number) => assert.ok(Math.abs(v - expected[i]!) < 1e-9));
+    info.B01.bounds.forEach((v: number, i: number) => {
+      assert.ok(Math.abs(v - expected[i]!) < 1e-9);
+    });
     // Python floats stay floats on the wire
     assert.match(text, /"scales":\[1\.0\],"offsets":\[0\.0\]/);
     assert.match(text, /"nodata_value":0\.0/);
   });
 
-  it('selects assets and rejects unknown ones with TiTiler\'s 404', async () => {
+  it("selects assets and rejects unknown ones with TiTiler's 404", async () => {
     assert.deepEqual(Object.keys(await json(`/stac/info?${q(item)}&assets=B09`)), ['B09']);
     assert.equal(await detail(`/stac/info?${q(item)}&assets=B1111`, 404), "'B1111' is not valid, should be one of ['B01', 'B09']");
   });
@@ -97,9 +119,9 @@ describe('/stac/info', () => {
   it('answers info.geojson as a Feature of the item bbox', async () => {
     const res = await tessera.get(`/stac/info.geojson?${q(item)}&assets=B01`);
     assert.equal(res.headers.get('content-type'), 'application/geo+json');
-    const f = (await res.json()) as any;
+    const f = (await res.json()) as { type: string; geometry: { coordinates: number[][][] }; properties: Record<string, unknown> };
     assert.equal(f.type, 'Feature');
-    assert.deepEqual(f.geometry.coordinates[0][0], [23.293255090449595, 31.505183020453355]);
+    assert.deepEqual(f.geometry.coordinates[0]![0], [23.293255090449595, 31.505183020453355]);
     assert.deepEqual(Object.keys(f.properties), ['B01']);
   });
 
@@ -141,10 +163,10 @@ describe('bad input and upstream faults', () => {
   it('upstream raster faults: missing asset 404, a damaged (100-byte) TIFF 400, and the server keeps serving', async () => {
     const missing = await tessera.get(`/stac/info?${q(`${files.url}/missing/item.json`)}`);
     assert.equal(missing.status, 404, (await missing.clone().text()) + files.log.slice(-12).join('\n'));
-    assert.match(((await missing.json()) as any).detail, /not found/);
+    assert.match(((await missing.json()) as Failure).detail, /not found/);
     assert.match(await detail(`/stac/info?${q(`${files.url}/broken/item.json`)}&assets=B01`, 400), /asset 'B01'.*is a TIFF that GDAL could not open/);
     assert.deepEqual(await json('/healthz'), { ping: 'pong!' });
-    assert.equal((await json(`/stac/info?${q(item)}&assets=B01`)).B01.width, 183);
+    assert.equal((await json<B01Info>(`/stac/info?${q(item)}&assets=B01`)).B01.width, 183);
   });
 
   it('times out slow upstreams with a 504', async () => {
@@ -153,7 +175,7 @@ describe('bad input and upstream faults', () => {
     try {
       const res = await slow.get(`/stac/bounds?${q(`${files.url}/slow/item.json`)}`);
       assert.equal(res.status, 504);
-      assert.match(((await res.json()) as any).detail, /did not arrive within 200 ms/);
+      assert.match(((await res.json()) as Failure).detail, /did not arrive within 200 ms/);
     } finally {
       files.delayMs = 0;
       await slow.close();
@@ -162,8 +184,8 @@ describe('bad input and upstream faults', () => {
 });
 
 describe('/stac/{tileMatrixSetId}/tilejson.json', () => {
-  it('matches TiTiler\'s document and forwards the query form-encoded', async () => {
-    const tj = await json(`/stac/WebMercatorQuad/tilejson.json?${q(item)}&expression=B01_b1/B09_b1&rescale=0,1&colormap_name=viridis`);
+  it("matches TiTiler's document and forwards the query form-encoded", async () => {
+    const tj = await json<TileJson>(`/stac/WebMercatorQuad/tilejson.json?${q(item)}&expression=B01_b1/B09_b1&rescale=0,1&colormap_name=viridis`);
     assert.deepEqual(Object.keys(tj), ['tilejson', 'version', 'scheme', 'tiles', 'minzoom', 'maxzoom', 'bounds', 'center']);
     assert.equal(
       tj.tiles[0],
@@ -175,8 +197,8 @@ describe('/stac/{tileMatrixSetId}/tilejson.json', () => {
   });
 
   it('takes tile_format, tile_scale, minzoom and maxzoom (not forwarded)', async () => {
-    const tj = await json(`/stac/WorldCRS84Quad/tilejson.json?${q(item)}&assets=B01&tile_format=png&tile_scale=2&minzoom=5&maxzoom=10`);
-    assert.match(tj.tiles[0], /\/stac\/tiles\/WorldCRS84Quad\/\{z\}\/\{x\}\/\{y\}@2x\.png\?url=[^&]+&assets=B01$/);
+    const tj = await json<TileJson>(`/stac/WorldCRS84Quad/tilejson.json?${q(item)}&assets=B01&tile_format=png&tile_scale=2&minzoom=5&maxzoom=10`);
+    assert.match(tj.tiles[0]!, /\/stac\/tiles\/WorldCRS84Quad\/\{z\}\/\{x\}\/\{y\}@2x\.png\?url=[^&]+&assets=B01$/);
     assert.equal(tj.minzoom, 5);
     assert.equal(tj.center[2], 5);
   });
@@ -203,19 +225,19 @@ describe('/stac/{tileMatrixSetId}/tilejson.json', () => {
       ['maxzoom=31', 400, /between 0 and 30/],
     ];
     for (const [param, status, expected] of bad) {
-      const body = await json(`/stac/WebMercatorQuad/tilejson.json?${q(item)}&assets=B01&${param}`, status);
-      if (status === 422) assert.equal(body.detail[0].type, expected, param);
+      const body = await json<{ detail: unknown }>(`/stac/WebMercatorQuad/tilejson.json?${q(item)}&assets=B01&${param}`, status);
+      if (status === 422) assert.equal((body as Invalid).detail[0]!.type, expected, param);
       else if (typeof expected === 'string') assert.equal(body.detail, expected, param);
-      else assert.match(body.detail, expected, param);
+      else assert.match((body as Failure).detail, expected, param);
     }
     // pydantic's boolean spellings are accepted
     await json(`/stac/WebMercatorQuad/tilejson.json?${q(item)}&assets=B01&unscale=yes&return_mask=0`);
   });
 
   it('422 for an unknown TileMatrixSet', async () => {
-    const body = await json(`/stac/NotATms/tilejson.json?${q(item)}&assets=B01`, 422);
-    assert.equal(body.detail[0].type, 'literal_error');
-    assert.deepEqual(body.detail[0].loc, ['path', 'tileMatrixSetId']);
+    const body = await json<Invalid>(`/stac/NotATms/tilejson.json?${q(item)}&assets=B01`, 422);
+    assert.equal(body.detail[0]!.type, 'literal_error');
+    assert.deepEqual(body.detail[0]!.loc, ['path', 'tileMatrixSetId']);
   });
 });
 
@@ -227,14 +249,20 @@ describe('/stac/{tileMatrixSetId}/WMTSCapabilities.xml', () => {
     const xml = await res.text();
     assert.ok(xml.includes(`<ows:Title>${item}</ows:Title>`));
     assert.ok(xml.includes('<ows:Identifier>Dataset</ows:Identifier>'));
-    assert.ok(xml.includes(`template="${tessera.url}/stac/tiles/WebMercatorQuad/{TileMatrix}/{TileCol}/{TileRow}@1x.png?url=${encodeURIComponent(item)}&amp;assets=B01"`));
+    assert.ok(
+      xml.includes(
+        `template="${tessera.url}/stac/tiles/WebMercatorQuad/{TileMatrix}/{TileCol}/{TileRow}@1x.png?url=${encodeURIComponent(item)}&amp;assets=B01"`,
+      ),
+    );
     assert.ok(xml.includes('<ows:SupportedCRS>http://www.opengis.net/def/crs/EPSG/0/3857</ows:SupportedCRS>'));
     assert.equal(xml.match(/<TileMatrix>/g)?.length, 3);
     assert.ok(xml.includes('<ows:LowerCorner>23.293255090449595 31.505183020453355</ows:LowerCorner>'));
   });
 
   it('takes tile_format, tile_scale and use_epsg', async () => {
-    const xml = await (await tessera.get(`/stac/WGS1984Quad/WMTSCapabilities.xml?${q(item)}&assets=B01&tile_format=jpg&tile_scale=2&use_epsg=true&minzoom=0&maxzoom=1`)).text();
+    const xml = await (
+      await tessera.get(`/stac/WGS1984Quad/WMTSCapabilities.xml?${q(item)}&assets=B01&tile_format=jpg&tile_scale=2&use_epsg=true&minzoom=0&maxzoom=1`)
+    ).text();
     assert.ok(xml.includes('@2x.jpg?url='));
     assert.ok(xml.includes('format="image/jpg"'));
     assert.ok(xml.includes('<ows:SupportedCRS>EPSG:4326</ows:SupportedCRS>'));
@@ -245,7 +273,7 @@ describe('/stac/{tileMatrixSetId}/WMTSCapabilities.xml', () => {
 
 describe('/tileMatrixSets', () => {
   it('lists fourteen grids with item links', async () => {
-    const list = await json('/tileMatrixSets');
+    const list = await json<{ tileMatrixSets: Array<{ id: string }> }>('/tileMatrixSets');
     assert.equal(list.tileMatrixSets.length, 14);
     const wm = list.tileMatrixSets.find((t: { id: string }) => t.id === 'WebMercatorQuad');
     assert.deepEqual(wm, {
@@ -256,14 +284,14 @@ describe('/tileMatrixSets', () => {
   });
 
   it('serves TMS 1.0 documents and 422 for unknown ids', async () => {
-    const doc = await json('/tileMatrixSets/NZTM2000');
+    const doc = await json<{ type: string; identifier: string; supportedCRS: string; boundingBox: { lowerCorner: number[] } }>('/tileMatrixSets/NZTM2000');
     assert.equal(doc.type, 'TileMatrixSetType');
     assert.equal(doc.identifier, 'NZTM2000');
     assert.equal(doc.supportedCRS, 'http://www.opengis.net/def/crs/EPSG/0/2193');
     assert.deepEqual(doc.boundingBox.lowerCorner, [3087000, 274000]);
-    const cdb = await json('/tileMatrixSets/CDB1GlobalGrid');
+    const cdb = await json<{ tileMatrix: Array<Record<string, unknown>> }>('/tileMatrixSets/CDB1GlobalGrid');
     assert.ok(cdb.tileMatrix.some((m: Record<string, unknown>) => Array.isArray(m['variableMatrixWidths'])));
-    assert.equal((await json('/tileMatrixSets/Nope', 422)).detail[0].type, 'literal_error');
+    assert.equal((await json<Invalid>('/tileMatrixSets/Nope', 422)).detail[0]!.type, 'literal_error');
   });
 });
 
@@ -278,7 +306,7 @@ describe('global behaviour', () => {
   it('compresses JSON when asked', async () => {
     const res = await tessera.request(`/tileMatrixSets/WebMercatorQuad`, { headers: { 'accept-encoding': 'gzip' } });
     assert.equal(res.headers.get('content-encoding'), 'gzip');
-    assert.equal(((await res.json()) as any).identifier, 'WebMercatorQuad');
+    assert.equal(((await res.json()) as { identifier: string }).identifier, 'WebMercatorQuad');
   });
 
   it('answers CORS requests', async () => {

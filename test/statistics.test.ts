@@ -144,9 +144,7 @@ function statisticsText(c: StatisticsCase, inputs: Inputs = inputsOf(c), opts: S
 
 /** Strings kept, every number replaced by I (Python int) or F (Python float): keys, order, nulls and number kinds. */
 function shape(json: string): string {
-  return json.replace(/"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/g, (token) =>
-    token.startsWith('"') ? token : /[.eE]/.test(token) ? 'F' : 'I',
-  );
+  return json.replace(/"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/g, (token) => (token.startsWith('"') ? token : /[.eE]/.test(token) ? 'F' : 'I'));
 }
 
 /** Same structure, numbers within 1e-9 relative (absolute near zero), nulls where nulls are. */
@@ -159,7 +157,9 @@ function assertClose(actual: unknown, expected: unknown, path: string): void {
   } else if (Array.isArray(expected)) {
     assert.ok(Array.isArray(actual), `${path}: expected an array`);
     assert.equal((actual as unknown[]).length, expected.length, `${path}: length`);
-    expected.forEach((e, i) => assertClose((actual as unknown[])[i], e, `${path}[${i}]`));
+    expected.forEach((e, i) => {
+      assertClose((actual as unknown[])[i], e, `${path}[${i}]`);
+    });
   } else if (expected !== null && typeof expected === 'object') {
     assert.ok(actual !== null && typeof actual === 'object', `${path}: expected an object`);
     assert.deepEqual(Object.keys(actual as object), Object.keys(expected), `${path}: keys`);
@@ -193,7 +193,10 @@ describe('bandStatistics against rio-tiler 6.8 / TiTiler 0.18.10', () => {
   it('refuses more bins than float32 can separate (numpy: "Too many bins for data range")', () => {
     const band = Float32Array.from([1, 1.0000001]);
     const opts = parseStatisticsOptions({ histogram_bins: '100' });
-    assert.throws(() => bandStatistics(band, new Uint8Array([255, 255]), opts), (e: unknown) => e instanceof TesseraError && e.kind === 'BadRequest' && /Too many bins/.test(e.message));
+    assert.throws(
+      () => bandStatistics(band, new Uint8Array([255, 255]), opts),
+      (e: unknown) => e instanceof TesseraError && e.kind === 'BadRequest' && /Too many bins/.test(e.message),
+    );
   });
 
   it('computes a 1024×1024 float32 band with default options quickly', (t) => {
@@ -213,7 +216,11 @@ describe('bandStatistics against rio-tiler 6.8 / TiTiler 0.18.10', () => {
 describe('imageStatistics', () => {
   it('keys the bands by name in band order, each with its own mask', () => {
     const img: ImageData = {
-      width: 2, height: 2, dtype: 'int16', bounds: [0, 0, 1, 1], crs: 'EPSG:4326',
+      width: 2,
+      height: 2,
+      dtype: 'int16',
+      bounds: [0, 0, 1, 1],
+      crs: 'EPSG:4326',
       bands: [Int16Array.from([1, 2, 3, 4]), Int16Array.from([-5, 5, 5, 9])],
       masks: [Uint8Array.from([255, 255, 255, 0]), Uint8Array.from([255, 255, 255, 255])],
       bandNames: ['B09_b1', 'B01_b1'],
@@ -247,7 +254,11 @@ describe('sortValues (radix and counting sorts by dtype)', () => {
   for (const [dtype, draw] of Object.entries(draws)) {
     it(`orders ${dtype} values as the built-in numeric sort does`, () => {
       const values = new Float64Array(5000).map(draw);
-      if (dtype.startsWith('float')) values.set([-0, 0, -0, Infinity, -Infinity, dtype === 'float32' ? 3.4028234663852886e38 : Number.MAX_VALUE, dtype === 'float32' ? Math.fround(1e-45) : 5e-324], 10);
+      if (dtype.startsWith('float'))
+        values.set(
+          [-0, 0, -0, Infinity, -Infinity, dtype === 'float32' ? 3.4028234663852886e38 : Number.MAX_VALUE, dtype === 'float32' ? Math.fround(1e-45) : 5e-324],
+          10,
+        );
       else values.set([0, 0], 10);
       const expected = Float64Array.from(values).sort();
       sortValues(values, dtype as DType);
@@ -260,8 +271,15 @@ describe('sortValues (radix and counting sorts by dtype)', () => {
 describe('pairwise summation', () => {
   // numpy float64 sums (repr) of (u - 0.3) * 1e6 for the first n draws of mulberry32(123).
   const expected: Array<[number, string]> = [
-    [0, '0.0'], [5, '568264.2676401883'], [8, '2294392.289966345'], [9, '2778684.577392414'], [127, '22203631.343180314'],
-    [128, '22233723.228471354'], [129, '22718796.07667215'], [1000, '201256376.40524656'], [100003, '20107364032.049805'],
+    [0, '0.0'],
+    [5, '568264.2676401883'],
+    [8, '2294392.289966345'],
+    [9, '2778684.577392414'],
+    [127, '22203631.343180314'],
+    [128, '22233723.228471354'],
+    [129, '22718796.07667215'],
+    [1000, '201256376.40524656'],
+    [100003, '20107364032.049805'],
   ];
   for (const [n, text] of expected) {
     it(`matches numpy bit for bit over ${n} values`, () => {
@@ -276,17 +294,36 @@ describe('pairwise summation', () => {
 describe('numpy casts and Python rounding', () => {
   it('casts categories to the band dtype as numpy astype does (values observed with numpy 2.4.6 on x86-64)', () => {
     const cases: Array<[number, DType, number]> = [
-      [-1, 'uint8', 255], [300, 'uint8', 44], [2.7, 'uint8', 2], [70000, 'int16', 4464], [-2.7, 'int16', -2], [1e20, 'int16', 0],
-      [3e9, 'int16', 0], [5e9, 'int32', -2147483648], [-1, 'uint32', 4294967295], [-3e9, 'uint32', 1294967296],
-      [3e9, 'int64', 3000000000], [0.1, 'float32', 0.10000000149011612], [0.1, 'float64', 0.1],
+      [-1, 'uint8', 255],
+      [300, 'uint8', 44],
+      [2.7, 'uint8', 2],
+      [70000, 'int16', 4464],
+      [-2.7, 'int16', -2],
+      [1e20, 'int16', 0],
+      [3e9, 'int16', 0],
+      [5e9, 'int32', -2147483648],
+      [-1, 'uint32', 4294967295],
+      [-3e9, 'uint32', 1294967296],
+      [3e9, 'int64', 3000000000],
+      [0.1, 'float32', 0.10000000149011612],
+      [0.1, 'float64', 0.1],
     ];
     for (const [x, dtype, want] of cases) assert.equal(castToDtype(x, dtype), want, `${x} as ${dtype}`);
   });
 
   it('rounds valid_percent like Python round(x, 2) (exact halves to even)', () => {
     const cases: Array<[number, number]> = [
-      [12.125, 12.12], [0.375, 0.38], [0.125, 0.12], [56.666666666666664, 56.67], [93.58, 93.58], [99.995, 100], [100, 100],
-      [87.5, 87.5], [0.625, 0.62], [33.33333333333333, 33.33], [1.005, 1],
+      [12.125, 12.12],
+      [0.375, 0.38],
+      [0.125, 0.12],
+      [56.666666666666664, 56.67],
+      [93.58, 93.58],
+      [99.995, 100],
+      [100, 100],
+      [87.5, 87.5],
+      [0.625, 0.62],
+      [33.33333333333333, 33.33],
+      [1.005, 1],
     ];
     for (const [x, want] of cases) assert.equal(roundHalfEven2(x), want, String(x));
   });
@@ -294,7 +331,11 @@ describe('numpy casts and Python rounding', () => {
 
 describe('parseStatisticsOptions (TiTiler StatisticsParams + HistogramParams)', () => {
   const bad = (query: Record<string, unknown>, pattern: RegExp): void => {
-    assert.throws(() => parseStatisticsOptions(query), (e: unknown) => e instanceof TesseraError && e.kind === 'BadRequest' && pattern.test(e.message), JSON.stringify(query));
+    assert.throws(
+      () => parseStatisticsOptions(query),
+      (e: unknown) => e instanceof TesseraError && e.kind === 'BadRequest' && pattern.test(e.message),
+      JSON.stringify(query),
+    );
   };
 
   it('defaults: numeric, p=[2, 98], 10 bins, no range, no categories', () => {

@@ -78,7 +78,10 @@ describe('TIFF layout', () => {
     assert.deepEqual([main!.width, main!.height, main!.subfileType], [1098, 1098, 0]);
     assert.ok(main!.offset < 300);
     const overviews = rest.filter((d) => (d.subfileType & 1) === 1 && (d.subfileType & 4) === 0);
-    assert.deepEqual(overviews.map((d) => d.width), [549, 275, 138, 69, 35]);
+    assert.deepEqual(
+      overviews.map((d) => d.width),
+      [549, 275, 138, 69, 35],
+    );
     const lastIfd = Math.max(...layout.directories.map((d) => d.offset));
     for (const d of layout.directories) assert.ok(d.firstBlockOffset > lastIfd, 'IFDs before data');
     assert.ok(source.bytesRead() < 64 * 1024, `the layout of a COG is in its first pages (${source.bytesRead()} bytes read)`);
@@ -107,7 +110,20 @@ describe('TIFF layout', () => {
     assert.match(await refusal(pastEnd), /past the end of the file/);
     // A strip offsets array of 4 Mi entries, all zero, out of line: scanning it needs 16 MiB.
     const big = Buffer.alloc(20 * 1024 * 1024);
-    Buffer.from(tiff([{ at: 8, entries: [[256, 4, 1, 1], [257, 4, 1, 4 * 1024 * 1024], [273, 4, 4 * 1024 * 1024, 4096], [278, 4, 1, 1]], next: 0 }])).copy(big);
+    Buffer.from(
+      tiff([
+        {
+          at: 8,
+          entries: [
+            [256, 4, 1, 1],
+            [257, 4, 1, 4 * 1024 * 1024],
+            [273, 4, 4 * 1024 * 1024, 4096],
+            [278, 4, 1, 1],
+          ],
+          next: 0,
+        },
+      ]),
+    ).copy(big);
     assert.match(await refusal(big, { maxBytes: 1024 * 1024, maxDirectories: 8 }), /more than 1048576 bytes/);
   });
 

@@ -15,7 +15,10 @@ import { REDIS_SERVER, startRedis, type Running } from './helpers/deploy.js';
 import { tileKey } from '../src/api/tile-cache.js';
 import { TileStore } from '../src/cache/tile-store.js';
 
-describe('tile cache shared through Redis by two replicas', { timeout: 120_000, skip: existsSync(REDIS_SERVER) ? false : `${REDIS_SERVER} is not installed (make install installs it)` }, () => {
+describe('tile cache shared through Redis by two replicas', {
+  timeout: 120_000,
+  skip: existsSync(REDIS_SERVER) ? false : `${REDIS_SERVER} is not installed (make install installs it)`,
+}, () => {
   let files: FileServer;
   let redis: Running;
   let a: Service;
@@ -83,7 +86,19 @@ describe('tile cache shared through Redis by two replicas', { timeout: 120_000, 
     assert.equal(made.cache, 'miss');
     await new Promise((r) => setTimeout(r, 200));
     const shared = await tile(b, 290);
-    assert.equal(shared.cache, 'hit', `shared again; replica logs: ${[a, b].map((s) => s.outputTail().split('\n').filter((l) => l.includes('tile cache')).join(' | ')).join(' || ')}`);
+    assert.equal(
+      shared.cache,
+      'hit',
+      `shared again; replica logs: ${[a, b]
+        .map((s) =>
+          s
+            .outputTail()
+            .split('\n')
+            .filter((l) => l.includes('tile cache'))
+            .join(' | '),
+        )
+        .join(' || ')}`,
+    );
   });
 });
 

@@ -7,11 +7,22 @@ import { srsFrom } from '../src/gdal/crs.js';
 const close = (a: number, b: number, rel = 1e-12): boolean => Math.abs(a - b) <= rel * Math.max(1, Math.abs(a), Math.abs(b));
 
 describe('TileMatrixSet registry', () => {
-  it('serves TiTiler 0.18.10\'s thirteen grids plus NZTM2000', () => {
+  it("serves TiTiler 0.18.10's thirteen grids plus NZTM2000", () => {
     assert.deepEqual(tmsIds, [
-      'CDB1GlobalGrid', 'CanadianNAD83_LCC', 'EuropeanETRS89_LAEAQuad', 'GNOSISGlobalGrid', 'LINZAntarticaMapTilegrid',
-      'NZTM2000', 'NZTM2000Quad', 'UPSAntarcticWGS84Quad', 'UPSArcticWGS84Quad', 'UTM31WGS84Quad', 'WGS1984Quad',
-      'WebMercatorQuad', 'WorldCRS84Quad', 'WorldMercatorWGS84Quad',
+      'CDB1GlobalGrid',
+      'CanadianNAD83_LCC',
+      'EuropeanETRS89_LAEAQuad',
+      'GNOSISGlobalGrid',
+      'LINZAntarticaMapTilegrid',
+      'NZTM2000',
+      'NZTM2000Quad',
+      'UPSAntarcticWGS84Quad',
+      'UPSArcticWGS84Quad',
+      'UTM31WGS84Quad',
+      'WGS1984Quad',
+      'WebMercatorQuad',
+      'WorldCRS84Quad',
+      'WorldMercatorWGS84Quad',
     ]);
   });
 });
@@ -52,13 +63,28 @@ describe('WebMercatorQuad math', () => {
   });
 
   it('gives the TMS 1.0 document of the spec', () => {
-    const doc = tmsDocumentV1(tms) as { type: string; identifier: string; supportedCRS: string; boundingBox: { lowerCorner: number[] }; tileMatrix: Array<Record<string, unknown>> };
+    const doc = tmsDocumentV1(tms) as {
+      type: string;
+      identifier: string;
+      supportedCRS: string;
+      boundingBox: { lowerCorner: number[] };
+      tileMatrix: Array<Record<string, unknown>>;
+    };
     assert.equal(doc.type, 'TileMatrixSetType');
     assert.equal(doc.identifier, 'WebMercatorQuad');
     assert.equal(doc.supportedCRS, 'http://www.opengis.net/def/crs/EPSG/0/3857');
     assert.ok(close(doc.boundingBox.lowerCorner[0]!, -E));
     assert.equal(doc.tileMatrix.length, 25);
-    assert.deepEqual(Object.keys(doc.tileMatrix[0]!), ['type', 'identifier', 'scaleDenominator', 'topLeftCorner', 'tileWidth', 'tileHeight', 'matrixWidth', 'matrixHeight']);
+    assert.deepEqual(Object.keys(doc.tileMatrix[0]!), [
+      'type',
+      'identifier',
+      'scaleDenominator',
+      'topLeftCorner',
+      'tileWidth',
+      'tileHeight',
+      'matrixWidth',
+      'matrixHeight',
+    ]);
     assert.ok(close(doc.tileMatrix[0]!['scaleDenominator'] as number, 559082264.0287178, 1e-9));
   });
 });
@@ -101,7 +127,18 @@ describe('TMS 1.0 documents describe the tiles served', () => {
   it('every grid, at its first, a middle and its deepest zoom: a TMS 1.0 reader finds each tile within 0.01 px', () => {
     for (const id of tmsIds) {
       const tms = getTms(id)!;
-      const doc = tmsDocumentV1(tms) as { supportedCRS: string; tileMatrix: Array<{ identifier: string; scaleDenominator: number; topLeftCorner: [number, number]; tileWidth: number; tileHeight: number; matrixWidth: number; matrixHeight: number }> };
+      const doc = tmsDocumentV1(tms) as {
+        supportedCRS: string;
+        tileMatrix: Array<{
+          identifier: string;
+          scaleDenominator: number;
+          topLeftCorner: [number, number];
+          tileWidth: number;
+          tileHeight: number;
+          matrixWidth: number;
+          matrixHeight: number;
+        }>;
+      };
       const mpu = metersPerUnit(doc.supportedCRS);
       const levels = doc.tileMatrix;
       for (const m of [levels[0]!, levels[Math.floor(levels.length / 2)]!, levels.at(-1)!]) {
@@ -112,7 +149,15 @@ describe('TMS 1.0 documents describe the tiles served', () => {
         // Rows of coalesced tiles (variableMatrixWidths, near the poles) are wider: sample the middle row there.
         const coalesced = (m as { variableMatrixWidths?: unknown[] }).variableMatrixWidths !== undefined;
         const midY = Math.floor(m.matrixHeight / 2);
-        const corners: Array<[number, number]> = coalesced ? [[0, midY], [m.matrixWidth - 1, midY]] : [[0, 0], [m.matrixWidth - 1, m.matrixHeight - 1]];
+        const corners: Array<[number, number]> = coalesced
+          ? [
+              [0, midY],
+              [m.matrixWidth - 1, midY],
+            ]
+          : [
+              [0, 0],
+              [m.matrixWidth - 1, m.matrixHeight - 1],
+            ];
         for (const [x, y] of [...corners, [Math.floor(m.matrixWidth / 3), midY]] as const) {
           const served = tms.xyBounds({ x, y, z });
           const left = ox + x * m.tileWidth * cell;

@@ -35,7 +35,12 @@ describe('URL policy', () => {
   });
 
   it('restricts hosts with allow and deny lists', () => {
-    const p = new UrlPolicy({ allowedLocalRoots: [], allowedHosts: ['*.example.com', '127.0.0.1'], deniedHosts: ['bad.example.com'], allowedNetworks: ['127.0.0.1/32'] });
+    const p = new UrlPolicy({
+      allowedLocalRoots: [],
+      allowedHosts: ['*.example.com', '127.0.0.1'],
+      deniedHosts: ['bad.example.com'],
+      allowedNetworks: ['127.0.0.1/32'],
+    });
     assert.ok(p.resolve('https://data.example.com/a.tif'));
     assert.ok(p.resolve('http://127.0.0.1:9000/a.tif'));
     refused(() => p.resolve('https://bad.example.com/a.tif'), /denied/);
@@ -43,7 +48,15 @@ describe('URL policy', () => {
   });
 
   it('refuses IP literals of non-public networks in any notation, unless TESSERA_ALLOWED_NETWORKS opens them', () => {
-    for (const url of ['http://127.0.0.1/a', 'http://2130706433/a', 'http://0x7f.1/a', 'http://127.1/a', 'http://0177.0.0.1/a', 'http://[::ffff:127.0.0.1]/a', 'http://[::1]/a']) {
+    for (const url of [
+      'http://127.0.0.1/a',
+      'http://2130706433/a',
+      'http://0x7f.1/a',
+      'http://127.1/a',
+      'http://0177.0.0.1/a',
+      'http://[::ffff:127.0.0.1]/a',
+      'http://[::1]/a',
+    ]) {
       refused(() => open.resolve(url), /loopback.*TESSERA_ALLOWED_NETWORKS/);
     }
     refused(() => open.resolve('http://169.254.169.254/latest/meta-data/'), /linkLocal/);

@@ -38,7 +38,12 @@ function indexRaster(width: number, height: number, gt: GeoTransform6, crs: stri
 
 /** The source offset gdalwarp takes for each output pixel (-1 where it writes nothing). */
 function gdalwarpPicks(src: gdal.Dataset, dstCrs: string, te: number[], width: number, height: number): Int32Array {
-  const out = gdal.warp('/vsimem/warp-nearest-test.mem', null, [src], ['-of', 'MEM', '-t_srs', dstCrs, '-r', 'near', '-te', ...te.map(String), '-ts', String(width), String(height), '-dstnodata', '-1']);
+  const out = gdal.warp(
+    '/vsimem/warp-nearest-test.mem',
+    null,
+    [src],
+    ['-of', 'MEM', '-t_srs', dstCrs, '-r', 'near', '-te', ...te.map(String), '-ts', String(width), String(height), '-dstnodata', '-1'],
+  );
   const cols = out.bands.get(1).pixels.read(0, 0, width, height) as Float64Array;
   const rows = out.bands.get(2).pixels.read(0, 0, width, height) as Float64Array;
   out.close();
@@ -46,10 +51,28 @@ function gdalwarpPicks(src: gdal.Dataset, dstCrs: string, te: number[], width: n
   return Int32Array.from(cols, (c, i) => (c < 0 ? -1 : rows[i]! * sw + c));
 }
 
-function jsPicks(srcGt: GeoTransform6, srcCrs: string, sw: number, sh: number, dstCrs: string, te: number[], width: number, height: number, validity?: Uint8Array, memo?: TransformMemo): Int32Array {
+function jsPicks(
+  srcGt: GeoTransform6,
+  srcCrs: string,
+  sw: number,
+  sh: number,
+  dstCrs: string,
+  te: number[],
+  width: number,
+  height: number,
+  validity?: Uint8Array,
+  memo?: TransformMemo,
+): Int32Array {
   const ct = transformerBetween(srsFrom(dstCrs), srsFrom(srcCrs))!;
   const dstGt: GeoTransform6 = [te[0]!, (te[2]! - te[0]!) / width, 0, te[3]!, 0, -((te[3]! - te[1]!) / height)];
-  return nearestIndex({ transform: { dstGt, ct, srcInv: invGeoTransform(srcGt)!, ...(memo ? { memo } : {}) }, srcWidth: sw, srcHeight: sh, width, height, ...(validity ? { validity } : {}) })!;
+  return nearestIndex({
+    transform: { dstGt, ct, srcInv: invGeoTransform(srcGt)!, ...(memo ? { memo } : {}) },
+    srcWidth: sw,
+    srcHeight: sh,
+    width,
+    height,
+    ...(validity ? { validity } : {}),
+  })!;
 }
 
 /** Elements that differ (NaN equals NaN); a length mismatch counts as all. */
@@ -96,12 +119,23 @@ describe('nearest warp: the pixels gdalwarp picks', () => {
           const fr = onEdge ? 0.5 : 0.25 + 0.5 * random();
           const half = onEdge ? 0.15 * c.size : (0.01 + 0.2 * random()) * c.size;
           const te = boxAround(c.gt, c.crs, c.size, c.size, c.dst, fc, fr, half);
-          const [w, h] = ([[256, 256], [300, 200], [5, 5], [1024, 64]] as const)[k % 4]!;
+          const [w, h] = (
+            [
+              [256, 256],
+              [300, 200],
+              [5, 5],
+              [1024, 64],
+            ] as const
+          )[k % 4]!;
           const expected = gdalwarpPicks(src, c.dst, te, w, h);
           const actual = jsPicks(c.gt, c.crs, c.size, c.size, c.dst, te, w, h);
           assert.equal(differences(actual, expected), 0, `box ${k} (${w}×${h}) ${te.join(',')}`);
           compared += expected.length;
-          if (onEdge && c.crs !== 'EPSG:4326') assert.ok(expected.some((v) => v === -1) && expected.some((v) => v >= 0), `edge box ${k}: pixels on and off the raster (${expected.filter((v) => v === -1).length} off)`);
+          if (onEdge && c.crs !== 'EPSG:4326')
+            assert.ok(
+              expected.some((v) => v === -1) && expected.some((v) => v >= 0),
+              `edge box ${k}: pixels on and off the raster (${expected.filter((v) => v === -1).length} off)`,
+            );
         }
       } finally {
         src.close();
@@ -115,11 +149,24 @@ describe('nearest warp: the pixels gdalwarp picks', () => {
       const src = indexRaster(c.size, c.size, c.gt, c.crs);
       let chunked = 0;
       try {
-        const corners: Array<[number, number]> = [[0, 0], [1, 0], [0, 1], [1, 1], [0, 0.5], [0.5, 1]];
+        const corners: Array<[number, number]> = [
+          [0, 0],
+          [1, 0],
+          [0, 1],
+          [1, 1],
+          [0, 0.5],
+          [0.5, 1],
+        ];
         corners.forEach(([fc, fr], k) => {
           for (const half of [0.08, 0.2]) {
             const te = boxAround(c.gt, c.crs, c.size, c.size, c.dst, fc, fr, half * c.size);
-            const [w, h] = ([[256, 256], [512, 256], [300, 180]] as const)[k % 3]!;
+            const [w, h] = (
+              [
+                [256, 256],
+                [512, 256],
+                [300, 180],
+              ] as const
+            )[k % 3]!;
             const expected = gdalwarpPicks(src, c.dst, te, w, h);
             const actual = jsPicks(c.gt, c.crs, c.size, c.size, c.dst, te, w, h);
             assert.equal(differences(actual, expected), 0, `corner ${fc},${fr} half ${half} (${w}×${h})`);
@@ -150,7 +197,10 @@ describe('nearest warp: the pixels gdalwarp picks', () => {
       [x0 + size * res, res, 0, y0, 0, -res],
     ];
     const memo = new TransformMemo();
-    for (const [w, h] of [[256, 256], [300, 180]] as const) {
+    for (const [w, h] of [
+      [256, 256],
+      [300, 180],
+    ] as const) {
       const te = boxAround(gts[3]!, 'EPSG:32631', size, size, 'EPSG:3857', 0, 0, 90);
       gts.forEach((gt, k) => {
         const src = indexRaster(size, size, gt, 'EPSG:32631');
@@ -210,7 +260,10 @@ describe('TransformMemo: remembered transformations are the ones PROJ gives', ()
     xs.copyWithin(400, 0, 30);
     ys.copyWithin(400, 0, 30);
     const expected = direct(ct, xs, ys);
-    assert.ok(expected.ok.some((v) => v === 0), 'some points fail');
+    assert.ok(
+      expected.ok.some((v) => v === 0),
+      'some points fail',
+    );
     const memo = new TransformMemo();
     for (const pass of [1, 2]) {
       const got = { xs: xs.slice(), ys: ys.slice(), ok: new Uint8Array(n).fill(7) };
@@ -218,7 +271,10 @@ describe('TransformMemo: remembered transformations are the ones PROJ gives', ()
       memo.transform(ct, got.xs, got.ys, got.ok, 0, 300);
       memo.transform(ct, got.xs, got.ys, got.ok, 300, n - 300);
       for (let i = 0; i < n; i++) {
-        assert.ok(Object.is(got.xs[i], expected.xs[i]) && Object.is(got.ys[i], expected.ys[i]), `pass ${pass} point ${i}: ${got.xs[i]},${got.ys[i]} against ${expected.xs[i]},${expected.ys[i]}`);
+        assert.ok(
+          Object.is(got.xs[i], expected.xs[i]) && Object.is(got.ys[i], expected.ys[i]),
+          `pass ${pass} point ${i}: ${got.xs[i]},${got.ys[i]} against ${expected.xs[i]},${expected.ys[i]}`,
+        );
         assert.equal(got.ok[i], expected.ok[i], `pass ${pass} point ${i} ok`);
       }
     }

@@ -96,7 +96,11 @@ export async function buildApp(services: Services, opts: { logger?: boolean | ob
   let inFlight = 0;
   app.addHook('onRequest', async (request, reply) => {
     if (inFlight >= settings.maxInFlight && !request.url.startsWith('/healthz') && !request.url.startsWith('/readyz')) {
-      return reply.code(503).header('retry-after', '1').type('application/json').send(pyDumps({ detail: `Server busy: ${inFlight} requests in flight (TESSERA_MAX_QUEUE); retry shortly` }));
+      return reply
+        .code(503)
+        .header('retry-after', '1')
+        .type('application/json')
+        .send(pyDumps({ detail: `Server busy: ${inFlight} requests in flight (TESSERA_MAX_QUEUE); retry shortly` }));
     }
     inFlight++;
     reply.raw.once('close', () => inFlight--);
@@ -164,7 +168,10 @@ export async function buildApp(services: Services, opts: { logger?: boolean | ob
     const timer = setTimeout(() => {
       if (!reply.sent) {
         request.log.warn('request deadline passed');
-        reply.code(504).type('application/json').send(pyDumps({ detail: `Request did not complete within ${settings.requestTimeoutMs} ms` }));
+        reply
+          .code(504)
+          .type('application/json')
+          .send(pyDumps({ detail: `Request did not complete within ${settings.requestTimeoutMs} ms` }));
       }
     }, settings.requestTimeoutMs);
     timer.unref();
@@ -202,7 +209,8 @@ export async function buildApp(services: Services, opts: { logger?: boolean | ob
     const method = request.method;
     if (method !== 'GET' && method !== 'HEAD') return payload;
     if (reply.statusCode >= 400) reply.header('cache-control', 'no-store');
-    else if (!request.url.startsWith('/healthz') && !reply.hasHeader('cache-control') && settings.cacheControl) reply.header('cache-control', settings.cacheControl);
+    else if (!request.url.startsWith('/healthz') && !reply.hasHeader('cache-control') && settings.cacheControl)
+      reply.header('cache-control', settings.cacheControl);
     return payload;
   });
 
@@ -210,8 +218,15 @@ export async function buildApp(services: Services, opts: { logger?: boolean | ob
   // Ready: serving and not draining (server.ts sets draining on SIGTERM, before it closes).
   app.get('/readyz', { schema: { summary: 'Readiness: 200 while serving, 503 while shutting down' } }, async (_request, reply) =>
     app.draining
-      ? reply.code(503).type('application/json').header('cache-control', 'no-store').send(pyDumps({ detail: 'Shutting down' }))
-      : reply.type('application/json').header('cache-control', 'no-store').send(pyDumps({ ready: true })),
+      ? reply
+          .code(503)
+          .type('application/json')
+          .header('cache-control', 'no-store')
+          .send(pyDumps({ detail: 'Shutting down' }))
+      : reply
+          .type('application/json')
+          .header('cache-control', 'no-store')
+          .send(pyDumps({ ready: true })),
   );
   app.get('/api', { schema: { hide: true } }, async () => completedApi(app.swagger() as unknown as Record<string, unknown>));
 
@@ -248,10 +263,17 @@ function requireAccessToken(app: FastifyInstance, token: string): void {
   app.addHook('onRequest', async (request, reply) => {
     if (request.method === 'OPTIONS' || OPEN_PATHS.test(request.url)) return;
     const given = new URL(request.url, 'http://x').searchParams.get('access_token');
-    if (!given) return reply.code(401).type('application/json').send(pyDumps({ detail: 'Missing `access_token`' }));
+    if (!given)
+      return reply
+        .code(401)
+        .type('application/json')
+        .send(pyDumps({ detail: 'Missing `access_token`' }));
     const offered = Buffer.from(given, 'utf8');
     if (offered.length !== expected.length || !timingSafeEqual(offered, expected)) {
-      return reply.code(401).type('application/json').send(pyDumps({ detail: 'Invalid `access_token`' }));
+      return reply
+        .code(401)
+        .type('application/json')
+        .send(pyDumps({ detail: 'Invalid `access_token`' }));
     }
   });
 }

@@ -141,7 +141,10 @@ function send(reply: FastifyReply, status: number, body: unknown): void {
     reply.code(204).send();
     return;
   }
-  reply.code(status).type('application/json').send(Buffer.from(pyDumps(body), 'utf8'));
+  reply
+    .code(status)
+    .type('application/json')
+    .send(Buffer.from(pyDumps(body), 'utf8'));
 }
 
 /** Largest request line plus headers the HTTP server reads. */
@@ -163,7 +166,9 @@ export function answerClientError(err: Error & { code?: string }, socket: Duplex
         ? [408, 'Request Timeout', 'The request did not arrive in time']
         : [400, 'Bad Request', 'Malformed HTTP request'];
   const body = pyDumps({ detail });
-  socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }
 
 export function installErrorHandling(app: FastifyInstance): void {

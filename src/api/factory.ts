@@ -167,7 +167,11 @@ export function readerRoutes<L>(services: Services, family: ReaderFamily<L>) {
     const tileParams = { type: 'object', properties: { z: { type: 'string' }, x: { type: 'string' }, last: { type: 'string' } } };
     app.get(
       '/tiles/:tileMatrixSetId/:z/:x/:last',
-      { schema: { params: { ...tileParams, properties: { ...tileParams.properties, ...tmsPathSchema } }, querystring: tileQuery.schema }, config: { tileCache: true }, ...preValidation },
+      {
+        schema: { params: { ...tileParams, properties: { ...tileParams.properties, ...tmsPathSchema } }, querystring: tileQuery.schema },
+        config: { tileCache: true },
+        ...preValidation,
+      },
       (req, reply) => tile(req, reply, tileQuery),
     );
     app.get(
@@ -178,7 +182,7 @@ export function readerRoutes<L>(services: Services, family: ReaderFamily<L>) {
 
     // ---- TileJSON, WMTS and the map page: everything the tiles parse, parsed here too -------------
     const documentFamilies = { ...image, margins: tileMargins, document: tileDocument };
-    const tileDoc = async (request: Req, p: { url: string; document: { minzoom: number | undefined; maxzoom: number | undefined } }, tms: TileMatrixSet) => {
+    const tileDoc = async (p: { url: string; document: { minzoom: number | undefined; maxzoom: number | undefined } }, tms: TileMatrixSet) => {
       const summary = await family.summary(p.url);
       const defaults = await summary.zooms(tms);
       const zooms = { minzoom: p.document.minzoom ?? defaults.minzoom, maxzoom: p.document.maxzoom ?? defaults.maxzoom };
@@ -191,7 +195,7 @@ export function readerRoutes<L>(services: Services, family: ReaderFamily<L>) {
       const request = req as Req;
       const p = query.parse(request.query);
       const tms = gridOf(request, 'grid' in p ? (p.grid as TileMatrixSet) : undefined);
-      const { summary, zooms } = await tileDoc(request, p, tms);
+      const { summary, zooms } = await tileDoc(p, tms);
       if (zooms.minzoom < 0 || zooms.maxzoom > 30) throw badRequest('TileJSON minzoom and maxzoom must be between 0 and 30');
       const suffix = `@${p.document.tileScale}x${p.document.tileFormat ? `.${p.document.tileFormat}` : ''}`;
       const tiles = `${baseUrl(request)}${family.prefix}/tiles/${tms.id}/{z}/{x}/{y}${suffix}${forwardedQuery(request, TILEJSON_DROPPED)}`;
@@ -201,8 +205,12 @@ export function readerRoutes<L>(services: Services, family: ReaderFamily<L>) {
         : [(minx + maxx) / 2, (miny + maxy) / 2, zooms.minzoom];
       return sendJson(reply, tileJsonModel({ tiles, ...zooms, bounds: summary.bounds, center }));
     };
-    app.get('/:tileMatrixSetId/tilejson.json', { schema: { params: tmsParams, querystring: tilejsonQuery.schema }, ...preValidation }, (req, reply) => tilejson(req, reply, tilejsonQuery));
-    app.get('/tilejson.json', { schema: { querystring: deprecatedTilejsonQuery.schema, deprecated: true }, ...preValidation }, (req, reply) => tilejson(req, reply, deprecatedTilejsonQuery));
+    app.get('/:tileMatrixSetId/tilejson.json', { schema: { params: tmsParams, querystring: tilejsonQuery.schema }, ...preValidation }, (req, reply) =>
+      tilejson(req, reply, tilejsonQuery),
+    );
+    app.get('/tilejson.json', { schema: { querystring: deprecatedTilejsonQuery.schema, deprecated: true }, ...preValidation }, (req, reply) =>
+      tilejson(req, reply, deprecatedTilejsonQuery),
+    );
 
     const wmtsOptions = family.wmts ?? { layerName: 'Dataset', useEpsg: true };
     const wmtsFamilies = wmtsOptions.useEpsg ? { ...documentFamilies, epsg: wmtsEpsg } : documentFamilies;
@@ -212,10 +220,10 @@ export function readerRoutes<L>(services: Services, family: ReaderFamily<L>) {
       const request = req as Req;
       const p = query.parse(request.query);
       const tms = gridOf(request, 'grid' in p ? (p.grid as TileMatrixSet) : undefined);
-      const { summary, zooms } = await tileDoc(request, p, tms);
+      const { summary, zooms } = await tileDoc(p, tms);
       checkZoomRange(tms, zooms.minzoom, zooms.maxzoom);
       const format = p.document.tileFormat ?? 'png';
-      const template = `${baseUrl(request)}${family.prefix}/tiles/${tms.id}/{TileMatrix}/{TileCol}/{TileRow}@${p.document.tileScale}x.${format}` + forwardedQuery(request, WMTS_DROPPED);
+      const template = `${baseUrl(request)}${family.prefix}/tiles/${tms.id}/{TileMatrix}/{TileCol}/{TileRow}@${p.document.tileScale}x.${format}${forwardedQuery(request, WMTS_DROPPED)}`;
       const xml = wmtsCapabilities({
         title: p.url,
         layerName: wmtsOptions.layerName,
@@ -230,8 +238,12 @@ export function readerRoutes<L>(services: Services, family: ReaderFamily<L>) {
       });
       return reply.type('application/xml').send(Buffer.from(xml, 'utf8'));
     };
-    app.get('/:tileMatrixSetId/WMTSCapabilities.xml', { schema: { params: tmsParams, querystring: wmtsQuery.schema }, ...preValidation }, (req, reply) => wmts(req, reply, wmtsQuery));
-    app.get('/WMTSCapabilities.xml', { schema: { querystring: deprecatedWmtsQuery.schema, deprecated: true }, ...preValidation }, (req, reply) => wmts(req, reply, deprecatedWmtsQuery));
+    app.get('/:tileMatrixSetId/WMTSCapabilities.xml', { schema: { params: tmsParams, querystring: wmtsQuery.schema }, ...preValidation }, (req, reply) =>
+      wmts(req, reply, wmtsQuery),
+    );
+    app.get('/WMTSCapabilities.xml', { schema: { querystring: deprecatedWmtsQuery.schema, deprecated: true }, ...preValidation }, (req, reply) =>
+      wmts(req, reply, deprecatedWmtsQuery),
+    );
 
     // The map page draws the TileJSON above on a Leaflet map; its query is checked the same way.
     const mapQuery = routeQuery(documentFamilies);
@@ -241,8 +253,12 @@ export function readerRoutes<L>(services: Services, family: ReaderFamily<L>) {
       const p = query.parse(request.query);
       return mapPage(request, reply, family.prefix, gridOf(request, 'grid' in p ? (p.grid as TileMatrixSet) : undefined), p.url);
     };
-    app.get('/:tileMatrixSetId/map', { schema: { params: tmsParams, querystring: mapQuery.schema }, ...preValidation }, async (req, reply) => map(req, reply, mapQuery));
-    app.get('/map', { schema: { querystring: deprecatedMapQuery.schema, deprecated: true }, ...preValidation }, async (req, reply) => map(req, reply, deprecatedMapQuery));
+    app.get('/:tileMatrixSetId/map', { schema: { params: tmsParams, querystring: mapQuery.schema }, ...preValidation }, async (req, reply) =>
+      map(req, reply, mapQuery),
+    );
+    app.get('/map', { schema: { querystring: deprecatedMapQuery.schema, deprecated: true }, ...preValidation }, async (req, reply) =>
+      map(req, reply, deprecatedMapQuery),
+    );
 
     // ---- point ---------------------------------------------------------------------------------
     if (mount.point) {
@@ -269,7 +285,12 @@ export function readerRoutes<L>(services: Services, family: ReaderFamily<L>) {
     const previewQuery = routeQuery(previewFamilies);
     const previewFormatQuery = routeQuery({ ...previewFamilies, format: formatQuery });
     /** `format` from the path, or (the form without one) from the query. */
-    const preview = async (req: FastifyRequest, reply: FastifyReply, query: typeof previewQuery | typeof previewFormatQuery, pathFormat?: ImageFormat): Promise<FastifyReply> => {
+    const preview = async (
+      req: FastifyRequest,
+      reply: FastifyReply,
+      query: typeof previewQuery | typeof previewFormatQuery,
+      pathFormat?: ImageFormat,
+    ): Promise<FastifyReply> => {
       const p = query.parse((req as Req).query);
       const format = pathFormat ?? (p as { format?: ImageFormat }).format;
       const reader = await family.open(p.url, p.layer);
@@ -277,7 +298,9 @@ export function readerRoutes<L>(services: Services, family: ReaderFamily<L>) {
       const result = await reader.preview({ ...p.size, ...(p.dstCrs ? { dstCrs: p.dstCrs } : {}) }, { ...p.values, limits, deferExpression: true });
       return sendImage(reply, services.renderer, result.image, format, renderSpec(p.algorithm, p.render, result));
     };
-    app.get('/preview', { schema: { querystring: previewFormatQuery.schema }, config: { large: true }, ...preValidation }, (req, reply) => preview(req, reply, previewFormatQuery));
+    app.get('/preview', { schema: { querystring: previewFormatQuery.schema }, config: { large: true }, ...preValidation }, (req, reply) =>
+      preview(req, reply, previewFormatQuery),
+    );
     app.get('/preview.:format', { schema: { querystring: previewQuery.schema }, config: { large: true }, ...preValidation }, (req, reply) =>
       preview(req, reply, previewQuery, parseFormat((req as Req).params['format']!)),
     );
@@ -296,7 +319,11 @@ export function readerRoutes<L>(services: Services, family: ReaderFamily<L>) {
       const size = p.size(parsed.width !== undefined && parsed.height !== undefined ? { width: parsed.width, height: parsed.height } : undefined);
       const reader = await family.open(p.url, p.layer);
       if (!reader.part) return notFound(reply);
-      const result = await reader.part(parsed.bbox, { ...size, boundsCrs: p.coordCrs, dstCrs: p.dstCrs ?? p.coordCrs }, { ...p.values, limits, deferExpression: true });
+      const result = await reader.part(
+        parsed.bbox,
+        { ...size, boundsCrs: p.coordCrs, dstCrs: p.dstCrs ?? p.coordCrs },
+        { ...p.values, limits, deferExpression: true },
+      );
       return sendImage(reply, services.renderer, result.image, parsed.format, renderSpec(p.algorithm, p.render, result));
     });
 
@@ -317,7 +344,9 @@ export function readerRoutes<L>(services: Services, family: ReaderFamily<L>) {
       const result = await reader.feature(shape, p.coordCrs, { ...size, dstCrs: p.dstCrs ?? p.coordCrs }, { ...p.values, limits, deferExpression: true });
       return sendImage(reply, services.renderer, result.image, format, renderSpec(p.algorithm, p.render, result));
     };
-    app.post('/feature', { schema: { querystring: featureFormatQuery.schema }, config: { large: true }, ...preValidation }, (req, reply) => feature(req, reply, featureFormatQuery));
+    app.post('/feature', { schema: { querystring: featureFormatQuery.schema }, config: { large: true }, ...preValidation }, (req, reply) =>
+      feature(req, reply, featureFormatQuery),
+    );
     app.post('/feature.:format', { schema: { querystring: partQuery.schema }, config: { large: true }, ...preValidation }, (req, reply) =>
       feature(req, reply, partQuery, parseFormat((req as Req).params['format']!)),
     );
@@ -337,7 +366,14 @@ export function readerRoutes<L>(services: Services, family: ReaderFamily<L>) {
       ...(result.coverage ? { coverage: result.coverage } : {}),
     });
 
-    const previewStatisticsQuery = routeQuery({ url: datasetUrl, layer: statisticsLayer, values: datasetValues, size: previewSize, algorithm: postProcess, statistics });
+    const previewStatisticsQuery = routeQuery({
+      url: datasetUrl,
+      layer: statisticsLayer,
+      values: datasetValues,
+      size: previewSize,
+      algorithm: postProcess,
+      statistics,
+    });
     app.get('/statistics', { config: { large: true }, schema: { querystring: previewStatisticsQuery.schema } }, async (req, reply) => {
       const p = previewStatisticsQuery.parse((req as Req).query);
       const reader = await family.open(p.url, p.layer);
@@ -348,7 +384,16 @@ export function readerRoutes<L>(services: Services, family: ReaderFamily<L>) {
     });
 
     if (!mount.featureStatistics) return;
-    const featureStatisticsQuery = routeQuery({ url: datasetUrl, layer: statisticsLayer, values: datasetValues, size: partSize, dstCrs, coordCrs, algorithm: postProcess, statistics });
+    const featureStatisticsQuery = routeQuery({
+      url: datasetUrl,
+      layer: statisticsLayer,
+      values: datasetValues,
+      size: partSize,
+      dstCrs,
+      coordCrs,
+      algorithm: postProcess,
+      statistics,
+    });
     app.post('/statistics', { config: { large: true }, schema: { querystring: featureStatisticsQuery.schema } }, async (req, reply) => {
       const body = parseFeatureOrCollectionBody(req.body);
       if (body.features.length > MAX_STATISTICS_FEATURES) {

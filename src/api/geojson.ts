@@ -42,8 +42,11 @@ function checkPolygon(rings: unknown, loc: Loc, tally: Tally): void {
       throw invalid([...loc, i], 'Value error, a linear ring needs at least 4 positions', ring);
     }
     tally.vertices += ring.length;
-    if (tally.vertices > MAX_VERTICES) throw badRequest(`The GeoJSON body has more than ${MAX_VERTICES} vertices; simplify the geometries or send fewer features`);
-    ring.forEach((p, j) => checkPosition(p, [...loc, i, j]));
+    if (tally.vertices > MAX_VERTICES)
+      throw badRequest(`The GeoJSON body has more than ${MAX_VERTICES} vertices; simplify the geometries or send fewer features`);
+    ring.forEach((p, j) => {
+      checkPosition(p, [...loc, i, j]);
+    });
     const first = ring[0] as number[];
     const last = ring[ring.length - 1] as number[];
     if (first[0] !== last[0] || first[1] !== last[1]) {
@@ -60,7 +63,9 @@ function polygonGeometry(g: Json, loc: Loc, tally: Tally): gdal.Geometry {
   } else if (g['type'] === 'MultiPolygon') {
     const polys = g['coordinates'];
     if (!Array.isArray(polys) || polys.length === 0) throw invalid(coordinatesLoc, 'Value error, a MultiPolygon needs at least one polygon', polys);
-    polys.forEach((p, i) => checkPolygon(p, [...coordinatesLoc, i], tally));
+    polys.forEach((p, i) => {
+      checkPolygon(p, [...coordinatesLoc, i], tally);
+    });
   } else {
     throw badRequest(`Unsupported geometry type '${String(g['type'])}': use a Polygon or MultiPolygon`);
   }

@@ -11,7 +11,13 @@ import type { Renderer, RenderSpec } from '../image/post-process.js';
 import type { ImageFormat } from '../image/formats.js';
 
 /** Post-processes and encodes `img` (in a render thread when the server has them), then sends it with TiTiler's media type. */
-export async function sendImage(reply: FastifyReply, renderer: Renderer, img: ImageData, format: ImageFormat | undefined, spec: RenderSpec): Promise<FastifyReply> {
+export async function sendImage(
+  reply: FastifyReply,
+  renderer: Renderer,
+  img: ImageData,
+  format: ImageFormat | undefined,
+  spec: RenderSpec,
+): Promise<FastifyReply> {
   const rendered = await renderer.render(img, format, spec);
   return sendBody(reply.type(rendered.mediaType), rendered.body);
 }

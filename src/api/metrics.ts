@@ -41,7 +41,12 @@ export function installMetrics(app: FastifyInstance, services: Services, watchdo
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
     registers: [registry],
   });
-  const sent = new client.Counter({ name: 'tessera_http_response_bytes_total', help: 'Bytes of answers sent (after compression)', labelNames: ['family'], registers: [registry] });
+  const sent = new client.Counter({
+    name: 'tessera_http_response_bytes_total',
+    help: 'Bytes of answers sent (after compression)',
+    labelNames: ['family'],
+    registers: [registry],
+  });
   const inFlight = new client.Gauge({ name: 'tessera_http_requests_in_flight', help: 'Requests being answered', registers: [registry] });
 
   app.addHook('onRequest', async () => {
@@ -70,7 +75,13 @@ export function installMetrics(app: FastifyInstance, services: Services, watchdo
 }
 
 /** A counter whose values are read at scrape time from counts kept elsewhere. */
-function collectedCounter(registry: client.Registry, name: string, help: string, labelNames: string[], read: () => Promise<Array<[Record<string, string>, number]>> | Array<[Record<string, string>, number]>): void {
+function collectedCounter(
+  registry: client.Registry,
+  name: string,
+  help: string,
+  labelNames: string[],
+  read: () => Promise<Array<[Record<string, string>, number]>> | Array<[Record<string, string>, number]>,
+): void {
   new client.Counter({
     name,
     help,
@@ -89,12 +100,44 @@ function upstreamMetrics(registry: client.Registry, services: Services): void {
     ['gdal', services.gateway ? await services.gateway.hostStats() : []],
   ];
   const perHost = (pick: (s: HostStats) => Array<[Record<string, string>, number]>) => async (): Promise<Array<[Record<string, string>, number]>> =>
-    (await sources()).flatMap(([kind, hosts]) => hosts.flatMap(([host, s]) => pick(s).map(([labels, v]) => [{ kind, host, ...labels }, v] as [Record<string, string>, number])));
-  collectedCounter(registry, 'tessera_upstream_requests_total', 'Upstream requests sent', ['kind', 'host'], perHost((s) => [[{}, s.requests]]));
-  collectedCounter(registry, 'tessera_upstream_errors_total', 'Upstream requests that failed without an answer (refused, reset, timed out)', ['kind', 'host'], perHost((s) => [[{}, s.errors]]));
-  collectedCounter(registry, 'tessera_upstream_answers_total', 'Upstream answers by status class', ['kind', 'host', 'status'], perHost((s) => Object.entries(s.answers).map(([status, n]) => [{ status }, n])));
-  collectedCounter(registry, 'tessera_upstream_bytes_total', 'Bytes received from upstream', ['kind', 'host'], perHost((s) => [[{}, s.bytes]]));
-  collectedCounter(registry, 'tessera_upstream_seconds_total', 'Seconds spent on upstream requests (divide by requests for the mean latency)', ['kind', 'host'], perHost((s) => [[{}, s.seconds]]));
+    (await sources()).flatMap(([kind, hosts]) =>
+      hosts.flatMap(([host, s]) => pick(s).map(([labels, v]) => [{ kind, host, ...labels }, v] as [Record<string, string>, number])),
+    );
+  collectedCounter(
+    registry,
+    'tessera_upstream_requests_total',
+    'Upstream requests sent',
+    ['kind', 'host'],
+    perHost((s) => [[{}, s.requests]]),
+  );
+  collectedCounter(
+    registry,
+    'tessera_upstream_errors_total',
+    'Upstream requests that failed without an answer (refused, reset, timed out)',
+    ['kind', 'host'],
+    perHost((s) => [[{}, s.errors]]),
+  );
+  collectedCounter(
+    registry,
+    'tessera_upstream_answers_total',
+    'Upstream answers by status class',
+    ['kind', 'host', 'status'],
+    perHost((s) => Object.entries(s.answers).map(([status, n]) => [{ status }, n])),
+  );
+  collectedCounter(
+    registry,
+    'tessera_upstream_bytes_total',
+    'Bytes received from upstream',
+    ['kind', 'host'],
+    perHost((s) => [[{}, s.bytes]]),
+  );
+  collectedCounter(
+    registry,
+    'tessera_upstream_seconds_total',
+    'Seconds spent on upstream requests (divide by requests for the mean latency)',
+    ['kind', 'host'],
+    perHost((s) => [[{}, s.seconds]]),
+  );
 }
 
 function cacheMetrics(registry: client.Registry, services: Services): void {
@@ -105,8 +148,16 @@ function cacheMetrics(registry: client.Registry, services: Services): void {
     ['tiles_redis', services.tiles.redisStats],
   ];
   collectedCounter(registry, 'tessera_cache_hits_total', 'Lookups answered from a cache', ['cache'], () => caches().map(([cache, s]) => [{ cache }, s.hits]));
-  collectedCounter(registry, 'tessera_cache_misses_total', 'Lookups a cache could not answer', ['cache'], () => caches().map(([cache, s]) => [{ cache }, s.misses]));
-  collectedCounter(registry, 'tessera_cache_errors_total', 'Lookups and writes of the shared tile cache that failed (Redis down or slow): tiles were made without it', ['cache'], () => [[{ cache: 'tiles_redis' }, services.tiles.redisStats.errors]]);
+  collectedCounter(registry, 'tessera_cache_misses_total', 'Lookups a cache could not answer', ['cache'], () =>
+    caches().map(([cache, s]) => [{ cache }, s.misses]),
+  );
+  collectedCounter(
+    registry,
+    'tessera_cache_errors_total',
+    'Lookups and writes of the shared tile cache that failed (Redis down or slow): tiles were made without it',
+    ['cache'],
+    () => [[{ cache: 'tiles_redis' }, services.tiles.redisStats.errors]],
+  );
 }
 
 function gauge(registry: client.Registry, name: string, help: string, read: () => number): void {
@@ -128,5 +179,7 @@ function capacityMetrics(registry: client.Registry, services: Services, watchdog
   gauge(registry, 'tessera_whole_image_running', 'Whole-image requests (previews, parts, statistics) holding a slot', () => services.wholeImages.stats.running);
   gauge(registry, 'tessera_whole_image_waiting', 'Whole-image requests waiting for a slot or for memory', () => services.wholeImages.stats.waiting);
   gauge(registry, 'tessera_whole_image_bytes', 'Bytes the running whole-image requests hold, as estimated', () => services.wholeImages.stats.bytes);
-  collectedCounter(registry, 'tessera_event_loop_stalls_total', 'Times the event loop was blocked longer than TESSERA_STALL_WARN_MS', [], () => [[{}, watchdog.stalls]]);
+  collectedCounter(registry, 'tessera_event_loop_stalls_total', 'Times the event loop was blocked longer than TESSERA_STALL_WARN_MS', [], () => [
+    [{}, watchdog.stalls],
+  ]);
 }

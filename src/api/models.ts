@@ -42,7 +42,15 @@ export function bboxFeature(bounds: BBox, properties: Record<string, unknown>): 
     type: 'Feature',
     geometry: {
       type: 'Polygon',
-      coordinates: [[[minx, miny], [maxx, miny], [maxx, maxy], [minx, maxy], [minx, miny]]],
+      coordinates: [
+        [
+          [minx, miny],
+          [maxx, miny],
+          [maxx, maxy],
+          [minx, maxy],
+          [minx, miny],
+        ],
+      ],
     },
     properties,
   };
@@ -76,7 +84,12 @@ export function cogValidateModel(r: CogReport): Record<string, unknown> {
   for (const [name, b] of Object.entries(r['Band Metadata'])) bands[name] = { ...b, Offset: float(b.Offset), Scale: float(b.Scale) };
   return {
     ...r,
-    Profile: { ...r.Profile, Nodata: r.Profile.Nodata === null ? null : float(r.Profile.Nodata), Scales: floats(r.Profile.Scales), Offsets: floats(r.Profile.Offsets) },
+    Profile: {
+      ...r.Profile,
+      Nodata: r.Profile.Nodata === null ? null : float(r.Profile.Nodata),
+      Scales: floats(r.Profile.Scales),
+      Offsets: floats(r.Profile.Offsets),
+    },
     GEO: { ...r.GEO, BoundingBox: floats(r.GEO.BoundingBox), Origin: floats(r.GEO.Origin), Resolution: floats(r.GEO.Resolution) },
     'Band Metadata': bands,
   };

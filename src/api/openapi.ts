@@ -103,35 +103,76 @@ const SCHEMAS: Record<string, Json> = {
   }),
   Statistics: { type: 'object', description: 'Band name → its statistics', additionalProperties: { $ref: '#/components/schemas/BandStatistics' } },
   Point: object({ coordinates: numbers(2), values: { type: 'array', items: { type: ['number', 'null'] } }, band_names: strings }),
-  CogValidation: object({ Path: { type: 'string' }, Driver: { type: 'string' }, COG: { type: 'boolean' }, COG_errors: { type: ['array', 'null'], items: { type: 'string' } }, COG_warnings: { type: ['array', 'null'], items: { type: 'string' } }, Profile: { type: 'object' }, GEO: { type: 'object' }, Tags: { type: 'object' }, IFD: { type: 'array', items: { type: 'object' } } }),
-  StacItem: object({ type: { type: 'string', const: 'Feature' }, stac_version: { type: 'string' }, stac_extensions: strings, id: { type: 'string' }, geometry: { type: 'object' }, bbox: numbers(4), properties: { type: 'object' }, links: { type: 'array', items: { type: 'object' } }, assets: { type: 'object' } }, ['type', 'stac_version', 'id', 'geometry', 'properties', 'links', 'assets']),
+  CogValidation: object({
+    Path: { type: 'string' },
+    Driver: { type: 'string' },
+    COG: { type: 'boolean' },
+    COG_errors: { type: ['array', 'null'], items: { type: 'string' } },
+    COG_warnings: { type: ['array', 'null'], items: { type: 'string' } },
+    Profile: { type: 'object' },
+    GEO: { type: 'object' },
+    Tags: { type: 'object' },
+    IFD: { type: 'array', items: { type: 'object' } },
+  }),
+  StacItem: object(
+    {
+      type: { type: 'string', const: 'Feature' },
+      stac_version: { type: 'string' },
+      stac_extensions: strings,
+      id: { type: 'string' },
+      geometry: { type: 'object' },
+      bbox: numbers(4),
+      properties: { type: 'object' },
+      links: { type: 'array', items: { type: 'object' } },
+      assets: { type: 'object' },
+    },
+    ['type', 'stac_version', 'id', 'geometry', 'properties', 'links', 'assets'],
+  ),
   HTTPError: object({ detail: { type: 'string' } }),
   ValidationError: object({
-    detail: { type: 'array', items: object({ type: { type: 'string' }, loc: { type: 'array', items: { type: ['string', 'integer'] } }, msg: { type: 'string' }, input: {} }, ['type', 'loc', 'msg']) },
+    detail: {
+      type: 'array',
+      items: object({ type: { type: 'string' }, loc: { type: 'array', items: { type: ['string', 'integer'] } }, msg: { type: 'string' }, input: {} }, [
+        'type',
+        'loc',
+        'msg',
+      ]),
+    },
   }),
 };
 
 /** Routes by the path after their family prefix: a summary, what they answer with and its schema. */
 const ROUTES: Array<{ match: RegExp; method?: string; family?: string; summary: string; answer: Answer; schema?: string }> = [
   { match: /^\/tiles\//, summary: 'A map tile of the dataset in a tile matrix set', answer: 'image' },
-  { match: /tilejson\.json$/, summary: 'TileJSON 3.0 of the dataset\'s tiles', answer: 'json', schema: 'TileJSON' },
-  { match: /WMTSCapabilities\.xml$/, summary: 'OGC WMTS 1.0 capabilities of the dataset\'s tiles (for QGIS, ArcGIS, OpenLayers)', answer: 'xml' },
-  { match: /\/map$/, summary: 'A full-window web map of the dataset\'s tiles', answer: 'html' },
+  { match: /tilejson\.json$/, summary: "TileJSON 3.0 of the dataset's tiles", answer: 'json', schema: 'TileJSON' },
+  { match: /WMTSCapabilities\.xml$/, summary: "OGC WMTS 1.0 capabilities of the dataset's tiles (for QGIS, ArcGIS, OpenLayers)", answer: 'xml' },
+  { match: /\/map$/, summary: "A full-window web map of the dataset's tiles", answer: 'html' },
   { match: /^\/viewer$/, summary: 'An interactive viewer: choose bands, rescale, colormap, algorithm', answer: 'html' },
   { match: /^\/point\//, summary: 'Values of every band at a longitude/latitude (or a point in coord_crs)', answer: 'json', schema: 'Point' },
   { match: /^\/preview/, summary: 'The whole dataset as one image, at most max_size pixels a side', answer: 'image' },
   { match: /^\/bbox\//, summary: 'An image of a bounding box', answer: 'image' },
   { match: /^\/feature/, summary: 'An image of the area of a GeoJSON Feature, outside it masked', answer: 'image' },
   { match: /^\/statistics$/, method: 'get', summary: 'Statistics and histograms of every band', answer: 'json', schema: 'Statistics' },
-  { match: /^\/statistics$/, method: 'post', summary: 'Statistics of every band within each Feature of a GeoJSON Feature or FeatureCollection', answer: 'geojson' },
-  { match: /^\/asset_statistics$/, summary: 'Statistics of each asset\'s bands, asset by asset', answer: 'json' },
+  {
+    match: /^\/statistics$/,
+    method: 'post',
+    summary: 'Statistics of every band within each Feature of a GeoJSON Feature or FeatureCollection',
+    answer: 'geojson',
+  },
+  { match: /^\/asset_statistics$/, summary: "Statistics of each asset's bands, asset by asset", answer: 'json' },
   { match: /^\/bounds$/, summary: 'Bounds of the dataset in longitude/latitude', answer: 'json', schema: 'Bounds' },
   { match: /^\/info$/, summary: 'Metadata of the COG (bands, data type, nodata, overviews, zooms)', answer: 'json', schema: 'Info', family: '/cog' },
   { match: /^\/info$/, summary: 'Metadata of the dataset (bands, data type, nodata, overviews, zooms)', answer: 'json' },
   { match: /^\/info\.geojson$/, summary: 'Metadata of the dataset as a GeoJSON Feature of its bounds', answer: 'geojson' },
   { match: /^\/stac$/, summary: 'A STAC item made from the COG, with projection, raster and eo extensions', answer: 'json', schema: 'StacItem' },
-  { match: /^\/assets$/, summary: 'Names of the item\'s assets', answer: 'json' },
-  { match: /^\/validate$/, method: 'get', summary: 'Whether a GeoTIFF is a valid COG, with its errors, warnings and layout', answer: 'json', schema: 'CogValidation' },
+  { match: /^\/assets$/, summary: "Names of the item's assets", answer: 'json' },
+  {
+    match: /^\/validate$/,
+    method: 'get',
+    summary: 'Whether a GeoTIFF is a valid COG, with its errors, warnings and layout',
+    answer: 'json',
+    schema: 'CogValidation',
+  },
   { match: /^\/validate$/, method: 'post', summary: 'Validate a MosaicJSON document', answer: 'json' },
   { match: /\/assets$/, summary: 'Assets of the mosaic that cover a point or a tile', answer: 'json' },
   { match: /^\/?$/, summary: 'The MosaicJSON document itself', answer: 'json' },
@@ -140,9 +181,9 @@ const ROUTES: Array<{ match: RegExp; method?: string; family?: string; summary: 
 /** Routes outside the reader families, by whole path. */
 const OTHER_ROUTES: Record<string, { summary: string; answer: Answer }> = {
   '/tileMatrixSets': { summary: 'The tile matrix sets (grids) tiles can be cut in', answer: 'json' },
-  '/tileMatrixSets/{tileMatrixSetId}': { summary: 'One tile matrix set\'s definition', answer: 'json' },
+  '/tileMatrixSets/{tileMatrixSetId}': { summary: "One tile matrix set's definition", answer: 'json' },
   '/algorithms': { summary: 'The algorithms images can be processed with', answer: 'json' },
-  '/algorithms/{algorithmId}': { summary: 'One algorithm\'s inputs, outputs and parameters', answer: 'json' },
+  '/algorithms/{algorithmId}': { summary: "One algorithm's inputs, outputs and parameters", answer: 'json' },
   '/colorMaps': { summary: 'The names of the colormaps', answer: 'json' },
   '/colorMaps/{colorMapId}': { summary: 'One colormap, as JSON or as a legend image (format=png, …)', answer: 'json-or-image' },
   '/healthz': { summary: 'Health check: the server answers', answer: 'json' },
@@ -240,7 +281,8 @@ const familyDocs = parameterDocs();
 function documentParameter(p: Parameter): Parameter {
   const description = p.description ?? familyDocs.get(p.name) ?? OTHER_PARAMETER_DOCS[p.name];
   // Path segments parsed by the handler (to answer TiTiler's errors) are plain strings to the router.
-  const typed = p.in === 'path' && IMAGE_PATH_PARAMS[p.name] && p.schema?.['type'] === 'string' && !p.schema['enum'] ? { schema: IMAGE_PATH_PARAMS[p.name] } : {};
+  const typed =
+    p.in === 'path' && IMAGE_PATH_PARAMS[p.name] && p.schema?.['type'] === 'string' && !p.schema['enum'] ? { schema: IMAGE_PATH_PARAMS[p.name] } : {};
   return { ...p, ...typed, ...(description ? { description } : {}) };
 }
 
@@ -267,9 +309,14 @@ export function completeOpenApi(doc: Json): Json {
       const family = familyOf(path);
       if (family) tags.add(family.tag);
       expansion?.forms.forEach((form, i) => {
-        (out[forms[i]!] ??= {})[method] = complete(atForm(original, form, expansion.segment), about, family?.tag);
+        const key = forms[i]!;
+        out[key] ??= {};
+        out[key][method] = complete(atForm(original, form, expansion.segment), about, family?.tag);
       });
-      if (!expansion) (out[path] ??= {})[method] = complete(original, about, family?.tag);
+      if (!expansion) {
+        out[path] ??= {};
+        out[path][method] = complete(original, about, family?.tag);
+      }
     }
   }
   const components = (doc['components'] ?? {}) as Json;
@@ -285,10 +332,14 @@ function complete(op: Operation, about: About | undefined, tag: string | undefin
   const responses: Record<string, Json> = { ...(op.responses ?? {}) };
   if (about) {
     const ok = (responses['200'] ?? { description: 'Successful response' }) as Json;
-    responses['200'] = { ...ok, description: ok['description'] === 'Default Response' ? 'Successful response' : ok['description'], content: content(about.answer, about.schema) };
+    responses['200'] = {
+      ...ok,
+      description: ok['description'] === 'Default Response' ? 'Successful response' : ok['description'],
+      content: content(about.answer, about.schema),
+    };
   }
   const json = (schema: string): Json => ({ 'application/json': { schema: { $ref: `#/components/schemas/${schema}` } } });
-  responses['422'] ??= { description: 'A parameter is missing or not of its type (pydantic\'s error list)', content: json('ValidationError') };
+  responses['422'] ??= { description: "A parameter is missing or not of its type (pydantic's error list)", content: json('ValidationError') };
   responses['4XX'] ??= { description: 'The request is wrong, or names something that does not exist: `detail` says why', content: json('HTTPError') };
   responses['5XX'] ??= { description: 'The upstream failed or did not answer in time: `detail` says why', content: json('HTTPError') };
   return {

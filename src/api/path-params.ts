@@ -106,7 +106,12 @@ export function parseBBoxPath(rest: string): BBoxPath | undefined {
   const m = /^([^,/]+),([^,/]+),([^,/]+),([^,/]+?)(?:\/([^/x]+)x([^/.]+))?\.([A-Za-z0-9]+)$/.exec(rest);
   if (!m) return undefined;
   const errors = new PathErrors();
-  const bbox: [number, number, number, number] = [errors.float('minx', m[1]!), errors.float('miny', m[2]!), errors.float('maxx', m[3]!), errors.float('maxy', m[4]!)];
+  const bbox: [number, number, number, number] = [
+    errors.float('minx', m[1]!),
+    errors.float('miny', m[2]!),
+    errors.float('maxx', m[3]!),
+    errors.float('maxy', m[4]!),
+  ];
   const width = m[5] !== undefined ? errors.int('width', m[5]) : undefined;
   const height = m[6] !== undefined ? errors.int('height', m[6]) : undefined;
   const format = errors.format(m[7]!);

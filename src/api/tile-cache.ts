@@ -24,7 +24,9 @@ export function tileKey(url: string): string {
   const pairs = q < 0 ? [] : [...new URLSearchParams(url.slice(q + 1))].filter(([k]) => k !== 'access_token');
   // By name only, a stable sort: repeated parameters keep their order (bidx=2&bidx=1 is not bidx=1&bidx=2).
   pairs.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return createHash('sha256').update(JSON.stringify([path, pairs])).digest('base64url');
+  return createHash('sha256')
+    .update(JSON.stringify([path, pairs]))
+    .digest('base64url');
 }
 
 export function installTileCache(app: FastifyInstance, store: TileStore): void {

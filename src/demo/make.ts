@@ -59,13 +59,7 @@ interface Footprint {
 }
 
 export function demoFileNames(): string[] {
-  return [
-    'dem.tif',
-    'rgb.tif',
-    ...CROP_OFFSETS.map((_, i) => `mosaic-${i}.tif`),
-    'item.json',
-    'mosaic.json',
-  ];
+  return ['dem.tif', 'rgb.tif', ...CROP_OFFSETS.map((_, i) => `mosaic-${i}.tif`), 'item.json', 'mosaic.json'];
 }
 
 /**
@@ -139,12 +133,7 @@ function gridGeoTransform(): GeoTransform {
 type PixelPlane = Float32Array | Uint8Array;
 
 /** An in-memory dataset on the demo grid holding the given band planes. */
-async function memDataset(
-  dataType: 'Float32' | 'Byte',
-  planes: readonly PixelPlane[],
-  geoTransform: GeoTransform,
-  nodata: number,
-): Promise<Dataset> {
+async function memDataset(dataType: 'Float32' | 'Byte', planes: readonly PixelPlane[], geoTransform: GeoTransform, nodata: number): Promise<Dataset> {
   const { width, height, epsg } = DEMO_GRID;
   const ds = await gdal.openAsync('demo', 'w', 'MEM', width, height, planes.length, dataType);
   ds.geoTransform = geoTransform;
@@ -185,11 +174,16 @@ function setRgbInterpretation(ds: Dataset): void {
 async function writeCog(src: Dataset, file: string, extra: readonly string[]): Promise<void> {
   await fs.rm(file, { force: true });
   const out = await gdal.translateAsync(file, src, [
-    '-of', 'COG',
-    '-co', `BLOCKSIZE=${TILE_SIZE}`,
-    '-co', 'COMPRESS=DEFLATE',
-    '-co', 'RESAMPLING=AVERAGE',
-    '-co', 'NUM_THREADS=ALL_CPUS',
+    '-of',
+    'COG',
+    '-co',
+    `BLOCKSIZE=${TILE_SIZE}`,
+    '-co',
+    'COMPRESS=DEFLATE',
+    '-co',
+    'RESAMPLING=AVERAGE',
+    '-co',
+    'NUM_THREADS=ALL_CPUS',
     ...extra,
   ]);
   out.close();
@@ -205,10 +199,7 @@ function applyGeoTransform(gt: GeoTransform, px: number, py: number): [number, n
  * curved in lon/lat; a bbox of the four corners alone could miss a sliver of the raster.
  */
 function footprintWgs84(gt: GeoTransform, width: number, height: number, steps = 16): Footprint {
-  const toWgs84 = new gdal.CoordinateTransformation(
-    gdal.SpatialReference.fromEPSG(DEMO_GRID.epsg),
-    gdal.SpatialReference.fromEPSG(4326),
-  );
+  const toWgs84 = new gdal.CoordinateTransformation(gdal.SpatialReference.fromEPSG(DEMO_GRID.epsg), gdal.SpatialReference.fromEPSG(4326));
   // Counter-clockwise in map view: down the west edge, east along the south, up the east edge.
   const corners: Array<[number, number]> = [
     [0, 0],
@@ -322,10 +313,7 @@ function maximumOverviewLevel(width: number, height: number, minSize: number): n
 function webMercatorZooms(widthPx: number, heightPx: number, mercatorBbox: BBox): [number, number] {
   const tms = getTms(WEB_MERCATOR_QUAD);
   if (!tms) throw new Error('WebMercatorQuad is not registered');
-  const resolution = Math.max(
-    (mercatorBbox[2] - mercatorBbox[0]) / widthPx,
-    (mercatorBbox[3] - mercatorBbox[1]) / heightPx,
-  );
+  const resolution = Math.max((mercatorBbox[2] - mercatorBbox[0]) / widthPx, (mercatorBbox[3] - mercatorBbox[1]) / heightPx);
   const level = maximumOverviewLevel(widthPx, heightPx, TILE_SIZE);
   return [tms.zoomForResolution(resolution * 2 ** level), tms.zoomForResolution(resolution)];
 }

@@ -111,7 +111,7 @@ function ridgedMultifractal(x: number, y: number, octaves: number, seed: number)
     amplitude *= 0.5;
     const weight = Math.min(1, Math.max(0, signal * 2));
     signal = 1 - Math.abs(gradientNoise(px, py, seed + o * 7919));
-    signal *= signal * weight;
+    signal = signal * signal * weight;
     result += signal * amplitude;
   }
   return result;
@@ -310,9 +310,7 @@ export function hillshade(dem: Dem, cellSize: number): Float32Array {
       const slope = Math.atan(Math.hypot(dzdx, dzdy));
       // dzdy grows southwards (rows run north to south), which is what this aspect formula expects.
       const aspect = Math.atan2(dzdy, -dzdx);
-      const shade =
-        Math.cos(zenith) * Math.cos(slope) +
-        Math.sin(zenith) * Math.sin(slope) * Math.cos(azimuth - aspect);
+      const shade = Math.cos(zenith) * Math.cos(slope) + Math.sin(zenith) * Math.sin(slope) * Math.cos(azimuth - aspect);
       out[row * width + col] = Math.max(0, shade);
     }
   }
@@ -353,11 +351,7 @@ function tint(z: number): [number, number, number] {
  */
 export function shadedRelief(dem: Dem, shade: Float32Array): [Uint8Array, Uint8Array, Uint8Array] {
   const n = dem.width * dem.height;
-  const planes: [Uint8Array, Uint8Array, Uint8Array] = [
-    new Uint8Array(n),
-    new Uint8Array(n),
-    new Uint8Array(n),
-  ];
+  const planes: [Uint8Array, Uint8Array, Uint8Array] = [new Uint8Array(n), new Uint8Array(n), new Uint8Array(n)];
   for (let i = 0; i < n; i++) {
     const z = dem.elevation[i] ?? dem.nodata;
     if (z === dem.nodata) continue; // stays 0: nodata in all three bands

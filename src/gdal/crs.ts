@@ -52,7 +52,10 @@ const transformCache = new WeakMap<SpatialReference, Map<SpatialReference, gdal.
 
 function transformer(src: SpatialReference, dst: SpatialReference): gdal.CoordinateTransformation {
   let bySrc = transformCache.get(src);
-  if (!bySrc) transformCache.set(src, (bySrc = new Map()));
+  if (!bySrc) {
+    bySrc = new Map();
+    transformCache.set(src, bySrc);
+  }
   let ct = bySrc.get(dst);
   if (!ct) {
     try {

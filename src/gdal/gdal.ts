@@ -87,4 +87,3 @@ if (isMainThread && !process.listeners('exit').some((l) => l.name === 'exitBefor
     process.exit(code);
   });
 }
-

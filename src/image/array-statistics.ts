@@ -61,25 +61,36 @@ export function arrayStatistics(values: BandArray, dtype: DType, mask: Uint8Arra
   }
 
   // Sums over every pixel, masked ones as 0: their places shape numpy's pairwise grouping.
-  const terms = (f: (v: number) => number) => (start: number, length: number, out: Float64Array): void => {
-    for (let k = 0; k < length; k++) out[k] = valid(start + k) ? f(data[start + k]!) : 0;
-  };
-  const sum = (float32 ? pairwiseSumFloat32 : pairwiseSum)(n, terms((v) => v));
+  const terms =
+    (f: (v: number) => number) =>
+    (start: number, length: number, out: Float64Array): void => {
+      for (let k = 0; k < length; k++) out[k] = valid(start + k) ? f(data[start + k]!) : 0;
+    };
+  const sum = (float32 ? pairwiseSumFloat32 : pairwiseSum)(
+    n,
+    terms((v) => v),
+  );
   let mean: number;
   let stddev: number;
   if (float32 && !mask) {
     // ndarray.mean/std of float32: float32 throughout.
     const mean32 = Math.fround(sum / n);
-    const squares = pairwiseSumFloat32(n, terms((v) => {
-      const d = Math.fround(v - mean32);
-      return Math.fround(d * d);
-    }));
+    const squares = pairwiseSumFloat32(
+      n,
+      terms((v) => {
+        const d = Math.fround(v - mean32);
+        return Math.fround(d * d);
+      }),
+    );
     mean = mean32;
     stddev = Math.fround(Math.sqrt(Math.fround(squares / n)));
   } else {
     // Integers are summed in float64; numpy.ma divides a float32 sum by its count in float64.
     mean = sum / count;
-    const squares = pairwiseSum(n, terms((v) => (v - mean) * (v - mean)));
+    const squares = pairwiseSum(
+      n,
+      terms((v) => (v - mean) * (v - mean)),
+    );
     stddev = Math.sqrt(squares / count);
   }
 

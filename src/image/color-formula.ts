@@ -47,7 +47,10 @@ const label = (op: string): string => op.charAt(0).toUpperCase() + op.slice(1);
  */
 export function parseColorFormula(text: string): ColorOperation[] {
   if (text === '') return [];
-  const tokens = text.replace(/,/g, '').split(' ').map((t) => t.trim().toLowerCase());
+  const tokens = text
+    .replace(/,/g, '')
+    .split(' ')
+    .map((t) => t.trim().toLowerCase());
   const groups: string[][] = [];
   for (const token of tokens) {
     if (token === '') {
@@ -393,15 +396,27 @@ function saturate(src: readonly BandArray[], dtypeMax: number, proportion: numbe
       linearise((r < 0 ? 0 : r) / dtypeMax),
       linearise((g < 0 ? 0 : g) / dtypeMax),
       linearise((b < 0 ? 0 : b) / dtypeMax),
-      proportion, rd, gd, bd, i, thresholds,
+      proportion,
+      rd,
+      gd,
+      bd,
+      i,
+      thresholds,
     );
   }
 }
 
 /** One pixel from linear RGB: the colorspace module's RGB → LCh → RGB round trip. */
 function saturatePixel(
-  rl: number, gl: number, bl: number, proportion: number,
-  rd: Uint8Array, gd: Uint8Array, bd: Uint8Array, i: number, thresholds: Float64Array,
+  rl: number,
+  gl: number,
+  bl: number,
+  proportion: number,
+  rd: Uint8Array,
+  gd: Uint8Array,
+  bd: Uint8Array,
+  i: number,
+  thresholds: Float64Array,
 ): void {
   // linear RGB → XYZ (D65, normalised by the reference white)
   const x = (rl * 0.4124564 + gl * 0.3575761 + bl * 0.1804375) / XN;

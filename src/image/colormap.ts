@@ -19,9 +19,7 @@ export type Rgba = [number, number, number, number];
 
 export type ColorMap =
   /** 256 RGBA entries, 4 bytes each, indexed by the pixel value. */
-  | { kind: 'lut'; table: Uint8Array }
-  | { kind: 'discrete'; entries: Map<number, Rgba> }
-  | { kind: 'intervals'; entries: Array<[[number, number], Rgba]> };
+  { kind: 'lut'; table: Uint8Array } | { kind: 'discrete'; entries: Map<number, Rgba> } | { kind: 'intervals'; entries: Array<[[number, number], Rgba]> };
 
 // ---- named colormaps -----------------------------------------------------------------------------
 
@@ -121,11 +119,7 @@ export function isEmptyColormap(cmap: ColorMap): boolean {
 
 function parseInterval(entry: unknown): [[number, number], Rgba] {
   const ok =
-    Array.isArray(entry) &&
-    entry.length === 2 &&
-    Array.isArray(entry[0]) &&
-    entry[0].length === 2 &&
-    entry[0].every((n: unknown) => typeof n === 'number');
+    Array.isArray(entry) && entry.length === 2 && Array.isArray(entry[0]) && entry[0].length === 2 && entry[0].every((n: unknown) => typeof n === 'number');
   if (!ok) throw badRequest(`Invalid colormap interval ${JSON.stringify(entry)}: expected [[min, max], color]`);
   const [[min, max], color] = entry as [[number, number], unknown];
   return [[min, max], parseColor(color)];
@@ -276,7 +270,9 @@ function applyDiscrete(data: BandArray, entries: Map<number, Rgba>, rgba: Uint8A
   const sorted = [...entries.keys()].sort((a, b) => a - b);
   const keys = Float64Array.from(sorted);
   const colors = new Uint8Array(keys.length * 4);
-  sorted.forEach((k, idx) => colors.set(entries.get(k)!, idx * 4));
+  sorted.forEach((k, idx) => {
+    colors.set(entries.get(k)!, idx * 4);
+  });
   for (let i = 0; i < data.length; i++) {
     const v = data[i]!;
     // NaN equals no key (and would fall through both comparisons below).
@@ -302,7 +298,9 @@ function applyIntervals(data: BandArray, entries: Array<[[number, number], Rgba]
   const mins = Float64Array.from(entries, (e) => e[0][0]);
   const maxs = Float64Array.from(entries, (e) => e[0][1]);
   const colors = new Uint8Array(count * 4);
-  entries.forEach((e, idx) => colors.set(e[1], idx * 4));
+  entries.forEach((e, idx) => {
+    colors.set(e[1], idx * 4);
+  });
   for (let i = 0; i < data.length; i++) {
     const v = data[i]!;
     for (let e = count - 1; e >= 0; e--) {

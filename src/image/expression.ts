@@ -207,7 +207,11 @@ const RECENT = new Map<string, Expression>();
  * rio-tiler evaluates with numpy.array(combination), which is int64 when every statistic is a
  * Python int; here they are always float64 (the same ranges unless integer overflow is involved).
  */
-export function evaluateRange(expr: Expression, bandNames: readonly string[], stats: ReadonlyArray<readonly [number, number]>): Array<[number, number]> | undefined {
+export function evaluateRange(
+  expr: Expression,
+  bandNames: readonly string[],
+  stats: ReadonlyArray<readonly [number, number]>,
+): Array<[number, number]> | undefined {
   if (stats.length !== bandNames.length) {
     throw new TesseraError('Internal', `${stats.length} statistics for ${bandNames.length} bands`);
   }

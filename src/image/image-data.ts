@@ -34,7 +34,7 @@ export const DTYPE_RANGE: Record<DType, [number, number]> = {
   int16: [-32768, 32767],
   uint32: [0, 4294967295],
   int32: [-2147483648, 2147483647],
-  int64: [-9223372036854775808, 9223372036854775807],
+  int64: [-(2 ** 63), 2 ** 63], // the doubles nearest int64's bounds, -9223372036854775808 and 9223372036854775807
   float32: [-3.4028234663852886e38, 3.4028234663852886e38],
   float64: [-Number.MAX_VALUE, Number.MAX_VALUE],
 };

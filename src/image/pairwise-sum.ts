@@ -40,7 +40,14 @@ function sumBlock(a: Float64Array, n: number): number {
     for (let i = 0; i < n; i++) res += a[i]!;
     return res;
   }
-  let r0 = a[0]!, r1 = a[1]!, r2 = a[2]!, r3 = a[3]!, r4 = a[4]!, r5 = a[5]!, r6 = a[6]!, r7 = a[7]!;
+  let r0 = a[0]!,
+    r1 = a[1]!,
+    r2 = a[2]!,
+    r3 = a[3]!,
+    r4 = a[4]!,
+    r5 = a[5]!,
+    r6 = a[6]!,
+    r7 = a[7]!;
   const whole = n - (n % 8);
   let i = 8;
   for (; i < whole; i += 8) {
@@ -53,7 +60,7 @@ function sumBlock(a: Float64Array, n: number): number {
     r6 += a[i + 6]!;
     r7 += a[i + 7]!;
   }
-  let res = (r0 + r1 + (r2 + r3)) + (r4 + r5 + (r6 + r7));
+  let res = r0 + r1 + (r2 + r3) + (r4 + r5 + (r6 + r7));
   for (; i < n; i++) res += a[i]!;
   return res;
 }

@@ -30,7 +30,7 @@ export function promote(a: DType, b: DType): DType {
   if (sa !== undefined && sb !== undefined) return sa >= sb ? a : b;
   const u = (ua ?? ub)!;
   const s = (sa ?? sb)!;
-  if (s > u) return (sa !== undefined ? a : b);
+  if (s > u) return sa !== undefined ? a : b;
   const need = u * 2;
   return need <= 16 ? 'int16' : need <= 32 ? 'int32' : 'int64';
 }
@@ -73,7 +73,10 @@ export function stackImages(images: readonly ImageData[]): ImageData {
       bands.push(convert(b, img.dtype, dtype));
       const m = img.masks[k]!;
       let rm = maskMap.get(m);
-      if (!rm) maskMap.set(m, (rm = same ? m : resizeNearest(m, img.width, img.height, width, height)));
+      if (!rm) {
+        rm = same ? m : resizeNearest(m, img.width, img.height, width, height);
+        maskMap.set(m, rm);
+      }
       masks.push(rm);
     });
   }

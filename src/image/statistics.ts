@@ -64,7 +64,13 @@ export function imageStatistics(img: ImageData, opts: StatisticsOptions, coverag
  * Statistics of one band. `mask`: 0 = masked (anything else valid); NaN/±Inf are masked too.
  * `dtype` defaults to the one the array type implies (Float64Array → float64); pass it for int64.
  */
-export function bandStatistics(values: BandArray, mask: Uint8Array, opts: StatisticsOptions, coverage?: Coverage, dtype: DType = dtypeOf(values)): BandStatistics {
+export function bandStatistics(
+  values: BandArray,
+  mask: Uint8Array,
+  opts: StatisticsOptions,
+  coverage?: Coverage,
+  dtype: DType = dtypeOf(values),
+): BandStatistics {
   const total = values.length;
   if (mask.length !== total) throw new RangeError(`mask has ${mask.length} pixels, band has ${total}`);
   if (coverage && coverage.length !== total) throw new RangeError(`coverage has ${coverage.length} pixels, band has ${total}`);
@@ -188,25 +194,31 @@ function weightedStd(values: Float64Array, weights: Float64Array | undefined): n
   const n = values.length;
   const totalWeight = weights ? pairwiseSum(n, (s, len, out) => out.set(weights.subarray(s, s + len))) : n;
   if (totalWeight === 0) return NaN;
-  const weightedSum = pairwiseSum(n, weights
-    ? (s, len, out) => {
-        for (let k = 0; k < len; k++) out[k] = values[s + k]! * weights[s + k]!;
-      }
-    : (s, len, out) => out.set(values.subarray(s, s + len)));
+  const weightedSum = pairwiseSum(
+    n,
+    weights
+      ? (s, len, out) => {
+          for (let k = 0; k < len; k++) out[k] = values[s + k]! * weights[s + k]!;
+        }
+      : (s, len, out) => out.set(values.subarray(s, s + len)),
+  );
   const average = weightedSum / totalWeight;
-  const squares = pairwiseSum(n, weights
-    ? (s, len, out) => {
-        for (let k = 0; k < len; k++) {
-          const d = values[s + k]! - average;
-          out[k] = d * d * weights[s + k]!;
+  const squares = pairwiseSum(
+    n,
+    weights
+      ? (s, len, out) => {
+          for (let k = 0; k < len; k++) {
+            const d = values[s + k]! - average;
+            out[k] = d * d * weights[s + k]!;
+          }
         }
-      }
-    : (s, len, out) => {
-        for (let k = 0; k < len; k++) {
-          const d = values[s + k]! - average;
-          out[k] = d * d;
-        }
-      });
+      : (s, len, out) => {
+          for (let k = 0; k < len; k++) {
+            const d = values[s + k]! - average;
+            out[k] = d * d;
+          }
+        },
+  );
   return Math.sqrt(squares / totalWeight);
 }
 

@@ -182,4 +182,3 @@ function safeTransform(from: ReturnType<typeof srsFrom>, to: ReturnType<typeof s
     return [Infinity, Infinity];
   }
 }
-

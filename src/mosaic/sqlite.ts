@@ -10,7 +10,7 @@
  */
 import { readFile, stat } from 'node:fs/promises';
 import initSqlJs from 'sql.js';
-import type { SqlJsStatic, SqlValue } from 'sql.js';
+import type { SqlJsStatic, SqlValue, Statement } from 'sql.js';
 import { TesseraError, badRequest } from '../errors.js';
 import type { UrlPolicy } from '../upstream/url-policy.js';
 
@@ -93,7 +93,7 @@ export async function readSqliteMosaic(loc: SqliteLocation, maxBytes: number): P
 }
 
 function queryRows(db: InstanceType<SqlJsStatic['Database']>, sql: string, params: SqlValue[], loc: SqliteLocation): Array<Record<string, SqlValue>> {
-  let stmt;
+  let stmt: Statement;
   try {
     stmt = db.prepare(sql, params);
   } catch (err) {

@@ -160,10 +160,7 @@ function registeredEquivalent(def: Pick<GridDefinition, 'id' | 'title' | 'crs' |
 }
 
 /** A grid for a definition no registered grid has: CRS read by GDAL, axis order as morecantile reads it. */
-function buildGrid(
-  def: Omit<GridDefinition, 'srs' | 'invertAxis' | 'xyBbox' | 'geographicBbox' | 'crsUri'>,
-  fail: (msg: string) => never,
-): TileMatrixSet {
+function buildGrid(def: Omit<GridDefinition, 'srs' | 'invertAxis' | 'xyBbox' | 'geographicBbox' | 'crsUri'>, fail: (msg: string) => never): TileMatrixSet {
   let srs: SpatialReference;
   try {
     srs = srsFrom(def.crs);

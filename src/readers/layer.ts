@@ -6,14 +6,14 @@
  * order with TiTiler's band names (`b1` for a COG, `asset_b1` for an item); an expression is
  * evaluated over the stack, here or, deferred, in a render thread.
  */
-import { RasterReader, applyCutline, coverageArray, type ReadPlan, type ValueOptions, type PartOptions } from '../source/reader.js';
+import { type RasterReader, applyCutline, coverageArray, type ReadPlan, type ValueOptions, type PartOptions } from '../source/reader.js';
 import { nonAlphaIndexes } from '../source/read.js';
 import { srsFrom, sameCrs, transformBounds, TransformMemo } from '../gdal/crs.js';
 import type { gdal } from '../gdal/gdal.js';
 import { promote, stackImages } from '../image/stack.js';
 import { allocate, type ImageData } from '../image/image-data.js';
 import { applyExpression, evaluateExpression, type Expression } from '../image/expression.js';
-import { TesseraError, badRequest } from '../errors.js';
+import { TesseraError } from '../errors.js';
 import { checkOutputValues, checkSourcePixels } from '../source/limits.js';
 import { mapLimited } from '../concurrency.js';
 import type { BandStatistics } from '../image/statistics.js';
@@ -82,7 +82,10 @@ export class LayerPlan {
         const meta = await r.reader.meta();
         const indexes = r.indexes ?? nonAlphaIndexes(meta);
         for (const i of indexes) if (i < 1 || i > meta.count) throw this.invalidBand(r, i, meta.count);
-        return this.namesOf(r, indexes.map((i) => `b${i}`));
+        return this.namesOf(
+          r,
+          indexes.map((i) => `b${i}`),
+        );
       }),
     );
     return lists.flat();
@@ -99,7 +102,11 @@ export class LayerPlan {
       const out = Math.max(...plans.map((p) => p.width)) * Math.max(...plans.map((p) => p.height)) * bands;
       checkOutputValues(out, limits, `${first.width}x${first.height} pixels × ${bands} band(s)`);
     }
-    checkSourcePixels(plans.reduce((s, p) => s + p.sourcePixels, 0), limits, 'it');
+    checkSourcePixels(
+      plans.reduce((s, p) => s + p.sourcePixels, 0),
+      limits,
+      'it',
+    );
     if (limits.gate) await limits.gate.reserve(await this.heldBytes(plans, limits.statistics));
   }
 
@@ -260,11 +267,17 @@ export class LayerReader implements Reader {
         return p;
       }),
     );
-    checkSourcePixels(plans.flat().reduce((s, p) => s + p.sourcePixels, 0), limits, `the ${shapes.length} feature(s)`, 'use smaller areas, max_size or width/height');
+    checkSourcePixels(
+      plans.flat().reduce((s, p) => s + p.sourcePixels, 0),
+      limits,
+      `the ${shapes.length} feature(s)`,
+      'use smaller areas, max_size or width/height',
+    );
     // Each shape reserved its own bytes; `concurrency` of them are read at once.
     if (limits.gate) {
       // A coverage array burns the shape on a grid 10×10 finer: 100 bytes per pixel, and 4 for the fractions.
-      const coverageBytes = (p: ReadPlan[]): number => (opts.weighByCoverage && !p.every((x) => x.empty) ? 104 * Math.max(0, ...p.map((x) => x.width * x.height)) : 0);
+      const coverageBytes = (p: ReadPlan[]): number =>
+        opts.weighByCoverage && !p.every((x) => x.empty) ? 104 * Math.max(0, ...p.map((x) => x.width * x.height)) : 0;
       const held = (await Promise.all(plans.map(async (p) => (await layer.heldBytes(p, limits.statistics)) + coverageBytes(p)))).sort((a, b) => b - a);
       await limits.gate.reserve(held.slice(0, concurrency).reduce((a, b) => a + b, 0));
     }

@@ -117,7 +117,14 @@ class CogLayer {
     const inputs = new Map(img.bandNames.map((name, i) => [name, { dtype: img.dtype, array: img.bands[i]! }]));
     const result = evaluateExpression(expr, inputs, n);
     const mask = intersectMasks(img.masks, n);
-    return { ...img, dtype: result.dtype, bands: result.bands, masks: result.bands.map(() => mask), bandNames: expr.blocks.map((b) => b.name), datasetStatistics: undefined };
+    return {
+      ...img,
+      dtype: result.dtype,
+      bands: result.bands,
+      masks: result.bands.map(() => mask),
+      bandNames: expr.blocks.map((b) => b.name),
+      datasetStatistics: undefined,
+    };
   }
 
   applyToPoint(p: PointValues): PointValues {
@@ -200,7 +207,7 @@ export class MosaicReader {
     const bands = this.cog.outputBands(meta.count);
     checkOutputValues(plan.width * plan.height * bands, limits, `${plan.width}x${plan.height} pixels × ${bands} band(s)`);
     budget.sourcePixels += readCost(meta, plan);
-    checkSourcePixels(budget.sourcePixels, limits, 'the tile\'s assets', 'zoom in');
+    checkSourcePixels(budget.sourcePixels, limits, "the tile's assets", 'zoom in');
     const img = await reader.read(plan, this.cog.valueOptions(valuesOf(opts)));
     return this.cog.apply(img);
   }
@@ -235,7 +242,13 @@ export class MosaicReader {
     return this.cog.applyToPoint(p);
   }
 
-  private async stacPoint(asset: string, lon: number, lat: number, coordCrs: string, opts: ValueOptions): Promise<{ values: number[]; bandNames: string[] } | undefined> {
+  private async stacPoint(
+    asset: string,
+    lon: number,
+    lat: number,
+    coordCrs: string,
+    opts: ValueOptions,
+  ): Promise<{ values: number[]; bandNames: string[] } | undefined> {
     const reader = await stacItemReader(await this.ctx.openStac(asset), this.stacLayer());
     const inside = await Promise.all(reader.plan.readers().map((r) => pointInside(r, lon, lat, coordCrs)));
     if (inside.some((i) => !i)) return undefined;
@@ -288,7 +301,10 @@ class TileFootprint {
  */
 function readCost(meta: SourceMeta, plan: ReadPlan): number {
   const t = plan.target;
-  const decimation = t.kind === 'warp' ? Math.min(t.grid.width / t.width, t.grid.height / t.height) : Math.min(Math.abs(t.window.width) / t.width, Math.abs(t.window.height) / t.height);
+  const decimation =
+    t.kind === 'warp'
+      ? Math.min(t.grid.width / t.width, t.grid.height / t.height)
+      : Math.min(Math.abs(t.window.width) / t.width, Math.abs(t.window.height) / t.height);
   let factor = 1;
   for (const f of meta.overviews) if (f <= decimation * 1.2 && f > factor) factor = f;
   return Math.min(plan.sourcePixels, Math.ceil((meta.width * meta.height) / (factor * factor)));
@@ -378,9 +394,11 @@ function fitTo(first: ImageData, img: ImageData, asset: string): PixelLayer {
     bands: img.bands.map((b) => resizeNearest(b, img.width, img.height, first.width, first.height)),
     masks: img.masks.map((m) => {
       let r = masks.get(m);
-      if (!r) masks.set(m, (r = resizeNearest(m, img.width, img.height, first.width, first.height)));
+      if (!r) {
+        r = resizeNearest(m, img.width, img.height, first.width, first.height);
+        masks.set(m, r);
+      }
       return r;
     }),
   };
 }
-

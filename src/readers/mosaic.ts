@@ -25,14 +25,14 @@ export interface MosaicReadOptions {
 
 /** Printable ASCII only in a header (asset names may hold anything); undefined past the size bound. */
 export function assetsHeaderValue(assets: readonly string[]): string | undefined {
-  const escape = (c: string): string => {
+  const escapeChar = (c: string): string => {
     try {
       return encodeURIComponent(c);
     } catch {
       return '?'; // a lone surrogate
     }
   };
-  const text = assets.map((a) => a.replace(/[^\x20-\x7e]/gu, escape)).join(',');
+  const text = assets.map((a) => a.replace(/[^\x20-\x7e]/gu, escapeChar)).join(',');
   return text.length <= MAX_ASSETS_HEADER ? text : undefined;
 }
 

@@ -28,7 +28,10 @@ export interface AssetStatisticsRequest {
 
 /** The bands an asset expression reads (rio-tiler `parse_expression`: its `b{i}` names); 400 for other names. */
 function expressionIndexes(expr: Expression, asset: string): number[] {
-  const indexes = expr.variables.map((v) => /^b(\d+)$/.exec(v)).filter((m) => m !== null).map((m) => Number(m[1]));
+  const indexes = expr.variables
+    .map((v) => /^b(\d+)$/.exec(v))
+    .filter((m) => m !== null)
+    .map((m) => Number(m[1]));
   if (indexes.length === 0) throw badRequest(`Could not find any valid bands in '${expr.text}' expression (asset '${asset}').`);
   expr.checkVariables(indexes.map((i) => `b${i}`));
   return indexes;
@@ -66,9 +69,15 @@ export async function assetStatistics(
   );
   const outputValues = jobs.reduce((s, j) => s + j.plan.width * j.plan.height * j.bands, 0);
   checkOutputValues(outputValues, limits, `${outputValues} values over ${jobs.length} asset(s)`);
-  checkSourcePixels(jobs.reduce((s, j) => s + j.plan.sourcePixels, 0), limits, `the ${jobs.length} asset(s)`);
+  checkSourcePixels(
+    jobs.reduce((s, j) => s + j.plan.sourcePixels, 0),
+    limits,
+    `the ${jobs.length} asset(s)`,
+  );
   if (limits.gate) {
-    const held = await Promise.all(jobs.map(async (j) => estimateImageBytes(j.plan.width * j.plan.height, j.bands, sampleBytes((await j.reader.meta()).bands[0]?.dataType), true)));
+    const held = await Promise.all(
+      jobs.map(async (j) => estimateImageBytes(j.plan.width * j.plan.height, j.bands, sampleBytes((await j.reader.meta()).bands[0]?.dataType), true)),
+    );
     await limits.gate.reserve(held.reduce((a, b) => a + b, 0));
   }
   return Promise.all(

@@ -77,7 +77,8 @@ export function byteRangesOf(loc: Location, label: string, opts: ByteRangeOption
       } catch (err) {
         if (err instanceof TesseraError) throw err;
         if (err instanceof UpstreamRefused) throw badRequest(`${label} is not allowed: ${err.message}`);
-        if (err instanceof UpstreamTimeout || signal.aborted) throw new TesseraError('Timeout', `${label} did not answer within ${opts.timeoutMs} ms`, { cause: err });
+        if (err instanceof UpstreamTimeout || signal.aborted)
+          throw new TesseraError('Timeout', `${label} did not answer within ${opts.timeoutMs} ms`, { cause: err });
         throw new TesseraError('UpstreamError', `${label} could not be read: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
       }
     },

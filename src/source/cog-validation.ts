@@ -136,10 +136,15 @@ export function validateLayout(meta: SourceMeta, facts: DatasetFacts, layout: Ti
   });
   const lastData = dataOffsets[dataOffsets.length - 1];
   if (lastData !== undefined && lastData < ifdOffsets[ifdOffsets.length - 1]!) {
-    errors.push(decimations.length > 0 ? 'The offset of the first block of the smallest overview should be after its IFD' : 'The offset of the first block of the image should be after its IFD');
+    errors.push(
+      decimations.length > 0
+        ? 'The offset of the first block of the smallest overview should be after its IFD'
+        : 'The offset of the first block of the image should be after its IFD',
+    );
   }
   for (let i = dataOffsets.length - 2; i > 0; i--) {
-    if (dataOffsets[i]! < dataOffsets[i + 1]!) errors.push(`The offset of the first block of overview of index ${i - 1} should be after the one of the overview of index ${i}`);
+    if (dataOffsets[i]! < dataOffsets[i + 1]!)
+      errors.push(`The offset of the first block of overview of index ${i - 1} should be after the one of the overview of index ${i}`);
   }
   if (dataOffsets.length >= 2 && dataOffsets[0]! < dataOffsets[1]!) {
     errors.push(`The offset of the first block of the main resolution image should be after the one of the overview of index ${decimations.length - 1}`);
@@ -276,7 +281,13 @@ export function cogReport(
     'Band Metadata': bandMetadata,
     IFD: [
       { Level: 0, Width: meta.width, Height: meta.height, Blocksize: [blockHeight, blockWidth], Decimation: 0 },
-      ...facts.overviews.map(([width, height, bw, bh], i) => ({ Level: i + 1, Width: width, Height: height, Blocksize: [bh, bw] as [number, number], Decimation: meta.overviews[i] ?? 0 })),
+      ...facts.overviews.map(([width, height, bw, bh], i) => ({
+        Level: i + 1,
+        Width: width,
+        Height: height,
+        Blocksize: [bh, bw] as [number, number],
+        Decimation: meta.overviews[i] ?? 0,
+      })),
     ],
   };
 }

@@ -260,7 +260,8 @@ export class RasterSource {
       // Did upstream fail during the call (gateway on), or did GDAL fail on bytes served whole?
       const upstreamFailed = faultsBefore === undefined ? undefined : this.ctx.upstreamFaults!() !== faultsBefore;
       if (err instanceof OpenRefused) {
-        if (upstreamFailed) throw new TesseraError('UpstreamError', `${this.label} could not be opened: the upstream server failed while it was read`, { cause: err });
+        if (upstreamFailed)
+          throw new TesseraError('UpstreamError', `${this.label} could not be opened: the upstream server failed while it was read`, { cause: err });
         throw await this.ctx.openFailure(this);
       }
       throw gdalOpenError(err, this.label, { damaged: this.location.kind === 'file' || upstreamFailed === false });
@@ -318,9 +319,7 @@ export class RasterSource {
       let w = meta.width;
       let h = meta.height;
       if (!sameCrs(srsFrom(meta.crs), tmsSrs)) {
-        const out = await this.use((ds) =>
-          gdal.suggestedWarpOutputAsync({ src: ds, s_srs: srsFrom(meta.crs), t_srs: tmsSrs }),
-        );
+        const out = await this.use((ds) => gdal.suggestedWarpOutputAsync({ src: ds, s_srs: srsFrom(meta.crs), t_srs: tmsSrs }));
         affine = out.geoTransform;
         w = out.rasterSize.x;
         h = out.rasterSize.y;
@@ -352,8 +351,7 @@ export class RasterSource {
     const effectiveNodata = nodata !== undefined ? nodata : fileNodata;
     const hasAlpha = meta.bands.some((b) => (b.maskFlags & GMF_ALPHA) !== 0 || b.colorInterp === 'alpha');
     const hasMask = meta.bands.some((b) => (b.maskFlags & GMF_PER_DATASET) !== 0 && (b.maskFlags & GMF_ALPHA) === 0);
-    const nodataType: RasterInfo['nodata_type'] =
-      effectiveNodata !== null ? 'Nodata' : hasAlpha ? 'Alpha' : hasMask ? 'Mask' : 'None';
+    const nodataType: RasterInfo['nodata_type'] = effectiveNodata !== null ? 'Nodata' : hasAlpha ? 'Alpha' : hasMask ? 'Mask' : 'None';
     const names = meta.bands.map((_, i) => `b${i + 1}`);
     const info: RasterInfo = {
       bounds,

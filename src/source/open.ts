@@ -91,7 +91,10 @@ export async function diagnoseOpen(loc: Location, label: string, drivers: readon
         head = Buffer.concat(chunks).subarray(0, HEAD_BYTES);
         const length = Number(res.headers['content-length'] ?? NaN);
         if (status === 200 && length > HEAD_BYTES && isTiff(head)) {
-          return new TesseraError('UpstreamError', `${label}: the server does not support HTTP range requests (it answered 200 with the whole file), which tessera needs to read a raster`);
+          return new TesseraError(
+            'UpstreamError',
+            `${label}: the server does not support HTTP range requests (it answered 200 with the whole file), which tessera needs to read a raster`,
+          );
         }
       } else {
         res.resume();
@@ -119,7 +122,11 @@ export async function diagnoseOpen(loc: Location, label: string, drivers: readon
 }
 
 function isTiff(b: Uint8Array): boolean {
-  return b.length >= 4 && ((b[0] === 0x49 && b[1] === 0x49 && (b[2] === 42 || b[2] === 43) && b[3] === 0) || (b[0] === 0x4d && b[1] === 0x4d && b[2] === 0 && (b[3] === 42 || b[3] === 43)));
+  return (
+    b.length >= 4 &&
+    ((b[0] === 0x49 && b[1] === 0x49 && (b[2] === 42 || b[2] === 43) && b[3] === 0) ||
+      (b[0] === 0x4d && b[1] === 0x4d && b[2] === 0 && (b[3] === 42 || b[3] === 43)))
+  );
 }
 
 const startsWith = (b: Uint8Array, magic: readonly number[]): boolean => magic.every((m, i) => b[i] === m);
@@ -127,7 +134,10 @@ const startsWith = (b: Uint8Array, magic: readonly number[]): boolean => magic.e
 /** What the first bytes of a file look like, in words for an error message. */
 export function describeFormat(b: Uint8Array): string {
   if (isTiff(b)) return b[2] === 43 || b[3] === 43 ? 'a BigTIFF' : 'a TIFF';
-  const text = Buffer.from(b.subarray(0, 512)).toString('latin1').replace(/^\uFEFF|^\xEF\xBB\xBF/, '').trimStart();
+  const text = Buffer.from(b.subarray(0, 512))
+    .toString('latin1')
+    .replace(/^\uFEFF|^\xEF\xBB\xBF/, '')
+    .trimStart();
   if (/^<VRTDataset\b/i.test(text) || /<VRTDataset\b/i.test(text)) return 'a GDAL VRT (XML that names other files)';
   if (/^(<\?xml|<)/.test(text)) return /^<!doctype html|^<html/i.test(text) ? 'an HTML page' : 'an XML document';
   if (/^[{[]/.test(text)) return 'a JSON document';

@@ -219,7 +219,14 @@ export function implicitOverviewLevel(
   return best;
 }
 
-async function readBandInto(band: RasterBand, dtype: DType, win: { x: number; y: number; w: number; h: number }, width: number, height: number, resampling: ReadResampling): Promise<BandArray> {
+async function readBandInto(
+  band: RasterBand,
+  dtype: DType,
+  win: { x: number; y: number; w: number; h: number },
+  width: number,
+  height: number,
+  resampling: ReadResampling,
+): Promise<BandArray> {
   const out = new ARRAY_OF[dtype](width * height);
   await band.pixels.readAsync(win.x, win.y, win.w, win.h, out as never, {
     buffer_width: width,
@@ -274,12 +281,14 @@ async function readAndMask(
   for (const i of indexes) {
     const flags = maskFlags(i);
     if (flags & GMF_ALL_VALID) {
-      masks.push((shared ??= new Uint8Array(width * height).fill(255)));
+      shared ??= new Uint8Array(width * height).fill(255);
+      masks.push(shared);
       continue;
     }
     const maskBand = ds.bands.get(i).getMaskBand();
     if (!maskBand) {
-      masks.push((shared ??= new Uint8Array(width * height).fill(255)));
+      shared ??= new Uint8Array(width * height).fill(255);
+      masks.push(shared);
       continue;
     }
     masks.push(await normaliseMaskBand((await readBandInto(maskBand, 'uint8', win, width, height, resampling)) as Uint8Array));
@@ -306,10 +315,18 @@ async function readWindow(ds: Dataset, meta: SourceMeta, target: Extract<ReadTar
   let vrt: Dataset | undefined;
   try {
     vrt = await gdal.translateAsync(path, ds, [
-      '-of', 'VRT',
-      '-srcwin', String(w.colOff), String(w.rowOff), String(w.width), String(w.height),
-      '-outsize', String(width), String(height),
-      '-r', TRANSLATE_NAMES[opts.resampling],
+      '-of',
+      'VRT',
+      '-srcwin',
+      String(w.colOff),
+      String(w.rowOff),
+      String(w.width),
+      String(w.height),
+      '-outsize',
+      String(width),
+      String(height),
+      '-r',
+      TRANSLATE_NAMES[opts.resampling],
     ]);
     const win = { x: 0, y: 0, w: width, h: height };
     const { bands, masks } = await readAndMask(vrt, dtype, win, width, height, 'nearest', indexes, alpha, nodata, flags);
@@ -403,7 +420,13 @@ interface SourceWindow {
   h: number;
 }
 
-function warpSourceWindow(meta: SourceMeta, level: number | undefined, target: WarpTarget, reproject: WarpResampling, memo: TransformMemo | undefined): SourceWindow {
+function warpSourceWindow(
+  meta: SourceMeta,
+  level: number | undefined,
+  target: WarpTarget,
+  reproject: WarpResampling,
+  memo: TransformMemo | undefined,
+): SourceWindow {
   const { gt, width: sw, height: sh } = levelGeoTransform(meta, level);
   const whole = { x: 0, y: 0, w: sw, h: sh };
   const ct = transformerBetween(srsFrom(target.crs), srsFrom(meta.crs));
@@ -489,29 +512,41 @@ interface WarpSource {
  * /vsicurl/ (every tile fetched and decompressed its blocks again) — and the warp itself runs
  * without holding the handle.
  */
-async function readWarpSource(withHandle: WithHandle, meta: SourceMeta, target: WarpTarget, opts: ReadOptions, level: number | undefined, indexes: number[], dtype: DType, validity: Validity): Promise<WarpSource> {
+async function readWarpSource(
+  withHandle: WithHandle,
+  meta: SourceMeta,
+  target: WarpTarget,
+  opts: ReadOptions,
+  level: number | undefined,
+  indexes: number[],
+  dtype: DType,
+  validity: Validity,
+): Promise<WarpSource> {
   const win = warpSourceWindow(meta, level, target, opts.reproject, opts.transformMemo);
   const n = win.w * win.h;
   const at = (band: RasterBand): RasterBand => (level === undefined ? band : band.overviews.get(level));
-  const { planes, extra } = await withHandle(async (ds) => {
-    const planes: BandArray[] = [];
-    for (const i of indexes) {
-      const out = new ARRAY_OF[dtype](n);
-      await at(ds.bands.get(i)).pixels.readAsync(win.x, win.y, win.w, win.h, out as never, { data_type: GDAL_OF_DTYPE[dtype]! });
-      planes.push(out);
-    }
-    let extra: BandArray | undefined;
-    if (validity.kind === 'alpha') {
-      extra = new ARRAY_OF[dtype](n);
-      await at(ds.bands.get(validity.band)).pixels.readAsync(win.x, win.y, win.w, win.h, extra as never, { data_type: GDAL_OF_DTYPE[dtype]! });
-    } else if (validity.kind === 'mask') {
-      extra = new Uint8Array(n);
-      const mask = at(ds.bands.get(1)).getMaskBand();
-      if (!mask) throw new TesseraError('Internal', 'the raster reports a per-dataset mask but has no mask band');
-      await mask.pixels.readAsync(win.x, win.y, win.w, win.h, extra as never, { data_type: 'Byte' });
-    }
-    return { planes, extra };
-  }, regionAffinity(meta, level, win.x, win.y, win.w, win.h));
+  const { planes, extra } = await withHandle(
+    async (ds) => {
+      const planes: BandArray[] = [];
+      for (const i of indexes) {
+        const out = new ARRAY_OF[dtype](n);
+        await at(ds.bands.get(i)).pixels.readAsync(win.x, win.y, win.w, win.h, out as never, { data_type: GDAL_OF_DTYPE[dtype]! });
+        planes.push(out);
+      }
+      let extra: BandArray | undefined;
+      if (validity.kind === 'alpha') {
+        extra = new ARRAY_OF[dtype](n);
+        await at(ds.bands.get(validity.band)).pixels.readAsync(win.x, win.y, win.w, win.h, extra as never, { data_type: GDAL_OF_DTYPE[dtype]! });
+      } else if (validity.kind === 'mask') {
+        extra = new Uint8Array(n);
+        const mask = at(ds.bands.get(1)).getMaskBand();
+        if (!mask) throw new TesseraError('Internal', 'the raster reports a per-dataset mask but has no mask band');
+        await mask.pixels.readAsync(win.x, win.y, win.w, win.h, extra as never, { data_type: 'Byte' });
+      }
+      return { planes, extra };
+    },
+    regionAffinity(meta, level, win.x, win.y, win.w, win.h),
+  );
   return { win, planes, extra };
 }
 
@@ -522,7 +557,14 @@ function windowGeoTransform(meta: SourceMeta, level: number | undefined, win: Wa
 }
 
 /** The source window as a MEM dataset georeferenced like it, for gdalwarp. */
-function memFromWarpSource(meta: SourceMeta, level: number | undefined, src: WarpSource, dtype: DType, nodata: number | undefined, validity: Validity): Dataset {
+function memFromWarpSource(
+  meta: SourceMeta,
+  level: number | undefined,
+  src: WarpSource,
+  dtype: DType,
+  nodata: number | undefined,
+  validity: Validity,
+): Dataset {
   const { win, planes, extra } = src;
   const mem = gdal.open('', 'w', 'MEM', win.w, win.h, planes.length, GDAL_OF_DTYPE[dtype]!);
   try {
@@ -572,7 +614,18 @@ function opaqueOrTransparent(dtype: DType, validity: Validity, extra: BandArray 
  * when this read needs something only GDAL does (another kernel, partial alpha, an untransformable
  * grid), and gdalwarp runs instead.
  */
-function warpNearestInJs(meta: SourceMeta, target: WarpTarget, opts: ReadOptions, level: number | undefined, direct: boolean, src: WarpSource, dtype: DType, nodata: number | undefined, validity: Validity, indexes: number[]): RawRead | undefined {
+function warpNearestInJs(
+  meta: SourceMeta,
+  target: WarpTarget,
+  opts: ReadOptions,
+  level: number | undefined,
+  direct: boolean,
+  src: WarpSource,
+  dtype: DType,
+  nodata: number | undefined,
+  validity: Validity,
+  indexes: number[],
+): RawRead | undefined {
   if (opts.engine === 'gdal' || opts.reproject !== 'nearest' || (!direct && opts.resampling !== 'nearest')) return undefined;
   if (nodata !== undefined && !representable(dtype, nodata)) return undefined;
   if (!opaqueOrTransparent(dtype, validity, src.extra)) return undefined;
@@ -587,7 +640,14 @@ function warpNearestInJs(meta: SourceMeta, target: WarpTarget, opts: ReadOptions
   if (!srcInv || !ct) return undefined;
   const { grid, width, height } = target;
   const warp = (w: number, h: number): Int32Array | undefined =>
-    nearestIndex({ transform: { dstGt: gdalwarpGeoTransform(grid, w, h), ct, srcInv, ...(opts.transformMemo ? { memo: opts.transformMemo } : {}) }, srcWidth: src.win.w, srcHeight: src.win.h, width: w, height: h, validity: src.extra });
+    nearestIndex({
+      transform: { dstGt: gdalwarpGeoTransform(grid, w, h), ct, srcInv, ...(opts.transformMemo ? { memo: opts.transformMemo } : {}) },
+      srcWidth: src.win.w,
+      srcHeight: src.win.h,
+      width: w,
+      height: h,
+      validity: src.extra,
+    });
   let index: Int32Array;
   if (direct) {
     const warped = warp(width, height);
@@ -625,7 +685,10 @@ function subsetGrids(meta: SourceMeta, target: WarpTarget, level: number | undef
   const warpGrid = { gt: [grid.gt[0], grid.gt[1] * xf, 0, grid.gt[3], 0, grid.gt[5] * yf] as Grid['gt'], width: ow, height: oh };
   const x = Math.min(ow - 1, Math.trunc(w.x / xf + 0.5));
   const y = Math.min(oh - 1, Math.trunc(w.y / yf + 0.5));
-  return { warpGrid, win: { x, y, w: Math.min(ow - x, Math.max(1, Math.trunc(w.width / xf + 0.5))), h: Math.min(oh - y, Math.max(1, Math.trunc(w.height / yf + 0.5))) } };
+  return {
+    warpGrid,
+    win: { x, y, w: Math.min(ow - x, Math.max(1, Math.trunc(w.width / xf + 0.5))), h: Math.min(oh - y, Math.max(1, Math.trunc(w.height / yf + 0.5))) },
+  };
 }
 
 /**
@@ -643,7 +706,11 @@ async function readWarped(withHandle: WithHandle, meta: SourceMeta, target: Warp
   const srcAlpha = alphaIndex(meta);
   // GDAL's warper honours a source alpha band, else the nodata value, else a per-dataset mask.
   const validity: Validity =
-    srcAlpha !== undefined ? { kind: 'alpha', band: srcAlpha } : nodata === undefined && meta.bands[0]?.maskFlags === GMF_PER_DATASET ? { kind: 'mask' } : { kind: 'none' };
+    srcAlpha !== undefined
+      ? { kind: 'alpha', band: srcAlpha }
+      : nodata === undefined && meta.bands[0]?.maskFlags === GMF_PER_DATASET
+        ? { kind: 'mask' }
+        : { kind: 'none' };
   const dstAlpha = srcAlpha !== undefined || nodata === undefined;
   const readsAlpha = dstAlpha && nodata === undefined;
   const { grid, width, height } = target;
@@ -651,7 +718,18 @@ async function readWarped(withHandle: WithHandle, meta: SourceMeta, target: Warp
   // In the copy (and so in the warp's output) the requested bands are 1…k and the alpha band k+1.
   const bandsOut = indexes.map((_, i) => i + 1);
   const alphaOut = readsAlpha ? indexes.length + 1 : undefined;
-  const common = ['-t_srs', target.crs, '-r', WARP_NAMES[opts.reproject], '-ot', GDAL_OF_DTYPE[dtype]!, '-te', ...arrayBounds(grid.height, grid.width, grid.gt).map(String), '-ovr', 'NONE'];
+  const common = [
+    '-t_srs',
+    target.crs,
+    '-r',
+    WARP_NAMES[opts.reproject],
+    '-ot',
+    GDAL_OF_DTYPE[dtype]!,
+    '-te',
+    ...arrayBounds(grid.height, grid.width, grid.gt).map(String),
+    '-ovr',
+    'NONE',
+  ];
   if (nodata !== undefined) common.push('-srcnodata', nodataArg(nodata), '-dstnodata', nodataArg(nodata));
   if (validity.kind !== 'none') common.push('-srcalpha');
   if (dstAlpha) common.push('-dstalpha');
@@ -687,7 +765,20 @@ async function readWarped(withHandle: WithHandle, meta: SourceMeta, target: Warp
       const tpath = tempPath('vrt');
       let resampled: Dataset | undefined;
       try {
-        resampled = await gdal.translateAsync(tpath, mem, ['-of', 'VRT', '-srcwin', String(win.x), String(win.y), String(win.w), String(win.h), '-outsize', String(width), String(height), '-r', TRANSLATE_NAMES[opts.resampling]]);
+        resampled = await gdal.translateAsync(tpath, mem, [
+          '-of',
+          'VRT',
+          '-srcwin',
+          String(win.x),
+          String(win.y),
+          String(win.w),
+          String(win.h),
+          '-outsize',
+          String(width),
+          String(height),
+          '-r',
+          TRANSLATE_NAMES[opts.resampling],
+        ]);
         const full = { x: 0, y: 0, w: width, h: height };
         const { bands, masks } = await readAndMask(resampled, dtype, full, width, height, 'nearest', bandsOut, alphaOut, nodata, flags);
         return { dtype, indexes, bands, masks, width, height, warpedBy: 'gdal' };
@@ -711,5 +802,10 @@ export function readRaster(withHandle: WithHandle, meta: SourceMeta, target: Rea
 
 /** Reads one pixel of the given bands (rio-tiler `point`: a 1×1 window at the pixel's row/col). */
 export async function readPixel(ds: Dataset, meta: SourceMeta, col: number, row: number, opts: ReadOptions): Promise<RawRead> {
-  return readWindow(ds, meta, { kind: 'window', window: { colOff: col, rowOff: row, width: 1, height: 1 }, width: 1, height: 1 }, { ...opts, resampling: 'nearest' });
+  return readWindow(
+    ds,
+    meta,
+    { kind: 'window', window: { colOff: col, rowOff: row, width: 1, height: 1 }, width: 1, height: 1 },
+    { ...opts, resampling: 'nearest' },
+  );
 }

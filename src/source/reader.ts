@@ -178,8 +178,7 @@ export class RasterReader {
       readW = w;
       readH = h;
     }
-    const empty =
-      window.colOff >= meta.width || window.rowOff >= meta.height || window.colOff + window.width <= 0 || window.rowOff + window.height <= 0;
+    const empty = window.colOff >= meta.width || window.rowOff >= meta.height || window.colOff + window.width <= 0 || window.rowOff + window.height <= 0;
     return {
       target: { kind: 'window', window, width: readW, height: readH },
       width,
@@ -203,12 +202,30 @@ export class RasterReader {
       if (opts.maxSize && !(width && height)) [height, width] = sizeForMaxSize(opts.maxSize, grid.height, grid.width);
       if (!(height && width)) [height, width] = [grid.height, grid.width];
       const bounds = arrayBounds(grid.height, grid.width, grid.gt);
-      return { target: { kind: 'warp', crs: opts.dstCrs, grid, width, height }, width, height, sourcePixels: sourcePixels(meta, grid.width, grid.height, width, height), bounds, crs: opts.dstCrs, crop: 0, empty: false };
+      return {
+        target: { kind: 'warp', crs: opts.dstCrs, grid, width, height },
+        width,
+        height,
+        sourcePixels: sourcePixels(meta, grid.width, grid.height, width, height),
+        bounds,
+        crs: opts.dstCrs,
+        crop: 0,
+        empty: false,
+      };
     }
     if (opts.maxSize && !(width && height)) [height, width] = sizeForMaxSize(opts.maxSize, meta.height, meta.width);
     if (!(height && width)) [height, width] = [meta.height, meta.width];
     const window = { colOff: 0, rowOff: 0, width: meta.width, height: meta.height };
-    return { target: { kind: 'window', window, width, height }, width, height, sourcePixels: sourcePixels(meta, meta.width, meta.height, width, height), bounds: meta.bounds, crs: meta.crs, crop: 0, empty: false };
+    return {
+      target: { kind: 'window', window, width, height },
+      width,
+      height,
+      sourcePixels: sourcePixels(meta, meta.width, meta.height, width, height),
+      bounds: meta.bounds,
+      crs: meta.crs,
+      crop: 0,
+      empty: false,
+    };
   }
 
   /** Executes a plan: values, masks, band names `b{i}`, statistics from band tags, unscale. */
@@ -349,7 +366,9 @@ export const MAX_COVER_PIXELS = 256 * 1024 * 1024;
 export async function coverageArray(img: ImageData, shape: gdal.Geometry, shapeCrs: string): Promise<Float32Array> {
   const fine = img.width * img.height * COVER_SCALE * COVER_SCALE;
   if (fine > MAX_COVER_PIXELS) {
-    throw badRequest(`Feature too large for coverage-weighted statistics: ${img.width}x${img.height} pixels; use max_size or width/height (at most ${MAX_COVER_PIXELS / COVER_SCALE ** 2} pixels)`);
+    throw badRequest(
+      `Feature too large for coverage-weighted statistics: ${img.width}x${img.height} pixels; use max_size or width/height (at most ${MAX_COVER_PIXELS / COVER_SCALE ** 2} pixels)`,
+    );
   }
   const fineWidth = img.width * COVER_SCALE;
   const outside = await outsideMask(shapeInImageCrs(img, shape, shapeCrs), img.bounds, fineWidth, img.height * COVER_SCALE);
@@ -427,7 +446,10 @@ function cropRaw(raw: RawRead, p: number): RawRead {
     bands: raw.bands.map(cropOne),
     masks: raw.masks.map((m) => {
       let c = maskMap.get(m);
-      if (!c) maskMap.set(m, (c = cropOne(m)));
+      if (!c) {
+        c = cropOne(m);
+        maskMap.set(m, c);
+      }
       return c;
     }),
   };

@@ -92,7 +92,8 @@ class PagedReader {
     const cached = this.pages.get(start);
     if (cached) return cached;
     this.fetched += PAGE;
-    if (this.fetched > this.maxBytes) throw badRequest(`${this.label}: its TIFF structure is spread over more than ${this.maxBytes} bytes, more than tessera reads to validate it`);
+    if (this.fetched > this.maxBytes)
+      throw badRequest(`${this.label}: its TIFF structure is spread over more than ${this.maxBytes} bytes, more than tessera reads to validate it`);
     const page = await this.bytes.read(start, PAGE);
     this.pages.set(start, page);
     return page;
@@ -128,7 +129,8 @@ export async function readTiffStructure(bytes: ByteRanges, label: string, limits
   const seen = new Set<number>();
   let next = readOffset(head, big ? 8 : 4);
   while (next !== 0) {
-    if (directories.length >= limits.maxDirectories) throw badRequest(`${label} has more than ${limits.maxDirectories} image directories, more than tessera validates`);
+    if (directories.length >= limits.maxDirectories)
+      throw badRequest(`${label} has more than ${limits.maxDirectories} image directories, more than tessera validates`);
     if (seen.has(next)) throw damaged(label, `its directories loop back to byte ${next}`);
     seen.add(next);
     const countView = await reader.get(next, big ? 8 : 2);
@@ -152,7 +154,10 @@ export async function readTiffStructure(bytes: ByteRanges, label: string, limits
       const size = entry ? TYPE_SIZE[entry.type] : undefined;
       if (!entry || !size) return [];
       const take = Math.max(0, Math.min(n, entry.count - first));
-      const view = entry.valuesAt < 0 ? new DataView(table.buffer, -1 - entry.valuesAt + first * size, take * size) : await reader.get(entry.valuesAt + first * size, take * size);
+      const view =
+        entry.valuesAt < 0
+          ? new DataView(table.buffer, -1 - entry.valuesAt + first * size, take * size)
+          : await reader.get(entry.valuesAt + first * size, take * size);
       const out: number[] = [];
       for (let i = 0; i < take; i++) {
         const at = i * size;

@@ -50,8 +50,18 @@ export function invGeoTransform(gt: readonly number[]): GeoTransform6 | undefine
 function exact(t: PixelTransform, xs: Float64Array, ys: Float64Array, ok: Uint8Array, from: number, count: number): void {
   const d = t.dstGt;
   const s = t.srcInv;
-  const d0 = d[0], d1 = d[1], d2 = d[2], d3 = d[3], d4 = d[4], d5 = d[5];
-  const s0 = s[0], s1 = s[1], s2 = s[2], s3 = s[3], s4 = s[4], s5 = s[5];
+  const d0 = d[0],
+    d1 = d[1],
+    d2 = d[2],
+    d3 = d[3],
+    d4 = d[4],
+    d5 = d[5];
+  const s0 = s[0],
+    s1 = s[1],
+    s2 = s[2],
+    s3 = s[3],
+    s4 = s[4],
+    s5 = s[5];
   for (let i = from; i < from + count; i++) {
     const px = xs[i]!;
     const py = ys[i]!;
@@ -73,7 +83,16 @@ function exact(t: PixelTransform, xs: Float64Array, ys: Float64Array, ok: Uint8A
  * GDALApproxTransformInternal over points `off … off+n-1` (one row: equal y, increasing x), given the
  * exact transforms of its start, middle and end in `sme` ([x0, xm, xe, y0, ym, ye]).
  */
-function approxInternal(t: PixelTransform, xs: Float64Array, ys: Float64Array, ok: Uint8Array, off: number, n: number, sme: Float64Array, maxError: number): void {
+function approxInternal(
+  t: PixelTransform,
+  xs: Float64Array,
+  ys: Float64Array,
+  ok: Uint8Array,
+  off: number,
+  n: number,
+  sme: Float64Array,
+  maxError: number,
+): void {
   const mid = (n - 1) >> 1;
   const x0 = xs[off]!;
   const span = xs[off + n - 1]! - x0;
@@ -120,7 +139,12 @@ function approxInternal(t: PixelTransform, xs: Float64Array, ys: Float64Array, o
     return;
   }
   // The recursion reuses the anchor scratch, so the anchors are copied out first.
-  const l0x = ax[0]!, l0y = ay[0]!, l1x = ax[1]!, l1y = ay[1]!, r0x = ax[2]!, r0y = ay[2]!;
+  const l0x = ax[0]!,
+    l0y = ay[0]!,
+    l1x = ax[1]!,
+    l1y = ay[1]!,
+    r0x = ax[2]!,
+    r0y = ay[2]!;
   if (!exactLeft) {
     const s = new Float64Array([sme[0]!, l0x, l1x, sme[3]!, l0y, l1y]);
     approxInternal(t, xs, ys, ok, off, mid, s, maxError);
@@ -179,7 +203,18 @@ function rowAnchors(t: PixelTransform, row0: number, rows: number, x0: number, n
  * approximate transformer gives them (GDALApproxTransform), into xs/ys; ok[i] = 0 where it failed.
  * `anchors` (rowAnchors, this row at index `k`) holds the row's exact start, middle and end.
  */
-export function transformRow(t: PixelTransform, row: number, x0: number, n: number, maxError: number, xs: Float64Array, ys: Float64Array, ok: Uint8Array, anchors?: RowAnchors, k = 0): void {
+export function transformRow(
+  t: PixelTransform,
+  row: number,
+  x0: number,
+  n: number,
+  maxError: number,
+  xs: Float64Array,
+  ys: Float64Array,
+  ok: Uint8Array,
+  anchors?: RowAnchors,
+  k = 0,
+): void {
   const y = row + 0.5;
   for (let i = 0; i < n; i++) {
     xs[i] = i + 0.5 + x0;
@@ -272,7 +307,15 @@ const edgeOk = new Uint8Array(EDGE_STEPS * 4);
  * GDALWarpOperation::ComputeSourceWindow for the nearest kernel (no filter radius): the source
  * window of a destination piece, from its edges transformed exactly, and its fill ratio.
  */
-function sourceWindow(t: PixelTransform, rasterW: number, rasterH: number, dx: number, dy: number, dsx: number, dsy: number): { sx: number; sy: number; ssx: number; ssy: number; fill: number } | undefined {
+function sourceWindow(
+  t: PixelTransform,
+  rasterW: number,
+  rasterH: number,
+  dx: number,
+  dy: number,
+  dsx: number,
+  dsy: number,
+): { sx: number; sy: number; ssx: number; ssy: number; fill: number } | undefined {
   let n = 0;
   const step = 1 / (EDGE_STEPS - 1);
   // The same accumulated ratio as GDAL's loop, so the samples are the same doubles.
@@ -425,7 +468,13 @@ function okScratch(n: number): Uint8Array {
  * an outW×outH buffer, as source offsets (GDALRasterBand::IRasterIO: sample at the buffer pixel's
  * centre, nudged by 1e-10, clamped to the raster).
  */
-export function rasterIoNearestIndex(srcWidth: number, srcHeight: number, win: { x: number; y: number; w: number; h: number }, outW: number, outH: number): Int32Array {
+export function rasterIoNearestIndex(
+  srcWidth: number,
+  srcHeight: number,
+  win: { x: number; y: number; w: number; h: number },
+  outW: number,
+  outH: number,
+): Int32Array {
   const index = new Int32Array(outW * outH);
   const xInc = win.w / outW;
   const yInc = win.h / outH;

@@ -106,7 +106,7 @@ export async function stacItemFromRaster(source: RasterSource, url: string, opts
   let datetime: string | null = null;
   if (dates.kind !== 'range') {
     const acquired = extras.imagery['ACQUISITIONDATETIME'];
-    datetime = dates.kind === 'one' ? dates.value : acquired ? parseDatetime(acquired).value ?? isoNow() : isoNow();
+    datetime = dates.kind === 'one' ? dates.value : acquired ? (parseDatetime(acquired).value ?? isoNow()) : isoNow();
   }
 
   const srs = meta.crs ? srsFrom(meta.crs) : null;
@@ -161,7 +161,18 @@ function basename(url: string): string {
 }
 
 function polygonOf([minx, miny, maxx, maxy]: [number, number, number, number]): Record<string, unknown> {
-  return { type: 'Polygon', coordinates: [[[minx, miny], [maxx, miny], [maxx, maxy], [minx, maxy], [minx, miny]]] };
+  return {
+    type: 'Polygon',
+    coordinates: [
+      [
+        [minx, miny],
+        [maxx, miny],
+        [maxx, maxy],
+        [minx, maxy],
+        [minx, miny],
+      ],
+    ],
+  };
 }
 
 function worldFootprint(): [Record<string, unknown>, unknown[]] {
@@ -176,7 +187,13 @@ function worldFootprint(): [Record<string, unknown>, unknown[]] {
  */
 function footprintOf(meta: SourceMeta, densify: number, precision: number): [Record<string, unknown>, unknown[]] {
   const [minx, miny, maxx, maxy] = meta.bounds;
-  const corners: Array<[number, number]> = [[minx, miny], [maxx, miny], [maxx, maxy], [minx, maxy], [minx, miny]];
+  const corners: Array<[number, number]> = [
+    [minx, miny],
+    [maxx, miny],
+    [maxx, maxy],
+    [minx, maxy],
+    [minx, miny],
+  ];
   const srs = srsFrom(meta.crs);
   const wgs84 = srsFrom(WGS84);
   let ring = corners;
@@ -197,11 +214,16 @@ function footprintOf(meta: SourceMeta, densify: number, precision: number): [Rec
   if (ct) {
     const ok = new Uint8Array(ring.length);
     transformPoints(ct, xs, ys, ok, 0, ring.length);
-    if (ok.some((v) => v === 0)) throw new TesseraError('BadRequest', 'The raster\'s footprint cannot be carried to longitude/latitude');
+    if (ok.some((v) => v === 0)) throw new TesseraError('BadRequest', "The raster's footprint cannot be carried to longitude/latitude");
   }
   const round = precision >= 0 ? (v: number): number => roundHalfEven(v, precision) : (v: number): number => v;
   const coords = ring.map((_, i) => [round(xs[i]!), round(ys[i]!)]);
-  const bbox = [Math.min(...coords.map((c) => c[0]!)), Math.min(...coords.map((c) => c[1]!)), Math.max(...coords.map((c) => c[0]!)), Math.max(...coords.map((c) => c[1]!))];
+  const bbox = [
+    Math.min(...coords.map((c) => c[0]!)),
+    Math.min(...coords.map((c) => c[1]!)),
+    Math.max(...coords.map((c) => c[0]!)),
+    Math.max(...coords.map((c) => c[1]!)),
+  ];
   return [{ type: 'Polygon', coordinates: [coords.map(([x, y]) => [float(x!), float(y!)])] }, bbox.map(float)];
 }
 
@@ -229,7 +251,12 @@ async function rasterBands(source: RasterSource, meta: SourceMeta, extras: Extra
   const indexes = meta.bands.map((_, i) => i + 1);
   const reader = new RasterReader(source);
   const plan = await reader.planPreview({ width, height });
-  checkOutputValues(width * height * indexes.length, opts.limits, `${width}x${height} pixels × ${indexes.length} band(s) of statistics`, 'use a smaller max_size');
+  checkOutputValues(
+    width * height * indexes.length,
+    opts.limits,
+    `${width}x${height} pixels × ${indexes.length} band(s) of statistics`,
+    'use a smaller max_size',
+  );
   checkSourcePixels(plan.sourcePixels, opts.limits, 'the statistics', 'use a smaller max_size');
   await opts.limits.gate?.reserve(estimateImageBytes(width * height, indexes.length, sampleBytes(meta.bands[0]?.dataType), true));
   const image = await reader.read(plan, { indexes, resampling: 'nearest', reproject: 'nearest', unscale: false });
@@ -280,7 +307,8 @@ function isoText(text: string): string {
   if (!m) throw badRequest(`Invalid datetime '${text}': expected ISO 8601, such as 2020-01-01 or 2020-01-01T01:01:01Z`);
   const [, y, mo, d, h = '00', mi = '00', s = '00', frac, zone] = m;
   const check = new Date(Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s)));
-  if (check.getUTCDate() !== Number(d) || Number(h) > 23 || Number(mi) > 59 || Number(s) > 59) throw badRequest(`Invalid datetime '${text}': no such date or time`);
+  if (check.getUTCDate() !== Number(d) || Number(h) > 23 || Number(mi) > 59 || Number(s) > 59)
+    throw badRequest(`Invalid datetime '${text}': no such date or time`);
   const micro = frac ? `.${frac.padEnd(6, '0')}` : '';
   const offset = !zone || zone === 'Z' || /^[+-]00:?00$/.test(zone) ? 'Z' : `${zone.slice(0, 3)}:${zone.slice(-2)}`;
   return `${y}-${mo}-${d}T${h}:${mi}:${s}${micro}${offset}`;

@@ -74,9 +74,7 @@ export function parseItem(doc: unknown, url: string): StacItem {
   const b = rawBbox as number[];
   const bbox: BBox = b.length === 6 ? [b[0]!, b[1]!, b[3]!, b[4]!] : [b[0]!, b[1]!, b[2]!, b[3]!];
   const links = Array.isArray(doc['links']) ? doc['links'] : [];
-  const self = links.find((l) => isRecord(l) && l['rel'] === 'self' && typeof l['href'] === 'string') as
-    | { href: string }
-    | undefined;
+  const self = links.find((l) => isRecord(l) && l['rel'] === 'self' && typeof l['href'] === 'string') as { href: string } | undefined;
   const base = self ? resolveHref(self.href, url) : url;
 
   const assets: StacAsset[] = [];

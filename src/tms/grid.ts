@@ -195,12 +195,7 @@ export class TileMatrixSet {
   get extent(): BBox {
     const m = this.def.matrices[0]!;
     const [ox, oy] = this.origin(m);
-    return [
-      ox,
-      oy - m.cellSize * m.tileHeight * m.matrixHeight,
-      ox + m.cellSize * m.tileWidth * m.matrixWidth,
-      oy,
-    ];
+    return [ox, oy - m.cellSize * m.tileHeight * m.matrixHeight, ox + m.cellSize * m.tileWidth * m.matrixWidth, oy];
   }
 }
 

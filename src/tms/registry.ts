@@ -6,13 +6,9 @@ interface GridFile {
   grids: GridDefinition[];
 }
 
-const file = JSON.parse(
-  readFileSync(new URL('./data/grids.json', import.meta.url), 'utf8'),
-) as GridFile;
+const file = JSON.parse(readFileSync(new URL('./data/grids.json', import.meta.url), 'utf8')) as GridFile;
 
-const grids = new Map<string, TileMatrixSet>(
-  file.grids.map((def) => [def.id, new TileMatrixSet(def)]),
-);
+const grids = new Map<string, TileMatrixSet>(file.grids.map((def) => [def.id, new TileMatrixSet(def)]));
 
 /** Grid ids in the order TiTiler lists them (sorted). */
 export const tmsIds: readonly string[] = [...grids.keys()].sort();

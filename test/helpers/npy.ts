@@ -33,7 +33,11 @@ export function parseNpy(buf: Buffer): NpyArray {
   const shapeText = /'shape':\s*\(([^)]*)\)/.exec(header)?.[1];
   if (!descr || shapeText === undefined) throw new Error(`bad .npy header: ${header}`);
   if (/'fortran_order':\s*True/.test(header)) throw new Error('fortran order not supported');
-  const shape = shapeText.split(',').map((s) => s.trim()).filter((s) => s !== '').map(Number);
+  const shape = shapeText
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '')
+    .map(Number);
   const reader = READERS[descr];
   if (!reader) throw new Error(`unsupported dtype ${descr}`);
   const count = shape.reduce((a, b) => a * b, 1);

@@ -69,7 +69,7 @@ describe('real clients: GDAL WMTS and TMS drivers, OWSLib', { timeout: 180_000 }
     return out;
   }
 
-  it('GDAL\'s WMTS driver reads the capabilities and, through them, the tiles tessera serves', async () => {
+  it("GDAL's WMTS driver reads the capabilities and, through them, the tiles tessera serves", async () => {
     const caps = `${tessera.url}/cog/WebMercatorQuad/WMTSCapabilities.xml?url=${tci}`;
     const ds = await gdal.openAsync(`WMTS:${caps}`);
     try {
@@ -84,8 +84,12 @@ describe('real clients: GDAL WMTS and TMS drivers, OWSLib', { timeout: 180_000 }
     }
   });
 
-  it('GDAL\'s WMS driver in TMS mode reads the XYZ tile URL of a TileJSON', async () => {
-    const tilejson = (await (await fetch(`${tessera.url}/cog/WebMercatorQuad/tilejson.json?url=${tci}&tile_format=png`)).json()) as { tiles: string[]; maxzoom: number };
+  it("GDAL's WMS driver in TMS mode reads the XYZ tile URL of a TileJSON", async () => {
+    const tilejson = (await (await fetch(`${tessera.url}/cog/WebMercatorQuad/tilejson.json?url=${tci}&tile_format=png`)).json()) as {
+      tiles: string[];
+      maxzoom: number;
+    };
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: GDAL's TMS URL template syntax (${z}, ${x}, ${y}), not a JS template
     const template = tilejson.tiles[0]!.replace('{z}', '${z}').replace('{x}', '${x}').replace('{y}', '${y}');
     const half = 20037508.342789244;
     const xml = `<GDAL_WMS><Service name="TMS"><ServerUrl>${template.replace(/&/g, '&amp;')}</ServerUrl></Service>
@@ -115,7 +119,11 @@ body = tile.read()
 sys.stdout.buffer.write(json.dumps({"layer": layer, "tms": tms, "scale": matrix.scaledenominator, "type": tile.info()["Content-Type"], "size": len(body)}).encode() + b"\\n")
 sys.stdout.buffer.write(body)
 `;
-    const run = spawnSync(PYTHON, ['-c', script, `${tessera.url}/cog/WebMercatorQuad/WMTSCapabilities.xml?url=${tci}`], { encoding: 'buffer', timeout: 60_000, env: { ...process.env, NO_PROXY: '*', no_proxy: '*' } });
+    const run = spawnSync(PYTHON, ['-c', script, `${tessera.url}/cog/WebMercatorQuad/WMTSCapabilities.xml?url=${tci}`], {
+      encoding: 'buffer',
+      timeout: 60_000,
+      env: { ...process.env, NO_PROXY: '*', no_proxy: '*' },
+    });
     assert.equal(run.status, 0, run.stderr.toString('utf8'));
     const newline = run.stdout.indexOf(0x0a);
     const facts = JSON.parse(run.stdout.subarray(0, newline).toString('utf8')) as { layer: string; tms: string; scale: number; type: string; size: number };
@@ -123,7 +131,7 @@ sys.stdout.buffer.write(body)
     assert.equal(facts.tms, 'WebMercatorQuad');
     assert.equal(facts.type, 'image/png');
     assert.equal(body.length, facts.size);
-    assert.ok(Math.abs(facts.scale - (t.cell / 0.28e-3)) / facts.scale < 1e-9, 'the scale denominator gives the served cell size');
+    assert.ok(Math.abs(facts.scale - t.cell / 0.28e-3) / facts.scale < 1e-9, 'the scale denominator gives the served cell size');
     return (async () => {
       const res = await fetch(`${tessera.url}/cog/tiles/WebMercatorQuad/${t.z}/${t.x}/${t.y}.png?url=${tci}`);
       assert.ok(Buffer.from(await res.arrayBuffer()).equals(body), 'the bytes the tile route serves');

@@ -9,7 +9,18 @@ import { describePixelParity, type PixelCase } from './pixels.js';
 const FEATURE = {
   type: 'Feature',
   properties: {},
-  geometry: { type: 'Polygon', coordinates: [[[23.6, 31.9], [23.9, 31.85], [24.0, 32.2], [23.7, 32.25], [23.6, 31.9]]] },
+  geometry: {
+    type: 'Polygon',
+    coordinates: [
+      [
+        [23.6, 31.9],
+        [23.9, 31.85],
+        [24.0, 32.2],
+        [23.7, 32.25],
+        [23.6, 31.9],
+      ],
+    ],
+  },
 };
 
 const CASES: PixelCase[] = [
@@ -56,4 +67,9 @@ const CASES: PixelCase[] = [
   { id: 'tile-missing-url', path: '/cog/tiles/WebMercatorQuad/9/289/207.png', kind: 'status', status: 422 },
 ];
 
-describePixelParity('parity: /cog image routes (decoded pixels)', 'cog', 'Pixel parity of /cog image routes: `.npy` arrays and decoded PNGs compared value by value.', CASES);
+describePixelParity(
+  'parity: /cog image routes (decoded pixels)',
+  'cog',
+  'Pixel parity of /cog image routes: `.npy` arrays and decoded PNGs compared value by value.',
+  CASES,
+);

@@ -138,7 +138,10 @@ describe('parity with TiTiler 0.18.10: /colorMaps', () => {
   // Legend images: the colormap's ramp, decoded and compared pixel for pixel.
   // Resized legends: TiTiler 0.18.10 fails (500: its resize opens a MEM:::DATAPOINTER dataset that
   // GDAL >= 3.10 refuses, as for stacked assets of different sizes); tessera answers the asked size.
-  for (const [query, size] of [['format=png&width=100&height=10', [100, 10]], ['format=png&orientation=vertical&height=600', [20, 600]]] as const) {
+  for (const [query, size] of [
+    ['format=png&width=100&height=10', [100, 10]],
+    ['format=png&orientation=vertical&height=600', [20, 600]],
+  ] as const) {
     it(`GET /colorMaps/cfastie?${query}: TiTiler 500, tessera the legend at ${size.join('×')} (deliberate)`, async () => {
       assert.ok(parity, `servers not started: ${startError ?? 'unknown reason'}`);
       const x = await fetchBoth(parity, `/colorMaps/cfastie?${query}`);

@@ -43,9 +43,7 @@ export const BASE_PLACEHOLDER = '{BASE}';
 export function baseUrlNormaliser(baseUrls: readonly string[]): (s: string) => string {
   const patterns = baseUrls.flatMap((base) => {
     const plain = base.replace(/\/+$/, '');
-    return [plain, encodeURIComponent(plain)].map(
-      (form) => new RegExp(`${escapeRegExp(form)}(?![0-9])`, 'g'),
-    );
+    return [plain, encodeURIComponent(plain)].map((form) => new RegExp(`${escapeRegExp(form)}(?![0-9])`, 'g'));
   });
   return (s) => patterns.reduce((acc, re) => acc.replace(re, BASE_PLACEHOLDER), s);
 }

@@ -34,27 +34,27 @@ export const DELIBERATE: readonly DeliberateDifference[] = [
     id: 'tms-list',
     route: 'GET /tileMatrixSets',
     what:
-      'TMS 1.0-style list: 14 entries (TiTiler\'s 13 + NZTM2000), each `{id, title, links}` with ' +
+      "TMS 1.0-style list: 14 entries (TiTiler's 13 + NZTM2000), each `{id, title, links}` with " +
       '`rel: "item"` links, where TiTiler lists `{id, links}` with the OGC tiling-schemes rel.',
-    why: 'tessera\'s service spec asks for TMS 1.0 documents and the legacy NZTM2000 grid; the grids themselves are the same and are compared numerically.',
+    why: "tessera's service spec asks for TMS 1.0 documents and the legacy NZTM2000 grid; the grids themselves are the same and are compared numerically.",
     accept: acceptTmsList,
   },
   {
     id: 'tms-document',
     route: 'GET /tileMatrixSets/{tileMatrixSetId}',
     what:
-      'TMS 1.0 document (`identifier`, `tileMatrix[]` with `topLeftCorner`) instead of TiTiler\'s TMS 2.0 ' +
+      "TMS 1.0 document (`identifier`, `tileMatrix[]` with `topLeftCorner`) instead of TiTiler's TMS 2.0 " +
       '(`id`, `tileMatrices[]` with `pointOfOrigin`); compared numerically matrix by matrix. TMS 1.0 has no ' +
-      'cellSize: tessera\'s scaleDenominator is the one that gives the cellSize the tiles are cut with ' +
-      '(morecantile 5.4.2\'s own disagree for CanadianNAD83_LCC by 5.8%), so it is compared by the cell size it gives.',
-    why: 'tessera\'s service spec asks for the TMS 1.0 shape.',
+      "cellSize: tessera's scaleDenominator is the one that gives the cellSize the tiles are cut with " +
+      "(morecantile 5.4.2's own disagree for CanadianNAD83_LCC by 5.8%), so it is compared by the cell size it gives.",
+    why: "tessera's service spec asks for the TMS 1.0 shape.",
     accept: acceptTmsDocument,
   },
   {
     id: 'tms-nztm2000',
     route: 'GET /tileMatrixSets/NZTM2000',
     what: 'tessera serves the NZTM2000 grid (morecantile 3.4.0 definition); TiTiler 0.18.10 answers 422 (unknown id).',
-    why: 'tessera\'s service spec asks for NZTM2000 besides TiTiler\'s 13 grids.',
+    why: "tessera's service spec asks for NZTM2000 besides TiTiler's 13 grids.",
     accept: acceptNztm2000,
   },
   {
@@ -77,7 +77,7 @@ export const DELIBERATE: readonly DeliberateDifference[] = [
     id: 'upstream-failure',
     route: 'GET /stac/* with a `url` whose server is down or answers 404',
     what:
-      'TiTiler answers 500 with Python\'s exception text (`[Errno 111] Connection refused`, httpx\'s message); ' +
+      "TiTiler answers 500 with Python's exception text (`[Errno 111] Connection refused`, httpx's message); " +
       'tessera answers its own 4xx/5xx status and message, still `{"detail": string}` JSON.',
     why: 'The Python exception texts are not an interface; tessera maps upstream failures to meaningful statuses.',
     accept: acceptUpstreamFailure,
@@ -87,10 +87,10 @@ export const DELIBERATE: readonly DeliberateDifference[] = [
     route: 'GET /cog/stac',
     what:
       '`proj:projjson` is the PROJJSON of the PROJ tessera runs with (Debian 12: PROJ 9.1, schema v0.5), where ' +
-      'TiTiler\'s wheels carry a newer PROJ (schema v0.7, a few renamed parameters); the CRS is the same (same ' +
+      "TiTiler's wheels carry a newer PROJ (schema v0.7, a few renamed parameters); the CRS is the same (same " +
       'name and type). `datetime` is the time of the request when the file has none, on both. Everything else ' +
       'is compared as usual, statistics included.',
-    why: 'tessera uses the system\'s GDAL and PROJ (the stack decision); the PROJJSON texts follow their versions.',
+    why: "tessera uses the system's GDAL and PROJ (the stack decision); the PROJJSON texts follow their versions.",
     accept: acceptStacItemFromCog,
   },
 ];
@@ -185,9 +185,7 @@ function num(v: PlainJson | undefined): number {
 }
 
 function closeArrays(a: PlainJson | undefined, b: PlainJson | undefined): boolean {
-  return (
-    Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((v, i) => numbersClose(num(v), num(b[i])))
-  );
+  return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((v, i) => numbersClose(num(v), num(b[i])));
 }
 
 /** Our `tileMatrix[i]` against TiTiler's `tileMatrices[i]`, field by field. */
@@ -207,8 +205,7 @@ function compareMatrix(ref: Obj, ours: Obj, where: string, problems: string[], m
   const refWidths = ref['variableMatrixWidths'];
   if (Array.isArray(refWidths)) {
     const ourWidths = ours['variableMatrixWidths'];
-    const pick = (list: PlainJson[]): string =>
-      JSON.stringify(list.map((v) => (isObj(v) ? [v['coalesce'], v['minTileRow'], v['maxTileRow']] : null)));
+    const pick = (list: PlainJson[]): string => JSON.stringify(list.map((v) => (isObj(v) ? [v['coalesce'], v['minTileRow'], v['maxTileRow']] : null)));
     if (!Array.isArray(ourWidths) || pick(ourWidths) !== pick(refWidths)) problems.push(`${where}.variableMatrixWidths differ`);
   }
 }
@@ -303,7 +300,8 @@ function acceptStacItemFromCog(x: Exchange): string[] {
   sameContentType(x, problems);
   if (problems.length > 0) return problems;
   const ignore = ['$.properties.datetime', '$.properties["proj:projjson"]'];
-  for (const d of compareJson(parseJson(x.titiler.body), parseJson(x.tessera.body), { normalise: x.normalise, ignore })) problems.push(`${d.path}: ${d.message}`);
+  for (const d of compareJson(parseJson(x.titiler.body), parseJson(x.tessera.body), { normalise: x.normalise, ignore }))
+    problems.push(`${d.path}: ${d.message}`);
   const props = (body: PlainJson | undefined): Obj => {
     const p = isObj(body) ? body['properties'] : undefined;
     return isObj(p) ? p : {};
@@ -317,7 +315,8 @@ function acceptStacItemFromCog(x: Exchange): string[] {
     for (const key of ['type', 'name']) if (a[key] !== b[key]) problems.push(`proj:projjson.${key}: ${String(a[key])} vs ${String(b[key])}`);
   }
   const dt = ours['datetime'];
-  if (typeof theirs['datetime'] === 'string' && (typeof dt !== 'string' || !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{6})?Z$/.test(dt))) problems.push(`datetime ${String(dt)} is not a UTC ISO date-time`);
+  if (typeof theirs['datetime'] === 'string' && (typeof dt !== 'string' || !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{6})?Z$/.test(dt)))
+    problems.push(`datetime ${String(dt)} is not a UTC ISO date-time`);
   if (theirs['datetime'] === null && dt !== null) problems.push(`datetime ${String(dt)}, TiTiler null`);
   return problems;
 }

@@ -88,8 +88,7 @@ export const TESSERA_COMMAND: ServerCommand = {
 export async function startParity(candidate: ServerCommand = TESSERA_COMMAND): Promise<Parity> {
   if (!existsSync(UVICORN)) {
     throw new Error(
-      `parity: the TiTiler reference environment is missing (${path.relative(ROOT, UVICORN)} not found); ` +
-        'run `bash tools/parity/setup.sh` first',
+      `parity: the TiTiler reference environment is missing (${path.relative(ROOT, UVICORN)} not found); run \`bash tools/parity/setup.sh\` first`,
     );
   }
   const fileserver = await startFileServer(FIXTURES);
@@ -183,8 +182,7 @@ export async function startServer(spec: ServerCommand, env: Record<string, strin
     await service.stop();
     const why = err instanceof Error ? err.message : String(err);
     throw new Error(
-      `parity: ${spec.name} (${spec.command} ${spec.args(port).join(' ')}) ${why}\n` +
-        `--- ${spec.name} output (last lines) ---\n${tail.text() || '(none)'}`,
+      `parity: ${spec.name} (${spec.command} ${spec.args(port).join(' ')}) ${why}\n` + `--- ${spec.name} output (last lines) ---\n${tail.text() || '(none)'}`,
     );
   }
   return service;

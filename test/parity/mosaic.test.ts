@@ -80,7 +80,12 @@ async function buildBigAssets(dir: string): Promise<BigAsset[]> {
     let [w, s, e, n] = [Infinity, Infinity, -Infinity, -Infinity];
     for (let t = 0; t <= 16; t++) {
       const f = (t / 16) * BIG_SIZE;
-      for (const [px, py] of [[f, 0], [f, BIG_SIZE], [0, f], [BIG_SIZE, f]] as const) {
+      for (const [px, py] of [
+        [f, 0],
+        [f, BIG_SIZE],
+        [0, f],
+        [BIG_SIZE, f],
+      ] as const) {
         const p = ct.transformPoint(gt[0]! + px * gt[1]!, gt[3]! + py * gt[5]!);
         [w, s, e, n] = [Math.min(w, p.x), Math.min(s, p.y), Math.max(e, p.x), Math.max(n, p.y)];
       }
@@ -157,12 +162,22 @@ interface Case {
 
 const FIXTURE_CASES: Case[] = [
   { id: 'fx-document', path: '/mosaicjson/?url={fixture}', kind: 'json' },
-  { id: 'fx-document-no-slash', path: '/mosaicjson?url={fixture}', kind: 'status', status: 307, deliberate: 'tessera answers 200 with the document where TiTiler redirects (307) to /mosaicjson/' },
+  {
+    id: 'fx-document-no-slash',
+    path: '/mosaicjson?url={fixture}',
+    kind: 'status',
+    status: 307,
+    deliberate: 'tessera answers 200 with the document where TiTiler redirects (307) to /mosaicjson/',
+  },
   { id: 'fx-bounds', path: '/mosaicjson/bounds?url={fixture}', kind: 'json' },
   { id: 'fx-info', path: '/mosaicjson/info?url={fixture}', kind: 'json' },
   { id: 'fx-info-geojson', path: '/mosaicjson/info.geojson?url={fixture}', kind: 'json' },
   { id: 'fx-tilejson', path: '/mosaicjson/WebMercatorQuad/tilejson.json?url={fixture}', kind: 'json' },
-  { id: 'fx-tilejson-opts', path: '/mosaicjson/WebMercatorQuad/tilejson.json?url={fixture}&minzoom=8&tile_format=png&tile_scale=2&pixel_selection=mean&bidx=1', kind: 'json' },
+  {
+    id: 'fx-tilejson-opts',
+    path: '/mosaicjson/WebMercatorQuad/tilejson.json?url={fixture}&minzoom=8&tile_format=png&tile_scale=2&pixel_selection=mean&bidx=1',
+    kind: 'json',
+  },
   { id: 'fx-tilejson-wgs', path: '/mosaicjson/WGS1984Quad/tilejson.json?url={fixture}', kind: 'json' },
   { id: 'fx-wmts', path: '/mosaicjson/WebMercatorQuad/WMTSCapabilities.xml?url={fixture}', kind: 'xml' },
   // The forms without a grid (deprecated, still served; older leafmap asks /mosaicjson/tilejson.json).
@@ -232,8 +247,20 @@ const BIG_CASES: Case[] = [
   { id: 'big-assets-point', path: '/mosaicjson/-74.2,45.3/assets?url={big}', kind: 'json' },
   { id: 'big-point', path: '/mosaicjson/point/-74.2,45.3?url={big}', kind: 'json' },
   { id: 'big-point-expression', path: '/mosaicjson/point/-74.2,45.3?url={big}&expression=b1*2;b2', kind: 'json' },
-  ...METHODS.flatMap((m) => BIG_TILES.map((t): Case => ({ id: `big-${t.replaceAll('/', '-')}-${m}`, path: `/mosaicjson/tiles/WebMercatorQuad/${t}.npy?url={big}&pixel_selection=${m}`, kind: 'npy' }))),
-  { id: 'big-tile-bilinear', path: '/mosaicjson/tiles/WebMercatorQuad/12/1203/1466.npy?url={big}&pixel_selection=highest&resampling=bilinear&reproject=bilinear', kind: 'npy' },
+  ...METHODS.flatMap((m) =>
+    BIG_TILES.map(
+      (t): Case => ({
+        id: `big-${t.replaceAll('/', '-')}-${m}`,
+        path: `/mosaicjson/tiles/WebMercatorQuad/${t}.npy?url={big}&pixel_selection=${m}`,
+        kind: 'npy',
+      }),
+    ),
+  ),
+  {
+    id: 'big-tile-bilinear',
+    path: '/mosaicjson/tiles/WebMercatorQuad/12/1203/1466.npy?url={big}&pixel_selection=highest&resampling=bilinear&reproject=bilinear',
+    kind: 'npy',
+  },
   { id: 'big-tile-expression', path: '/mosaicjson/tiles/WebMercatorQuad/11/601/733.npy?url={big}&expression=b1%2Bb2&pixel_selection=mean', kind: 'npy' },
   { id: 'big-tile-png', path: '/mosaicjson/tiles/WebMercatorQuad/11/601/733.png?url={big}&bidx=1&rescale=0,800', kind: 'png' },
 ];
@@ -294,7 +321,10 @@ describe('parity: /mosaicjson (fixture mosaic and a sixteen-COG mosaic)', { time
             assert.equal(b.status, a.status, `tessera: ${b.body.slice(0, 300)}`);
             if (a.status === 204) assert.equal(b.body, '', 'empty 204 body');
             // 4xx bodies are compared for the report only: the status is the contract here.
-            const bodies = a.status === 204 || p.normalise(a.body) === p.normalise(b.body) ? 'same body' : `bodies differ: TiTiler ${a.body.slice(0, 160)} / tessera ${b.body.slice(0, 160)}`;
+            const bodies =
+              a.status === 204 || p.normalise(a.body) === p.normalise(b.body)
+                ? 'same body'
+                : `bodies differ: TiTiler ${a.body.slice(0, 160)} / tessera ${b.body.slice(0, 160)}`;
             record('equal', `both ${a.status}; ${bodies}`);
             return;
           }
@@ -362,7 +392,12 @@ describe('parity: /mosaicjson (fixture mosaic and a sixteen-COG mosaic)', { time
     const bad = await fetchBoth(p, '/mosaicjson/validate', noTiles);
     assert.equal(bad.titiler.status, 422);
     assert.equal(bad.tessera.status, 422);
-    rows.push({ id: 'fx-validate', request: 'POST /mosaicjson/validate', verdict: 'equal', note: `valid: both 200 ${good.titiler.body.toString()}; without tiles: both 422 (detail texts differ: pydantic's vs tessera's)` });
+    rows.push({
+      id: 'fx-validate',
+      request: 'POST /mosaicjson/validate',
+      verdict: 'equal',
+      note: `valid: both 200 ${good.titiler.body.toString()}; without tiles: both 422 (detail texts differ: pydantic's vs tessera's)`,
+    });
   });
 
   it('a four-asset tile takes well under four times a one-asset tile cold, at most about its four-fold work warm (tessera)', async () => {
@@ -417,7 +452,7 @@ describe('parity: /mosaicjson (fixture mosaic and a sixteen-COG mosaic)', { time
       const out: number[] = [];
       for (let k = 0; k < runs; k++) {
         const prefix = `/cold-${which}-${k}/`;
-        for (const a of assets) p.fileserver.put(`${prefix}${a.slice(base.length)}`, (await fs.readFile(path.join(tmp, path.basename(a)))), 'image/tiff');
+        for (const a of assets) p.fileserver.put(`${prefix}${a.slice(base.length)}`, await fs.readFile(path.join(tmp, path.basename(a))), 'image/tiff');
         const d = JSON.parse((await get(p.tessera.url, `/mosaicjson/?url=${which === 'four' ? urls['big'] : single}`)).body) as Record<string, unknown>;
         p.fileserver.put(`/mosaics/cold-${which}-${k}.json`, JSON.stringify({ ...d, asset_prefix: `${base.slice(0, -1)}${prefix}` }));
         const url = encodeURIComponent(`${base}mosaics/cold-${which}-${k}.json`);
@@ -448,5 +483,4 @@ describe('parity: /mosaicjson (fixture mosaic and a sixteen-COG mosaic)', { time
     // serialisation or a per-asset overhead, not the noise. The cold bound below is the property.
     assert.ok(warm < 5, `warm: four-asset tile ${warm.toFixed(2)}× the one-asset tile`);
   });
-
 });

@@ -33,7 +33,18 @@ export function itemDocument(base: string, name: string): string {
     stac_version: '1.0.0',
     id: `parity-${name}`,
     properties: { datetime: '2020-01-01T00:00:00Z' },
-    geometry: { type: 'Polygon', coordinates: [[[w, s], [e, s], [e, n], [w, n], [w, s]]] },
+    geometry: {
+      type: 'Polygon',
+      coordinates: [
+        [
+          [w, s],
+          [e, s],
+          [e, n],
+          [w, n],
+          [w, s],
+        ],
+      ],
+    },
     bbox,
     links: [],
     assets: Object.fromEntries(Object.entries(assets).map(([k, f]) => [k, { href: `${base}/${f}`, type: COG_TYPE }])),
@@ -174,7 +185,12 @@ export async function runPixelCase(p: Parity, c: PixelCase, rows: ReportRow[], f
       assert.equal(x.titiler.status, c.deliberate.status, 'the reference failure this case documents');
       assert.equal(x.tessera.status, 200, `tessera failed: ${x.tessera.body.toString().slice(0, 300)}`);
       assert.deepEqual(parseNpy(x.tessera.body).shape, c.deliberate.shape);
-      rows.push({ id: c.id, request: `GET ${c.path}`, verdict: 'deliberate', note: `TiTiler ${x.titiler.status}: ${x.titiler.body.toString().slice(0, 160)}; tessera 200 ${c.deliberate.shape.join('×')}` });
+      rows.push({
+        id: c.id,
+        request: `GET ${c.path}`,
+        verdict: 'deliberate',
+        note: `TiTiler ${x.titiler.status}: ${x.titiler.body.toString().slice(0, 160)}; tessera 200 ${c.deliberate.shape.join('×')}`,
+      });
       return;
     }
     if (c.kind === 'status') {
@@ -232,7 +248,12 @@ export async function runPixelCase(p: Parity, c: PixelCase, rows: ReportRow[], f
     const maskBar = c.maskAtLeast ?? 1;
     const ok = r.within >= PASS && r.maskEqual >= maskBar;
     const verdict = ok ? (r.maskEqual === 1 ? 'equal' : 'deliberate') : 'differs';
-    rows.push({ id: c.id, request: `${c.body ? 'POST' : 'GET'} ${c.path}`, verdict, note: `values within ±1: ${(r.within * 100).toFixed(3)}%, mask equal: ${(r.maskEqual * 100).toFixed(3)}%` });
+    rows.push({
+      id: c.id,
+      request: `${c.body ? 'POST' : 'GET'} ${c.path}`,
+      verdict,
+      note: `values within ±1: ${(r.within * 100).toFixed(3)}%, mask equal: ${(r.maskEqual * 100).toFixed(3)}%`,
+    });
     assert.ok(r.within >= PASS, `values within ±1: ${(r.within * 100).toFixed(3)}% < 99.5%`);
     assert.ok(r.maskEqual >= maskBar, `masks differ: ${(r.maskEqual * 100).toFixed(3)}% equal`);
   } catch (err) {

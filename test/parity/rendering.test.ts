@@ -37,7 +37,15 @@ const FEATURE = {
   properties: {},
   geometry: {
     type: 'Polygon',
-    coordinates: [[[23.6, 31.9], [23.9, 31.85], [24.0, 32.2], [23.7, 32.25], [23.6, 31.9]]],
+    coordinates: [
+      [
+        [23.6, 31.9],
+        [23.9, 31.85],
+        [24.0, 32.2],
+        [23.7, 32.25],
+        [23.6, 31.9],
+      ],
+    ],
   },
 };
 
@@ -89,9 +97,15 @@ const TABLE_256 = Object.fromEntries(Array.from({ length: 256 }, (_, i) => [Stri
 /** Intervals over rescaled uint8 data, overlapping (the later wins), one fully transparent. */
 const INTERVALS = [
   [[0, 64], '#440154'],
-  [[64, 128], [59, 82, 139, 255]],
+  [
+    [64, 128],
+    [59, 82, 139, 255],
+  ],
   [[100, 160], '#21918c80'],
-  [[160, 200], [94, 201, 98, 0]],
+  [
+    [160, 200],
+    [94, 201, 98, 0],
+  ],
   [[200, 256], '#fde725'],
 ];
 
@@ -130,11 +144,13 @@ const CASES: Case[] = [
   { id: 'formula-uint16', path: `${B01_TILE}.png?url={s2}&assets=B01&color_formula=${e('Gamma R 0.5')}`, kind: 'png' },
 
   // named colormaps on a rescaled single band
-  ...NAMED_COLORMAPS.map((name): Case => ({
-    id: `colormap-${name}`,
-    path: `${B01_TILE}.png?url={s2}&assets=B01&rescale=0,2000&colormap_name=${name}`,
-    kind: 'png',
-  })),
+  ...NAMED_COLORMAPS.map(
+    (name): Case => ({
+      id: `colormap-${name}`,
+      path: `${B01_TILE}.png?url={s2}&assets=B01&rescale=0,2000&colormap_name=${name}`,
+      kind: 'png',
+    }),
+  ),
   { id: 'colormap-name-wins', path: `${B01_TILE}.png?url={s2}&assets=B01&rescale=0,2000&colormap_name=magma&colormap=${e('{bad')}`, kind: 'png' },
   { id: 'colormap-dem-terrain', path: `${DEM_TILE}.png?url={dem}&assets=dem&rescale=1600,2100&colormap_name=terrain`, kind: 'png' },
   { id: 'colormap-npy', path: `${B01_TILE}.npy?url={s2}&assets=B01&rescale=0,2000&colormap_name=viridis`, kind: 'npy' },
@@ -191,10 +207,20 @@ const CASES: Case[] = [
   { id: 'auto-format-tci-full-jpeg', path: `${TCI_FULL}?url={s2}&assets=tci&color_formula=${e('Sigmoidal RGB 6 0.4')}`, kind: 'jpeg', type: 'image/jpeg' },
   { id: 'auto-format-tci-jpeg', path: `${TCI_TILE}?url={s2}&assets=tci`, kind: 'jpeg', type: 'image/jpeg' },
   // Alpha 128 keeps every pixel "valid" (JPEG); an alpha-0 colour on data makes it PNG.
-  { id: 'auto-format-colormap-half-alpha', path: `${DEM_TILE}?url={dem}&assets=dem&rescale=1600,2100&colormap=${e(JSON.stringify(INTERVALS))}`, kind: 'jpeg', type: 'image/jpeg' },
+  {
+    id: 'auto-format-colormap-half-alpha',
+    path: `${DEM_TILE}?url={dem}&assets=dem&rescale=1600,2100&colormap=${e(JSON.stringify(INTERVALS))}`,
+    kind: 'jpeg',
+    type: 'image/jpeg',
+  },
   {
     id: 'auto-format-colormap-alpha-0',
-    path: `${DEM_TILE}?url={dem}&assets=dem&rescale=1600,2100&colormap=${e(JSON.stringify([[[0, 128], '#ff0000'], [[128, 256], '#00ff0000']]))}`,
+    path: `${DEM_TILE}?url={dem}&assets=dem&rescale=1600,2100&colormap=${e(
+      JSON.stringify([
+        [[0, 128], '#ff0000'],
+        [[128, 256], '#00ff0000'],
+      ]),
+    )}`,
     kind: 'png',
     type: 'image/png',
   },
@@ -209,10 +235,18 @@ const CASES: Case[] = [
   // the same steps on the other image routes (preview, bbox, feature), odd sizes included
   { id: 'preview-colormap', path: `/stac/preview.png?url={s2}&assets=B01&max_size=200&rescale=0,2000&colormap_name=ylorrd`, kind: 'png' },
   { id: 'preview-formula-auto', path: `/stac/preview?url={s2}&assets=tci&max_size=300&color_formula=${e('Gamma RGB 1.8 Saturation 1.3')}`, kind: 'png' },
-  { id: 'preview-hillshade', path: `/stac/preview.png?url={dem}&assets=dem&max_size=150&algorithm=hillshade&algorithm_params=${e('{"buffer":0}')}`, kind: 'png' },
+  {
+    id: 'preview-hillshade',
+    path: `/stac/preview.png?url={dem}&assets=dem&max_size=150&algorithm=hillshade&algorithm_params=${e('{"buffer":0}')}`,
+    kind: 'png',
+  },
   { id: 'preview-jpeg-odd-size', path: `/stac/preview.jpg?url={dem}&assets=dem&max_size=101&rescale=1600,2100&colormap_name=terrain`, kind: 'jpeg' },
   { id: 'bbox-formula', path: `/stac/bbox/23.878,32.063,23.966,32.145.png?url={s2}&assets=tci&color_formula=${e('Sigmoidal RGB 8 0.3')}`, kind: 'png' },
-  { id: 'bbox-intervals', path: `/stac/bbox/23.878,32.063,23.966,32.145/97x83.png?url={s2}&assets=B01&colormap=${e(JSON.stringify(INTERVALS_RAW))}`, kind: 'png' },
+  {
+    id: 'bbox-intervals',
+    path: `/stac/bbox/23.878,32.063,23.966,32.145/97x83.png?url={s2}&assets=B01&colormap=${e(JSON.stringify(INTERVALS_RAW))}`,
+    kind: 'png',
+  },
   { id: 'bbox-terrainrgb', path: `/stac/bbox/7.092,45.917,7.101,45.924.png?url={dem}&assets=dem&algorithm=terrainrgb`, kind: 'png' },
   { id: 'feature-colormap', path: `/stac/feature.png?url={s2}&assets=B01&max_size=256&rescale=0,2000&colormap_name=plasma_r`, kind: 'png', body: FEATURE },
   { id: 'feature-normalized-index', path: `/stac/feature.npy?url={s2}&assets=B01&assets=B09&algorithm=normalizedIndex`, kind: 'npy', body: FEATURE },
@@ -223,8 +257,18 @@ const CASES: Case[] = [
   { id: 'bad-colormap-colour-list', path: `${B01_TILE}.png?url={s2}&assets=B01&colormap=${e('{"1": [1, 2]}')}`, kind: 'status', status: 400 },
   { id: 'bad-colormap-interval-colour', path: `${B01_TILE}.png?url={s2}&assets=B01&colormap=${e('[[[0, 10], "red"]]')}`, kind: 'status', status: 400 },
   { id: 'unknown-colormap-name', path: `${B01_TILE}.png?url={s2}&assets=B01&colormap_name=notacolormap`, kind: 'status', status: 422 },
-  { id: 'bad-algorithm-params-range', path: `${DEM_TILE}.png?url={dem}&assets=dem&algorithm=hillshade&algorithm_params=${e('{"azimuth":1000}')}`, kind: 'status', status: 400 },
-  { id: 'bad-algorithm-params-type', path: `${DEM_TILE}.png?url={dem}&assets=dem&algorithm=contours&algorithm_params=${e('{"increment":"ten"}')}`, kind: 'status', status: 400 },
+  {
+    id: 'bad-algorithm-params-range',
+    path: `${DEM_TILE}.png?url={dem}&assets=dem&algorithm=hillshade&algorithm_params=${e('{"azimuth":1000}')}`,
+    kind: 'status',
+    status: 400,
+  },
+  {
+    id: 'bad-algorithm-params-type',
+    path: `${DEM_TILE}.png?url={dem}&assets=dem&algorithm=contours&algorithm_params=${e('{"increment":"ten"}')}`,
+    kind: 'status',
+    status: 400,
+  },
   { id: 'unknown-algorithm', path: `${DEM_TILE}.png?url={dem}&assets=dem&algorithm=slope`, kind: 'status', status: 422 },
 ];
 
@@ -236,19 +280,63 @@ interface Deliberate500 {
 }
 
 const CLIENT_MISTAKES_TITILER_500: Deliberate500[] = [
-  { id: 'bad-formula-missing-values', path: `${TCI_TILE}.png?url={s2}&assets=tci&color_formula=${e('Gamma RGB')}`, why: 'gamma() called without its argument (TypeError)' },
-  { id: 'bad-formula-operation', path: `${TCI_TILE}.png?url={s2}&assets=tci&color_formula=${e('Brightness RGB 2')}`, why: 'unknown operation name (ValueError)' },
+  {
+    id: 'bad-formula-missing-values',
+    path: `${TCI_TILE}.png?url={s2}&assets=tci&color_formula=${e('Gamma RGB')}`,
+    why: 'gamma() called without its argument (TypeError)',
+  },
+  {
+    id: 'bad-formula-operation',
+    path: `${TCI_TILE}.png?url={s2}&assets=tci&color_formula=${e('Brightness RGB 2')}`,
+    why: 'unknown operation name (ValueError)',
+  },
   { id: 'bad-formula-number', path: `${TCI_TILE}.png?url={s2}&assets=tci&color_formula=${e('Gamma RGB x')}`, why: "float('x') (ValueError)" },
   { id: 'bad-formula-band', path: `${TCI_TILE}.png?url={s2}&assets=tci&color_formula=${e('Gamma 4 2')}`, why: 'band 4 out of range (ValueError)' },
-  { id: 'bad-formula-float-data', path: `${DEM_TILE}.png?url={dem}&assets=dem&color_formula=${e('Gamma R 2')}`, why: 'float data: "Invalid integer data type" (ValueError)' },
-  { id: 'bad-colormap-key', path: `${B01_TILE}.png?url={s2}&assets=B01&colormap=${e('{"a": "#ff0000"}')}`, why: "int('a') in the JSON object hook (ValueError)" },
-  { id: 'bad-colormap-multiband', path: `${TCI_TILE}.png?url={s2}&assets=tci&colormap_name=viridis`, why: 'apply_cmap on 3 bands (InvalidFormat, which TiTiler maps to no status)' },
-  { id: 'bad-colormap-unrescaled-uint16', path: `${B01_TILE}.png?url={s2}&assets=B01&colormap_name=viridis`, why: 'uint16 values index past the 256-entry table (IndexError)' },
-  { id: 'bad-colormap-float-data', path: `${DEM_TILE}.png?url={dem}&assets=dem&colormap_name=viridis`, why: 'float32 values cannot index the table (IndexError)' },
-  { id: 'bad-algorithm-params-json', path: `${DEM_TILE}.png?url={dem}&assets=dem&algorithm=hillshade&algorithm_params=${e('{azimuth:1}')}`, why: 'json.loads (JSONDecodeError)' },
-  { id: 'bad-algorithm-params-json-alone', path: `${DEM_TILE}.png?url={dem}&assets=dem&algorithm_params=${e('not json')}`, why: 'json.loads runs even without an algorithm (JSONDecodeError)' },
-  { id: 'bad-algorithm-params-list', path: `${DEM_TILE}.png?url={dem}&assets=dem&algorithm=hillshade&algorithm_params=${e('[1]')}`, why: 'HillShade(**[1]) (TypeError)' },
-  { id: 'bad-algorithm-input-bands', path: `${B01_TILE}.png?url={s2}&assets=B01&algorithm=normalizedIndex`, why: 'normalizedIndex on a single band (IndexError)' },
+  {
+    id: 'bad-formula-float-data',
+    path: `${DEM_TILE}.png?url={dem}&assets=dem&color_formula=${e('Gamma R 2')}`,
+    why: 'float data: "Invalid integer data type" (ValueError)',
+  },
+  {
+    id: 'bad-colormap-key',
+    path: `${B01_TILE}.png?url={s2}&assets=B01&colormap=${e('{"a": "#ff0000"}')}`,
+    why: "int('a') in the JSON object hook (ValueError)",
+  },
+  {
+    id: 'bad-colormap-multiband',
+    path: `${TCI_TILE}.png?url={s2}&assets=tci&colormap_name=viridis`,
+    why: 'apply_cmap on 3 bands (InvalidFormat, which TiTiler maps to no status)',
+  },
+  {
+    id: 'bad-colormap-unrescaled-uint16',
+    path: `${B01_TILE}.png?url={s2}&assets=B01&colormap_name=viridis`,
+    why: 'uint16 values index past the 256-entry table (IndexError)',
+  },
+  {
+    id: 'bad-colormap-float-data',
+    path: `${DEM_TILE}.png?url={dem}&assets=dem&colormap_name=viridis`,
+    why: 'float32 values cannot index the table (IndexError)',
+  },
+  {
+    id: 'bad-algorithm-params-json',
+    path: `${DEM_TILE}.png?url={dem}&assets=dem&algorithm=hillshade&algorithm_params=${e('{azimuth:1}')}`,
+    why: 'json.loads (JSONDecodeError)',
+  },
+  {
+    id: 'bad-algorithm-params-json-alone',
+    path: `${DEM_TILE}.png?url={dem}&assets=dem&algorithm_params=${e('not json')}`,
+    why: 'json.loads runs even without an algorithm (JSONDecodeError)',
+  },
+  {
+    id: 'bad-algorithm-params-list',
+    path: `${DEM_TILE}.png?url={dem}&assets=dem&algorithm=hillshade&algorithm_params=${e('[1]')}`,
+    why: 'HillShade(**[1]) (TypeError)',
+  },
+  {
+    id: 'bad-algorithm-input-bands',
+    path: `${B01_TILE}.png?url={s2}&assets=B01&algorithm=normalizedIndex`,
+    why: 'normalizedIndex on a single band (IndexError)',
+  },
 ];
 
 interface Figures {
@@ -298,7 +386,7 @@ describe('parity: rendering on /stac image routes (decoded pixels)', { timeout: 
       'Pixel parity of rendering (rescale, color_formula, colormaps, algorithms, return_mask, automatic format and dtype cast) ' +
         'on /stac image routes: decoded PNG/JPEG and `.npy` arrays compared value by value; bad rendering input compared on status.',
       '',
-      'JPEG is compared like PNG: tessera computes the DCT coefficients as IJG libjpeg 9 (inside TiTiler\'s rasterio wheels) does, ' +
+      "JPEG is compared like PNG: tessera computes the DCT coefficients as IJG libjpeg 9 (inside TiTiler's rasterio wheels) does, " +
         'so decoded JPEG pixels are expected to match too.',
       '',
       'Deliberate: where TiTiler 0.18.10 answers a client mistake with a 500 (an unhandled Python exception), tessera answers 400 ' +
@@ -326,7 +414,12 @@ describe('parity: rendering on /stac image routes (decoded pixels)', { timeout: 
         const r = await comparePixels(c, x.titiler, x.tessera);
         figures.push(`| ${c.id} | ${r.shape} | ${r.kind} | ${pct(r.within)} | ${pct(r.maskEqual)} |`);
         const ok = r.within >= PASS && r.maskEqual === 1;
-        rows.push({ id: c.id, request, verdict: ok ? 'equal' : 'differs', note: `${x.titiler.type}; values within ±1: ${pct(r.within)}, mask/alpha equal: ${pct(r.maskEqual)}` });
+        rows.push({
+          id: c.id,
+          request,
+          verdict: ok ? 'equal' : 'differs',
+          note: `${x.titiler.type}; values within ±1: ${pct(r.within)}, mask/alpha equal: ${pct(r.maskEqual)}`,
+        });
         assert.ok(r.within >= PASS, `values within ±1: ${pct(r.within)} < 99.5%`);
         assert.equal(r.maskEqual, 1, `masks differ: ${pct(r.maskEqual)} equal`);
       } catch (err) {
@@ -346,7 +439,12 @@ describe('parity: rendering on /stac image routes (decoded pixels)', { timeout: 
         assert.equal(x.tessera.status, 400, `tessera: ${tesseraBody.slice(0, 300)}`);
         const detail = (JSON.parse(tesseraBody) as { detail?: unknown }).detail;
         assert.ok(typeof detail === 'string' && detail.length > 0, 'a {"detail": message} body');
-        rows.push({ id: c.id, request, verdict: 'deliberate', note: `TiTiler 500 ${x.titiler.body.toString().slice(0, 120)} (${c.why}); tessera 400: ${detail}` });
+        rows.push({
+          id: c.id,
+          request,
+          verdict: 'deliberate',
+          note: `TiTiler 500 ${x.titiler.body.toString().slice(0, 120)} (${c.why}); tessera 400: ${detail}`,
+        });
       } catch (err) {
         if (!rows.some((row) => row.id === c.id)) rows.push({ id: c.id, request, verdict: 'differs', note: (err as Error).message.split('\n')[0]! });
         throw err;

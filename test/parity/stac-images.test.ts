@@ -13,7 +13,15 @@ const FEATURE = {
   properties: {},
   geometry: {
     type: 'Polygon',
-    coordinates: [[[23.6, 31.9], [23.9, 31.85], [24.0, 32.2], [23.7, 32.25], [23.6, 31.9]]],
+    coordinates: [
+      [
+        [23.6, 31.9],
+        [23.9, 31.85],
+        [24.0, 32.2],
+        [23.7, 32.25],
+        [23.6, 31.9],
+      ],
+    ],
   },
 };
 
@@ -47,7 +55,11 @@ const CASES: PixelCase[] = [
   { id: 'tile-padding', path: '/stac/tiles/WebMercatorQuad/10/578/415.npy?url={s2}&assets=B01&padding=2', kind: 'npy' },
   { id: 'tile-expression', path: '/stac/tiles/WebMercatorQuad/9/289/207.npy?url={s2}&expression=B01_b1/B09_b1', kind: 'npy' },
   { id: 'tile-expression-multi', path: '/stac/tiles/WebMercatorQuad/9/289/207.npy?url={s2}&expression=B01_b1*2;B09_b1-B01_b1;(B01_b1>1000)', kind: 'npy' },
-  { id: 'tile-expression-asset-as-band', path: '/stac/tiles/WebMercatorQuad/9/289/207.npy?url={s2}&expression=(B09-B01)/(B09%2BB01)&asset_as_band=true', kind: 'npy' },
+  {
+    id: 'tile-expression-asset-as-band',
+    path: '/stac/tiles/WebMercatorQuad/9/289/207.npy?url={s2}&expression=(B09-B01)/(B09%2BB01)&asset_as_band=true',
+    kind: 'npy',
+  },
   { id: 'tile-return-mask-false', path: '/stac/tiles/WebMercatorQuad/9/289/207.npy?url={s2}&assets=B01&return_mask=false', kind: 'npy' },
   { id: 'tile-png-default', path: '/stac/tiles/WebMercatorQuad/9/289/207?url={s2}&assets=B01', kind: 'image' },
   { id: 'tile-png-rescale', path: '/stac/tiles/WebMercatorQuad/9/289/207.png?url={s2}&assets=B01&rescale=0,1000', kind: 'png' },
@@ -99,4 +111,9 @@ const CASES: PixelCase[] = [
   { id: 'bbox-bad-number', path: '/stac/bbox/23.8a,32.063,23.966,32.145.png?url={s2}&assets=B01', kind: 'status', status: 422 },
 ];
 
-describePixelParity('parity: /stac image routes (decoded pixels)', 'stac-images', 'Pixel parity of /stac image routes: `.npy` arrays and decoded PNGs compared value by value.', CASES);
+describePixelParity(
+  'parity: /stac image routes (decoded pixels)',
+  'stac-images',
+  'Pixel parity of /stac image routes: `.npy` arrays and decoded PNGs compared value by value.',
+  CASES,
+);

@@ -8,15 +8,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  compareJson,
-  compareXml,
-  formatDifferences,
-  parseJson,
-  parseXml,
-  toPlain,
-  type Difference,
-} from './compare.js';
+import { compareJson, compareXml, formatDifferences, parseJson, parseXml, toPlain, type Difference } from './compare.js';
 import { DELIBERATE, deliberate, type Exchange } from './deliberate.js';
 import { freePort, get, startParity, writeReport, type Parity, type Reply, type ReportRow } from './harness.js';
 import { makeTiffLayouts } from '../helpers/tiff-layouts.js';
@@ -196,9 +188,17 @@ const CASES: Case[] = [
   { id: 'cog-info-scale', path: '/cog/info?url={FILES}/cog_scale.tif', expect: { status: 200 } },
   { id: 'cog-info-geojson', path: '/cog/info.geojson?url={FILES}/B01.tif', expect: { status: 200, contentType: 'application/geo+json' } },
   ...TILEJSON_TMS.map(
-    (tms): Case => ({ id: `cog-tilejson-${tms}`, path: `/cog/${tms}/tilejson.json?url={FILES}/cog.tif`, expect: { status: 200, contentType: 'application/json' } }),
+    (tms): Case => ({
+      id: `cog-tilejson-${tms}`,
+      path: `/cog/${tms}/tilejson.json?url={FILES}/cog.tif`,
+      expect: { status: 200, contentType: 'application/json' },
+    }),
   ),
-  { id: 'cog-tilejson-expression', path: '/cog/WebMercatorQuad/tilejson.json?url={FILES}/TCI.tif&expression=b1/b3&rescale=0,2&tile_format=png&tile_scale=2', expect: { status: 200 } },
+  {
+    id: 'cog-tilejson-expression',
+    path: '/cog/WebMercatorQuad/tilejson.json?url={FILES}/TCI.tif&expression=b1/b3&rescale=0,2&tile_format=png&tile_scale=2',
+    expect: { status: 200 },
+  },
   { id: 'cog-tilejson-no-grid', path: '/cog/tilejson.json?url={FILES}/cog.tif&bidx=1', expect: { status: 200 } },
   { id: 'cog-wmts', path: '/cog/WebMercatorQuad/WMTSCapabilities.xml?url={FILES}/cog.tif', expect: { status: 200, contentType: 'application/xml' } },
   { id: 'cog-wmts-no-grid', path: '/cog/WMTSCapabilities.xml?url={FILES}/B01.tif&tile_format=jpg', expect: { status: 200, contentType: 'application/xml' } },
@@ -209,15 +209,29 @@ const CASES: Case[] = [
     (name): Case => ({ id: `cog-validate-${name}`, path: `/cog/validate?url={FILES}/${name}.tif`, expect: { status: 200, contentType: 'application/json' } }),
   ),
   ...['ycbcr', 'overviews-after-data', 'bigtiff', 'edited', 'masked', 'strips', 'band-interleaved', 'jpeg'].map(
-    (name): Case => ({ id: `cog-validate-made-${name}`, path: `/cog/validate?url={FILES}/made/${name}.tif`, expect: { status: 200, contentType: 'application/json' } }),
+    (name): Case => ({
+      id: `cog-validate-made-${name}`,
+      path: `/cog/validate?url={FILES}/made/${name}.tif`,
+      expect: { status: 200, contentType: 'application/json' },
+    }),
   ),
   // /cog/stac (rio-stac's create_stac_item): statistics to the bit; the PROJJSON text follows the PROJ version.
   ...['cog', 'dem', 'B09', 'TCI', 'cog_with_nan', 'cog_scale', 'above_cog', 'non_cog'].map(
-    (name): Case => ({ id: `cog-stac-${name}`, path: `/cog/stac?url={FILES}/${name}.tif`, expect: { status: 200, contentType: 'application/json' }, deliberate: 'stac-item-from-cog' }),
+    (name): Case => ({
+      id: `cog-stac-${name}`,
+      path: `/cog/stac?url={FILES}/${name}.tif`,
+      expect: { status: 200, contentType: 'application/json' },
+      deliberate: 'stac-item-from-cog',
+    }),
   ),
   // Not the JPEG layout: Debian's libjpeg and the one in TiTiler's wheels decode a few pixels differently.
   ...['masked', 'strips', 'band-interleaved'].map(
-    (name): Case => ({ id: `cog-stac-made-${name}`, path: `/cog/stac?url={FILES}/made/${name}.tif`, expect: { status: 200 }, deliberate: 'stac-item-from-cog' }),
+    (name): Case => ({
+      id: `cog-stac-made-${name}`,
+      path: `/cog/stac?url={FILES}/made/${name}.tif`,
+      expect: { status: 200 },
+      deliberate: 'stac-item-from-cog',
+    }),
   ),
   {
     id: 'cog-stac-options',
@@ -485,15 +499,15 @@ describe('parity with TiTiler 0.18.10: STAC metadata routes', () => {
     it(c.id, async () => {
       assert.ok(parity, `servers not started: ${startError ?? 'unknown reason'}`);
       const p = parity;
-      const pathAndQuery = c.path
-        .replaceAll(ITEM, p.itemUrl)
-        .replaceAll('{FILES}', p.fileserver.url)
-        .replaceAll('{CLOSED}', closedUrl);
-      const [titiler, tessera] = await Promise.all([
-        get(p.titiler.url, pathAndQuery, c.headers),
-        get(p.tessera.url, pathAndQuery, c.headers),
-      ]);
-      const request = `GET ${c.path}${c.headers ? ` (${Object.entries(c.headers).map(([k, v]) => `${k}: ${v}`).join(', ')})` : ''}`;
+      const pathAndQuery = c.path.replaceAll(ITEM, p.itemUrl).replaceAll('{FILES}', p.fileserver.url).replaceAll('{CLOSED}', closedUrl);
+      const [titiler, tessera] = await Promise.all([get(p.titiler.url, pathAndQuery, c.headers), get(p.tessera.url, pathAndQuery, c.headers)]);
+      const request = `GET ${c.path}${
+        c.headers
+          ? ` (${Object.entries(c.headers)
+              .map(([k, v]) => `${k}: ${v}`)
+              .join(', ')})`
+          : ''
+      }`;
       const outcome = judge({ request, titiler, tessera, normalise: p.normalise }, c);
       rows.push(outcome.row);
       if (c.showHeaders) shownHeaders.push({ id: c.id, titiler, tessera });
@@ -502,7 +516,7 @@ describe('parity with TiTiler 0.18.10: STAC metadata routes', () => {
   }
 
   // tessera's /api lists the routes it registers, in TiTiler's URL forms (api/openapi.ts).
-  it('every operation in TiTiler\'s OpenAPI document is in tessera\'s, at the same path', async () => {
+  it("every operation in TiTiler's OpenAPI document is in tessera's, at the same path", async () => {
     assert.ok(parity, `servers not started: ${startError ?? 'unknown reason'}`);
     const operations = async (base: string): Promise<Set<string>> => {
       const doc = JSON.parse((await get(base, '/api')).body) as { paths: Record<string, Record<string, unknown>> };
@@ -511,13 +525,19 @@ describe('parity with TiTiler 0.18.10: STAC metadata routes', () => {
     const titiler = await operations(parity.titiler.url);
     const tessera = await operations(parity.tessera.url);
     assert.ok(titiler.size > 80, `TiTiler documents ${titiler.size} operations`);
-    assert.deepEqual([...titiler].filter((op) => !tessera.has(op)), NOT_YET_SERVED, 'operations TiTiler documents and tessera does not');
+    assert.deepEqual(
+      [...titiler].filter((op) => !tessera.has(op)),
+      NOT_YET_SERVED,
+      'operations TiTiler documents and tessera does not',
+    );
   });
 
-  it('every query parameter TiTiler documents on an operation is in tessera\'s document for it', async () => {
+  it("every query parameter TiTiler documents on an operation is in tessera's document for it", async () => {
     assert.ok(parity, `servers not started: ${startError ?? 'unknown reason'}`);
     type Doc = { paths: Record<string, Record<string, { parameters?: Array<{ name: string; in: string }> }>> };
-    const [titiler, tessera] = await Promise.all([parity.titiler.url, parity.tessera.url].map(async (base) => JSON.parse((await get(base, '/api')).body) as Doc));
+    const [titiler, tessera] = await Promise.all(
+      [parity.titiler.url, parity.tessera.url].map(async (base) => JSON.parse((await get(base, '/api')).body) as Doc),
+    );
     const missing: string[] = [];
     for (const [path, item] of Object.entries(titiler!.paths)) {
       for (const [method, op] of Object.entries(item)) {

@@ -15,17 +15,45 @@ import { fixturePath, serveItems } from './pixels.js';
 
 type Json = Record<string, unknown>;
 
-const square = (x0: number, y0: number, x1: number, y1: number): number[][][] => [[[x0, y0], [x1, y0], [x1, y1], [x0, y1], [x0, y0]]];
+const square = (x0: number, y0: number, x1: number, y1: number): number[][][] => [
+  [
+    [x0, y0],
+    [x1, y0],
+    [x1, y1],
+    [x0, y1],
+    [x0, y0],
+  ],
+];
 
 /** Inside B01/B09's data. */
 const POLYGON_A = { type: 'Polygon', coordinates: square(23.8, 32.0, 23.9, 32.1) };
 /** Irregular, across the edge of B01's valid data. */
-const POLYGON_B = { type: 'Polygon', coordinates: [[[23.6, 31.9], [23.9, 31.85], [24.0, 32.2], [23.7, 32.25], [23.6, 31.9]]] };
+const POLYGON_B = {
+  type: 'Polygon',
+  coordinates: [
+    [
+      [23.6, 31.9],
+      [23.9, 31.85],
+      [24.0, 32.2],
+      [23.7, 32.25],
+      [23.6, 31.9],
+    ],
+  ],
+};
 /** Two parts with a hole in the first. */
 const MULTIPOLYGON = {
   type: 'MultiPolygon',
   coordinates: [
-    [...square(23.4, 31.6, 23.7, 31.9), [[23.5, 31.7], [23.5, 31.8], [23.6, 31.8], [23.6, 31.7], [23.5, 31.7]]],
+    [
+      ...square(23.4, 31.6, 23.7, 31.9),
+      [
+        [23.5, 31.7],
+        [23.5, 31.8],
+        [23.6, 31.8],
+        [23.6, 31.7],
+        [23.5, 31.7],
+      ],
+    ],
     square(24.0, 32.2, 24.1, 32.3),
   ],
 };
@@ -94,7 +122,11 @@ const CASES: Case[] = [
   { id: 'post-feature-id-bbox', path: '/stac/statistics?url={item}&assets=B01', body: { ...feature(POLYGON_A), id: 'f-1', bbox: [23.8, 32, 23.9, 32.1] } },
   { id: 'post-multipolygon', path: '/stac/statistics?url={item}&assets=B01', body: feature(MULTIPOLYGON) },
   { id: 'post-expression', path: '/stac/statistics?url={item}&expression=B01_b1/B09_b1', body: feature(POLYGON_B) },
-  { id: 'post-normalized-index', path: '/stac/statistics?url={item}&assets=B01&assets=B09&asset_as_band=true&algorithm=normalizedIndex', body: feature(POLYGON_B) },
+  {
+    id: 'post-normalized-index',
+    path: '/stac/statistics?url={item}&assets=B01&assets=B09&asset_as_band=true&algorithm=normalizedIndex',
+    body: feature(POLYGON_B),
+  },
   { id: 'post-categorical', path: '/stac/statistics?url={item}&assets=B01&categorical=true&c=2180&c=1108&c=1', body: feature(POLYGON_A) },
   { id: 'post-p-histogram', path: '/stac/statistics?url={item}&assets=B01&p=10&p=90&histogram_bins=5&histogram_range=1000,4000', body: feature(POLYGON_A) },
   { id: 'post-dst-crs-native', path: '/stac/statistics?url={item}&assets=B01&dst_crs=EPSG:32634', body: feature(POLYGON_B) },
@@ -103,7 +135,8 @@ const CASES: Case[] = [
     id: 'post-coord-crs-edge-near-boundary',
     path: '/stac/statistics?url={item}&assets=B01&coord_crs=EPSG:3857',
     body: feature(POLYGON_3857_NEAR_EDGE),
-    known: 'GDAL 3.6.2 (tessera) does not burn an all-touched polygon edge lying 0.005 px inside a pixel column; GDAL 3.10.3 (TiTiler) does (GDAL PR #7526): 18 more pixels masked here, same data',
+    known:
+      'GDAL 3.6.2 (tessera) does not burn an all-touched polygon edge lying 0.005 px inside a pixel column; GDAL 3.10.3 (TiTiler) does (GDAL PR #7526): 18 more pixels masked here, same data',
   },
   { id: 'post-max-size', path: '/stac/statistics?url={item}&assets=B01&max_size=16', body: feature(POLYGON_B) },
   { id: 'post-width-height', path: '/stac/statistics?url={item}&assets=B01&width=40&height=30', body: feature(POLYGON_B) },
@@ -113,7 +146,8 @@ const CASES: Case[] = [
     id: 'post-reproject-bilinear',
     path: '/stac/statistics?url={item}&assets=B01&reproject=bilinear',
     body: feature(POLYGON_A),
-    known: 'the warped values differ at about native resolution with bilinear (and cubic) reprojection: POST /stac/feature.npy with reproject=bilinear differs the same way (286 of 289 values, up to 129), a reader matter (GDAL 3.6 vs 3.10 warper)',
+    known:
+      'the warped values differ at about native resolution with bilinear (and cubic) reprojection: POST /stac/feature.npy with reproject=bilinear differs the same way (286 of 289 values, up to 129), a reader matter (GDAL 3.6 vs 3.10 warper)',
   },
   {
     id: 'post-collection-one-feature',
@@ -132,15 +166,24 @@ const CASES: Case[] = [
   // POST /cog/statistics: every pixel weighted by the fraction of it the feature covers.
   { id: 'cog-post-feature', path: '/cog/statistics?url={file:B01.tif}', body: feature(POLYGON_A, { name: 'a' }) },
   { id: 'cog-post-feature-b', path: '/cog/statistics?url={file:B09.tif}&p=10&p=90', body: feature(POLYGON_B) },
-  { id: 'cog-post-collection', path: '/cog/statistics?url={file:B01.tif}', body: { type: 'FeatureCollection', features: [feature(POLYGON_A, { k: 1 }), feature(POLYGON_B, { k: 2 })] } },
+  {
+    id: 'cog-post-collection',
+    path: '/cog/statistics?url={file:B01.tif}',
+    body: { type: 'FeatureCollection', features: [feature(POLYGON_A, { k: 1 }), feature(POLYGON_B, { k: 2 })] },
+  },
   { id: 'cog-post-expression', path: '/cog/statistics?url={file:TCI.tif}&expression=b1/b3', body: feature(POLYGON_B) },
   {
     id: 'cog-post-coord-crs',
     path: '/cog/statistics?url={file:B01.tif}&coord_crs=EPSG:3857',
     body: feature(POLYGON_3857),
-    known: 'the shape is reprojected into the raster CRS by GDAL 3.6 (tessera) and pyproj (TiTiler) before it is burnt on the 10× coverage grid: std differs by ~1e-9 relative',
+    known:
+      'the shape is reprojected into the raster CRS by GDAL 3.6 (tessera) and pyproj (TiTiler) before it is burnt on the 10× coverage grid: std differs by ~1e-9 relative',
   },
-  { id: 'cog-err-bidx', path: '/cog/statistics?url={file:cog.tif}&bidx=5', deliberate: { titiler: 500, tessera: 400, why: 'a band the raster does not have is the client\'s mistake (rasterio IndexError in TiTiler)' } },
+  {
+    id: 'cog-err-bidx',
+    path: '/cog/statistics?url={file:cog.tif}&bidx=5',
+    deliberate: { titiler: 500, tessera: 400, why: "a band the raster does not have is the client's mistake (rasterio IndexError in TiTiler)" },
+  },
 
   // GET /stac/asset_statistics.
   { id: 'asset-default', path: '/stac/asset_statistics?url={item}' },
@@ -165,20 +208,84 @@ const CASES: Case[] = [
   { id: 'err-missing-url', path: '/stac/statistics?assets=B01', status: 422 },
 
   // Deliberate: client mistakes TiTiler answers with a 500.
-  { id: 'err-p-above-100', path: '/stac/statistics?url={item}&assets=B01&p=101', deliberate: { titiler: 500, tessera: 400, why: 'a percentile past 100 is the client\'s mistake (numpy IndexError in TiTiler)' } },
-  { id: 'err-histogram-bins-text', path: '/stac/statistics?url={item}&assets=B01&histogram_bins=abc', deliberate: { titiler: 500, tessera: 400, why: 'unparsable histogram_bins (Python ValueError in TiTiler)' } },
-  { id: 'err-histogram-bins-decreasing', path: '/stac/statistics?url={item}&assets=B01&histogram_bins=5,1,3', deliberate: { titiler: 500, tessera: 400, why: 'numpy refuses decreasing bin edges' } },
-  { id: 'err-histogram-range-text', path: '/stac/statistics?url={item}&assets=B01&histogram_range=1', deliberate: { titiler: 500, tessera: 400, why: 'histogram_range must be min,max (AssertionError in TiTiler)' } },
-  { id: 'err-expression-unknown-asset', path: '/stac/statistics?url={item}&expression=B1111_b1', deliberate: { titiler: 500, tessera: 400, why: 'an expression naming no asset is the client\'s mistake (InvalidExpression is unmapped in TiTiler)' } },
-  { id: 'err-asset-expression-no-bar', path: '/stac/asset_statistics?url={item}&asset_expression=B01', deliberate: { titiler: 500, tessera: 400, why: 'asset_expression without `asset|` (IndexError in TiTiler)' } },
-  { id: 'err-asset-expression-bad-band', path: '/stac/asset_statistics?url={item}&assets=B01&asset_expression=B01|b2*2', deliberate: { titiler: 500, tessera: 400, why: 'band 2 of a 1-band asset (rasterio IndexError in TiTiler)' } },
-  { id: 'err-asset-bidx-bad-band', path: '/stac/asset_statistics?url={item}&assets=B01&bidx=2', deliberate: { titiler: 500, tessera: 400, why: 'band 2 of a 1-band asset' } },
-  { id: 'err-normalized-index-one-band', path: '/stac/statistics?url={item}&assets=B01&asset_as_band=true&algorithm=normalizedIndex', deliberate: { titiler: 500, tessera: 400, why: 'normalizedIndex needs two bands' } },
-  { id: 'err-post-null-geometry', path: '/stac/statistics?url={item}&assets=B01', body: feature(null as unknown as Json), deliberate: { titiler: 500, tessera: 400, why: 'a feature without geometry ("Invalid geometry" RioTilerError in TiTiler)' } },
-  { id: 'err-post-empty-collection', path: '/stac/statistics?url={item}&assets=B01', body: { type: 'FeatureCollection', features: [] }, deliberate: { titiler: 500, tessera: 200, why: 'an empty collection has nothing to summarise: tessera echoes it (TiTiler hits an unbound local variable)' } },
+  {
+    id: 'err-p-above-100',
+    path: '/stac/statistics?url={item}&assets=B01&p=101',
+    deliberate: { titiler: 500, tessera: 400, why: "a percentile past 100 is the client's mistake (numpy IndexError in TiTiler)" },
+  },
+  {
+    id: 'err-histogram-bins-text',
+    path: '/stac/statistics?url={item}&assets=B01&histogram_bins=abc',
+    deliberate: { titiler: 500, tessera: 400, why: 'unparsable histogram_bins (Python ValueError in TiTiler)' },
+  },
+  {
+    id: 'err-histogram-bins-decreasing',
+    path: '/stac/statistics?url={item}&assets=B01&histogram_bins=5,1,3',
+    deliberate: { titiler: 500, tessera: 400, why: 'numpy refuses decreasing bin edges' },
+  },
+  {
+    id: 'err-histogram-range-text',
+    path: '/stac/statistics?url={item}&assets=B01&histogram_range=1',
+    deliberate: { titiler: 500, tessera: 400, why: 'histogram_range must be min,max (AssertionError in TiTiler)' },
+  },
+  {
+    id: 'err-expression-unknown-asset',
+    path: '/stac/statistics?url={item}&expression=B1111_b1',
+    deliberate: { titiler: 500, tessera: 400, why: "an expression naming no asset is the client's mistake (InvalidExpression is unmapped in TiTiler)" },
+  },
+  {
+    id: 'err-asset-expression-no-bar',
+    path: '/stac/asset_statistics?url={item}&asset_expression=B01',
+    deliberate: { titiler: 500, tessera: 400, why: 'asset_expression without `asset|` (IndexError in TiTiler)' },
+  },
+  {
+    id: 'err-asset-expression-bad-band',
+    path: '/stac/asset_statistics?url={item}&assets=B01&asset_expression=B01|b2*2',
+    deliberate: { titiler: 500, tessera: 400, why: 'band 2 of a 1-band asset (rasterio IndexError in TiTiler)' },
+  },
+  {
+    id: 'err-asset-bidx-bad-band',
+    path: '/stac/asset_statistics?url={item}&assets=B01&bidx=2',
+    deliberate: { titiler: 500, tessera: 400, why: 'band 2 of a 1-band asset' },
+  },
+  {
+    id: 'err-normalized-index-one-band',
+    path: '/stac/statistics?url={item}&assets=B01&asset_as_band=true&algorithm=normalizedIndex',
+    deliberate: { titiler: 500, tessera: 400, why: 'normalizedIndex needs two bands' },
+  },
+  {
+    id: 'err-post-null-geometry',
+    path: '/stac/statistics?url={item}&assets=B01',
+    body: feature(null as unknown as Json),
+    deliberate: { titiler: 500, tessera: 400, why: 'a feature without geometry ("Invalid geometry" RioTilerError in TiTiler)' },
+  },
+  {
+    id: 'err-post-empty-collection',
+    path: '/stac/statistics?url={item}&assets=B01',
+    body: { type: 'FeatureCollection', features: [] },
+    deliberate: { titiler: 500, tessera: 200, why: 'an empty collection has nothing to summarise: tessera echoes it (TiTiler hits an unbound local variable)' },
+  },
   // Deliberate: geometries tessera does not summarise, and a lenient body.
-  { id: 'post-point-geometry', path: '/stac/statistics?url={item}&assets=B01', body: feature({ type: 'Point', coordinates: [23.85, 32.05] }), deliberate: { titiler: 200, tessera: 400, why: 'statistics are for areas: tessera takes Polygon and MultiPolygon geometries (as POST /feature does) and answers 400 for others' } },
-  { id: 'post-missing-properties', path: '/stac/statistics?url={item}&assets=B01', body: { type: 'Feature', geometry: POLYGON_A }, deliberate: { titiler: 422, tessera: 200, why: 'a Feature without `properties` is read as `properties: null` (as POST /feature does); the answer is what TiTiler gives for `null`' } },
+  {
+    id: 'post-point-geometry',
+    path: '/stac/statistics?url={item}&assets=B01',
+    body: feature({ type: 'Point', coordinates: [23.85, 32.05] }),
+    deliberate: {
+      titiler: 200,
+      tessera: 400,
+      why: 'statistics are for areas: tessera takes Polygon and MultiPolygon geometries (as POST /feature does) and answers 400 for others',
+    },
+  },
+  {
+    id: 'post-missing-properties',
+    path: '/stac/statistics?url={item}&assets=B01',
+    body: { type: 'Feature', geometry: POLYGON_A },
+    deliberate: {
+      titiler: 422,
+      tessera: 200,
+      why: 'a Feature without `properties` is read as `properties: null` (as POST /feature does); the answer is what TiTiler gives for `null`',
+    },
+  },
 ];
 
 /** Differences in the statistics JSON (numbers to 1e-9 relative, keys, key order and number kinds exact). */
@@ -218,8 +325,7 @@ describe('parity: /stac statistics routes', { timeout: 600_000 }, () => {
     await p?.stop();
   });
 
-  const resolve = (path: string): string =>
-    fixturePath(p, path.replace('{item}', encodeURIComponent(p.itemUrl)));
+  const resolve = (path: string): string => fixturePath(p, path.replace('{item}', encodeURIComponent(p.itemUrl)));
 
   interface Answer {
     status: number;
@@ -279,7 +385,8 @@ describe('parity: /stac statistics routes', { timeout: 600_000 }, () => {
         if (c.known) {
           const tj = parseJson(t.text);
           const sj = parseJson(s.text);
-          const structure = (j: JsonValue): PlainJson => JSON.parse(JSON.stringify(toPlain(j), (_, v: unknown) => (typeof v === 'number' ? 0 : v))) as PlainJson;
+          const structure = (j: JsonValue): PlainJson =>
+            JSON.parse(JSON.stringify(toPlain(j), (_, v: unknown) => (typeof v === 'number' ? 0 : v))) as PlainJson;
           assert.deepEqual(structure(sj), structure(tj), 'same keys and shapes');
           // The first band's statistics (B01_b1 for the item, b1 for a COG).
           const stats = (j: JsonValue): Record<string, number> => {
@@ -337,11 +444,19 @@ describe('parity: /stac statistics routes', { timeout: 600_000 }, () => {
       // The rest of the collection is TiTiler's, feature statistics aside.
       const withoutStats = (j: JsonValue): PlainJson => {
         const plain = toPlain(j) as { features: Array<{ properties: Json }> };
-        plain.features.forEach((f) => delete f.properties['statistics']);
+        plain.features.forEach((f) => {
+          delete f.properties['statistics'];
+        });
         return plain as unknown as PlainJson;
       };
       assert.deepEqual(withoutStats(sj), withoutStats(tj));
-      record(id, path, body, 'deliberate', 'TiTiler fills only the last feature (equal to tessera\'s); tessera fills all three, each equal to TiTiler\'s answer for that feature alone');
+      record(
+        id,
+        path,
+        body,
+        'deliberate',
+        "TiTiler fills only the last feature (equal to tessera's); tessera fills all three, each equal to TiTiler's answer for that feature alone",
+      );
     } catch (err) {
       if (!rows.some((r) => r.id === id)) record(id, path, body, 'differs', (err as Error).message.split('\n')[0]!);
       throw err;
@@ -363,15 +478,29 @@ describe('parity: /stac statistics routes', { timeout: 600_000 }, () => {
       assert.equal(s.status, 200, s.text.slice(0, 300));
       const sj = parseJson(s.text);
       for (const i of [0, 2]) {
-        const alone = await ask(p.titiler.url, path, (body.features[i] as Json));
+        const alone = await ask(p.titiler.url, path, body.features[i] as Json);
         assert.equal(alone.status, 200, alone.text.slice(0, 300));
         const diff = differences(parseJson(alone.text), get(sj, 'features', i));
         assert.equal(diff, '', `feature ${i}: ${diff}`);
       }
       const outside = toPlain(get(sj, 'features', 1, 'properties', 'statistics', 'B01_b1')) as Record<string, PlainJson>;
       assert.deepEqual(Object.keys(outside), [
-        'min', 'max', 'mean', 'count', 'sum', 'std', 'median', 'majority', 'minority', 'unique', 'histogram',
-        'valid_percent', 'masked_pixels', 'valid_pixels', 'percentile_2', 'percentile_98',
+        'min',
+        'max',
+        'mean',
+        'count',
+        'sum',
+        'std',
+        'median',
+        'majority',
+        'minority',
+        'unique',
+        'histogram',
+        'valid_percent',
+        'masked_pixels',
+        'valid_pixels',
+        'percentile_2',
+        'percentile_98',
       ]);
       for (const key of ['min', 'max', 'mean', 'count', 'sum', 'std', 'median', 'majority', 'minority', 'percentile_2', 'percentile_98']) {
         assert.equal(outside[key], null, key);
@@ -380,7 +509,13 @@ describe('parity: /stac statistics routes', { timeout: 600_000 }, () => {
       assert.equal(outside['valid_percent'], 0);
       assert.ok((outside['masked_pixels'] as number) > 0);
       assert.match(s.text, /"valid_pixels":0\.0/);
-      record(id, path, body, 'deliberate', 'TiTiler 500 ("Weights sum to zero" for the empty feature); tessera 200 with all three, the in-data ones equal to TiTiler\'s answers for them alone, the outside one all-null with valid_pixels 0.0');
+      record(
+        id,
+        path,
+        body,
+        'deliberate',
+        'TiTiler 500 ("Weights sum to zero" for the empty feature); tessera 200 with all three, the in-data ones equal to TiTiler\'s answers for them alone, the outside one all-null with valid_pixels 0.0',
+      );
     } catch (err) {
       if (!rows.some((r) => r.id === id)) record(id, path, body, 'differs', (err as Error).message.split('\n')[0]!);
       throw err;

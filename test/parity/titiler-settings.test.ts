@@ -46,7 +46,7 @@ describe('TiTiler 0.18 settings on tessera, side by side with TiTiler', { timeou
       }),
     );
 
-  it('refuses a missing or wrong token with TiTiler\'s 401, and serves a right one', async () => {
+  it("refuses a missing or wrong token with TiTiler's 401, and serves a right one", async () => {
     for (const [path, status, detail] of [
       ['/healthz', 401, 'Missing `access_token`'],
       [`/stac/info?url=${item}`, 401, 'Missing `access_token`'],
@@ -71,7 +71,8 @@ describe('TiTiler 0.18 settings on tessera, side by side with TiTiler', { timeou
       assert.equal(res.status, 200, path);
     }
     const [a, b] = await both(`/stac/WebMercatorQuad/tilejson.json?url=${item}&assets=B01&access_token=${TOKEN}`);
-    const tiles = (body: string): string => new URL((JSON.parse(body) as { tiles: string[] }).tiles[0]!.replace(/\{(\w)\}/g, '0')).searchParams.get('access_token') ?? '';
+    const tiles = (body: string): string =>
+      new URL((JSON.parse(body) as { tiles: string[] }).tiles[0]!.replace(/\{(\w)\}/g, '0')).searchParams.get('access_token') ?? '';
     assert.equal(tiles(a!.body), TOKEN);
     assert.equal(tiles(b!.body), TOKEN);
     const page = await (await fetch(`${tessera.url}/?access_token=${TOKEN}`)).text();

@@ -125,7 +125,13 @@ async function writeMosaicCog(file: string, index: number): Promise<LonLatBounds
     for (let b = 1; b <= 3; b++) {
       for (let y = 0; y < size; y++) {
         for (let x = 0; x < size; x++) {
-          const v = 110 + 40 * Math.sin((x + 37 * index) / (160 + 20 * b)) + 30 * Math.cos((y - 11 * index) / (210 - 15 * b)) + 12 * index - 60 + (hash(x, y, 10 * index + b) & 31);
+          const v =
+            110 +
+            40 * Math.sin((x + 37 * index) / (160 + 20 * b)) +
+            30 * Math.cos((y - 11 * index) / (210 - 15 * b)) +
+            12 * index -
+            60 +
+            (hash(x, y, 10 * index + b) & 31);
           plane[y * size + x] = Math.min(255, Math.max(1, Math.round(v)));
         }
       }
@@ -141,7 +147,17 @@ async function writeMosaicCog(file: string, index: number): Promise<LonLatBounds
 }
 
 async function writeCog(src: Dataset, file: string, extra: string[]): Promise<void> {
-  const out = await gdal.translateAsync(file, src, ['-of', 'COG', '-co', 'COMPRESS=DEFLATE', '-co', 'NUM_THREADS=ALL_CPUS', '-co', 'OVERVIEW_RESAMPLING=AVERAGE', ...extra]);
+  const out = await gdal.translateAsync(file, src, [
+    '-of',
+    'COG',
+    '-co',
+    'COMPRESS=DEFLATE',
+    '-co',
+    'NUM_THREADS=ALL_CPUS',
+    '-co',
+    'OVERVIEW_RESAMPLING=AVERAGE',
+    ...extra,
+  ]);
   out.close();
 }
 
@@ -151,7 +167,12 @@ function lonLatBounds(gt: number[], size: number, epsg: number): LonLatBounds {
   let [w, s, e, n] = [Infinity, Infinity, -Infinity, -Infinity];
   for (let t = 0; t <= 32; t++) {
     const f = (t / 32) * size;
-    for (const [px, py] of [[f, 0], [f, size], [0, f], [size, f]] as const) {
+    for (const [px, py] of [
+      [f, 0],
+      [f, size],
+      [0, f],
+      [size, f],
+    ] as const) {
       const p = ct.transformPoint(gt[0]! + px * gt[1]!, gt[3]! + py * gt[5]!);
       [w, s, e, n] = [Math.min(w, p.x), Math.min(s, p.y), Math.max(e, p.x), Math.max(n, p.y)];
     }
@@ -182,7 +203,18 @@ function stacItem(bounds: LonLatBounds): Record<string, unknown> {
     stac_extensions: ['https://stac-extensions.github.io/projection/v1.1.0/schema.json'],
     id: 'bench-scene',
     bbox: bounds,
-    geometry: { type: 'Polygon', coordinates: [[[w, s], [e, s], [e, n], [w, n], [w, s]]] },
+    geometry: {
+      type: 'Polygon',
+      coordinates: [
+        [
+          [w, s],
+          [e, s],
+          [e, n],
+          [w, n],
+          [w, s],
+        ],
+      ],
+    },
     properties: { datetime: '2024-06-21T10:00:00Z', 'proj:epsg': SCENE.epsg },
     links: [],
     assets: {

@@ -43,7 +43,9 @@ async function pass(label: string): Promise<void> {
     }),
   );
   const seconds = (performance.now() - t0) / 1000;
-  console.log(`${label}: ${urls.length} tiles (${ok} answered 200, ${hits} from the cache) in ${seconds.toFixed(2)} s: ${(urls.length / seconds).toFixed(0)} tiles/s`);
+  console.log(
+    `${label}: ${urls.length} tiles (${ok} answered 200, ${hits} from the cache) in ${seconds.toFixed(2)} s: ${(urls.length / seconds).toFixed(0)} tiles/s`,
+  );
 }
 
 try {

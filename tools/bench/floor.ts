@@ -55,14 +55,28 @@ async function main(): Promise<void> {
       expression = tile.expression;
     } else {
       const mosaic = await store.open(t.url);
-      const result = await new MosaicReader(mosaic, { stac: { assetAsBand: false, assetBidx: new Map() } }, ctx).tile(tms, t.x, t.y, t.z, { ...VALUES, tilesize: 256, pixelSelection: 'first' });
+      const result = await new MosaicReader(mosaic, { stac: { assetAsBand: false, assetBidx: new Map() } }, ctx).tile(tms, t.x, t.y, t.z, {
+        ...VALUES,
+        tilesize: 256,
+        pixelSelection: 'first',
+      });
       // No asset had data: the route answers 204 without encoding.
       if (result.assetsUsed.length === 0) return 0;
       image = result.image;
     }
     let colormap = t.colormapName ? colormaps.get(t.colormapName) : undefined;
-    if (t.colormapName && !colormap) colormaps.set(t.colormapName, (colormap = namedColormap(t.colormapName)));
-    const render: RenderSpec = { ...(expression ? { expression } : {}), algorithm: undefined, rescale: t.rescale ? [t.rescale] : undefined, colorFormula: undefined, colormap, returnMask: true };
+    if (t.colormapName && !colormap) {
+      colormap = namedColormap(t.colormapName);
+      colormaps.set(t.colormapName, colormap);
+    }
+    const render: RenderSpec = {
+      ...(expression ? { expression } : {}),
+      algorithm: undefined,
+      rescale: t.rescale ? [t.rescale] : undefined,
+      colorFormula: undefined,
+      colormap,
+      returnMask: true,
+    };
     // The server's renderer: its render threads when it has them.
     const out = await services.renderer.render(image, 'png', render);
     return out.body.length;

@@ -54,7 +54,18 @@ const GDAL_ENV: Record<string, string> = {
 const TITILER: ServerCommand = {
   name: 'TiTiler',
   command: UVICORN,
-  args: (port) => ['titiler.application.main:app', '--host', '127.0.0.1', '--port', String(port), '--workers', String(CORES), '--no-access-log', '--log-level', 'warning'],
+  args: (port) => [
+    'titiler.application.main:app',
+    '--host',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '--workers',
+    String(CORES),
+    '--no-access-log',
+    '--log-level',
+    'warning',
+  ],
 };
 
 interface Options {
@@ -169,7 +180,9 @@ async function coldPhase(servers: ServerName[], mixes: Mix[], upstream: Upstream
       try {
         const { load, upstream: up } = await measured(upstream, () => runLoad(s.service.url, mix.paths, { concurrency: 16, passes: 1 }));
         rows.push({ mix: mix.id, server: name, load: summary(load), upstream: up, peakRssBytes: s.rss.peak() });
-        log(`cold ${mix.id} ${name}: ${load.rps.toFixed(1)} req/s, p50 ${load.latencyMs.p50.toFixed(0)} ms, ${load.errors} errors, ${(up.requests / load.requests).toFixed(2)} upstream req/request`);
+        log(
+          `cold ${mix.id} ${name}: ${load.rps.toFixed(1)} req/s, p50 ${load.latencyMs.p50.toFixed(0)} ms, ${load.errors} errors, ${(up.requests / load.requests).toFixed(2)} upstream req/request`,
+        );
       } finally {
         await stop(s);
       }
@@ -192,7 +205,9 @@ async function roundTripPhase(servers: ServerName[], mix: Mix, upstream: Upstrea
         tiles.push({ ms: load.latencyMs.p50, requests: up.requests, rounds: up.rounds, bytes: up.bytes, status: Number(Object.keys(load.statuses)[0]) });
       }
       rows.push({ server: name, delayMs, mix: mix.id, tiles });
-      log(`round trips ${name}: first tile ${tiles[0]!.ms.toFixed(0)} ms / ${tiles[0]!.rounds} rounds; next tiles median ${median(tiles.slice(1).map((t) => t.rounds))} rounds`);
+      log(
+        `round trips ${name}: first tile ${tiles[0]!.ms.toFixed(0)} ms / ${tiles[0]!.rounds} rounds; next tiles median ${median(tiles.slice(1).map((t) => t.rounds))} rounds`,
+      );
     } finally {
       await upstream.delay(0);
       await stop(s);
@@ -248,7 +263,9 @@ async function main(): Promise<void> {
               const peak = s.rss.peak();
               phasePeak[name] = Math.max(phasePeak[name] ?? 0, peak);
               warm.push({ mix: mix.id, server: name, concurrency, rep, load: summary(load), upstream: up, peakRssBytes: peak });
-              log(`warm ${mix.id} c=${concurrency} ${name} #${rep + 1}: ${load.rps.toFixed(1)} req/s, p99 ${load.latencyMs.p99.toFixed(0)} ms, ${load.errors} errors`);
+              log(
+                `warm ${mix.id} c=${concurrency} ${name} #${rep + 1}: ${load.rps.toFixed(1)} req/s, p99 ${load.latencyMs.p99.toFixed(0)} ms, ${load.errors} errors`,
+              );
             }
           }
         }
@@ -257,7 +274,13 @@ async function main(): Promise<void> {
       for (const [name, s] of running) {
         const one = await runLoad(s.service.url, set.mosaicOneAsset, { concurrency: 1, passes: opts.quick ? 2 : 5 });
         const four = await runLoad(s.service.url, set.mosaicFourAssets, { concurrency: 1, passes: opts.quick ? 2 : 5 });
-        mosaicLatency.push({ server: name, oneAssetP50: one.latencyMs.p50, fourAssetsP50: four.latencyMs.p50, oneAssetErrors: one.errors, fourAssetsErrors: four.errors });
+        mosaicLatency.push({
+          server: name,
+          oneAssetP50: one.latencyMs.p50,
+          fourAssetsP50: four.latencyMs.p50,
+          oneAssetErrors: one.errors,
+          fourAssetsErrors: four.errors,
+        });
         log(`mosaic ${name}: one asset p50 ${one.latencyMs.p50.toFixed(1)} ms, four assets p50 ${four.latencyMs.p50.toFixed(1)} ms`);
       }
     } finally {

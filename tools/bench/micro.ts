@@ -303,7 +303,7 @@ async function main(): Promise<number> {
   const markdown = toMarkdown(report);
   mkdirSync(cli.outDir, { recursive: true });
   writeFileSync(path.join(cli.outDir, 'micro.md'), markdown);
-  writeFileSync(path.join(cli.outDir, 'micro.json'), JSON.stringify(report, null, 2) + '\n');
+  writeFileSync(path.join(cli.outDir, 'micro.json'), `${JSON.stringify(report, null, 2)}\n`);
   process.stdout.write(markdown);
   process.stderr.write(`wrote ${path.join(cli.outDir, 'micro.md')} and micro.json\n`);
   return 0;

@@ -96,7 +96,13 @@ export function buildMixes(data: BenchData, upstream: string): MixSet {
   ];
   const ndvi = '(visual_b3-visual_b1)/(visual_b3+visual_b1)';
 
-  const rgbTiles: TileRequest[] = mapSession(data.sceneBounds, [9, 10, 11, 12, 13, 14]).map((t) => ({ kind: 'stac', url: item, ...t, assets: ['visual'], rescale: [0, 10000] }));
+  const rgbTiles: TileRequest[] = mapSession(data.sceneBounds, [9, 10, 11, 12, 13, 14]).map((t) => ({
+    kind: 'stac',
+    url: item,
+    ...t,
+    assets: ['visual'],
+    rescale: [0, 10000],
+  }));
   const exprTiles: TileRequest[] = mapSession(data.sceneBounds, [9, 10, 11, 12, 13, 14]).map((t) => ({
     kind: 'stac',
     url: item,
@@ -105,7 +111,13 @@ export function buildMixes(data: BenchData, upstream: string): MixSet {
     rescale: [-0.5, 0.5],
     colormapName: 'viridis',
   }));
-  const fixtureTiles: TileRequest[] = mapSession(FIXTURE_BOUNDS, [7, 8, 9, 10, 11]).map((t) => ({ kind: 'stac', url: fixtureItem, ...t, assets: ['B01'], rescale: [0, 10000] }));
+  const fixtureTiles: TileRequest[] = mapSession(FIXTURE_BOUNDS, [7, 8, 9, 10, 11]).map((t) => ({
+    kind: 'stac',
+    url: fixtureItem,
+    ...t,
+    assets: ['B01'],
+    rescale: [0, 10000],
+  }));
   const mosaicTiles: TileRequest[] = mapSession(mosaicBounds, [10, 11, 12, 13, 14]).map((t) => ({ kind: 'mosaic', url: mosaic, ...t }));
 
   const stacQ = `url=${q(item)}`;

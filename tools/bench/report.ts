@@ -33,7 +33,18 @@ export interface RoundTripRow {
 export interface BenchReport {
   started: string;
   options: { quick: boolean; durationS: number; reps: number };
-  machine: { cpu: string; cores: number; memoryGiB: number; node: string; tesseraGdal: string; titilerGdal: string; titilerWorkers: number; tesseraWorkers?: number; tesseraRenderThreads?: number; uvThreadpool: string };
+  machine: {
+    cpu: string;
+    cores: number;
+    memoryGiB: number;
+    node: string;
+    tesseraGdal: string;
+    titilerGdal: string;
+    titilerWorkers: number;
+    tesseraWorkers?: number;
+    tesseraRenderThreads?: number;
+    uvThreadpool: string;
+  };
   gdalEnv: Record<string, string>;
   mixes: Array<{ id: string; title: string; requests: number }>;
   cold: ColdRow[];
@@ -74,8 +85,18 @@ function warmMedian(rows: WarmRow[], mix: string, server: ServerName, concurrenc
     p99: median(r.map((w) => w.load.latencyMs.p99)),
     errors: r.reduce((s, w) => s + w.load.errors, 0),
     requests: r.reduce((s, w) => s + w.load.requests, 0),
-    upstreamPerRequest: r.reduce((s, w) => s + w.upstream.requests, 0) / Math.max(1, r.reduce((s, w) => s + w.load.requests, 0)),
-    bytesPerRequest: r.reduce((s, w) => s + w.upstream.bytes, 0) / Math.max(1, r.reduce((s, w) => s + w.load.requests, 0)),
+    upstreamPerRequest:
+      r.reduce((s, w) => s + w.upstream.requests, 0) /
+      Math.max(
+        1,
+        r.reduce((s, w) => s + w.load.requests, 0),
+      ),
+    bytesPerRequest:
+      r.reduce((s, w) => s + w.upstream.bytes, 0) /
+      Math.max(
+        1,
+        r.reduce((s, w) => s + w.load.requests, 0),
+      ),
   };
 }
 
@@ -92,26 +113,54 @@ function targets(r: BenchReport): Target[] {
     const t = warmMedian(r.warm, m.id, 'tessera', 16);
     const p = warmMedian(r.warm, m.id, 'titiler', 16);
     if (!t || !p) continue;
-    out.push({ what: `${m.id}: throughput ≥ 5× TiTiler (c=16, warm)`, measured: `${f1(t.rps)} vs ${f1(p.rps)} req/s = ${ratio(t.rps, p.rps)}`, met: t.rps >= 5 * p.rps });
-    out.push({ what: `${m.id}: p99 ≤ 1/3 of TiTiler's (c=16, warm)`, measured: `${f1(t.p99)} vs ${f1(p.p99)} ms = ${ratio(t.p99, p.p99)}`, met: t.p99 * 3 <= p.p99 });
+    out.push({
+      what: `${m.id}: throughput ≥ 5× TiTiler (c=16, warm)`,
+      measured: `${f1(t.rps)} vs ${f1(p.rps)} req/s = ${ratio(t.rps, p.rps)}`,
+      met: t.rps >= 5 * p.rps,
+    });
+    out.push({
+      what: `${m.id}: p99 ≤ 1/3 of TiTiler's (c=16, warm)`,
+      measured: `${f1(t.p99)} vs ${f1(p.p99)} ms = ${ratio(t.p99, p.p99)}`,
+      met: t.p99 * 3 <= p.p99,
+    });
   }
   const [tr, pr] = [r.warmPeakRssBytes.tessera, r.warmPeakRssBytes.titiler];
-  if (tr !== undefined && pr !== undefined) out.push({ what: 'peak RSS ≤ 1/3 of TiTiler (all workers), warm phase', measured: `${mib(tr)} vs ${mib(pr)} = ${ratio(tr, pr)}`, met: tr * 3 <= pr });
+  if (tr !== undefined && pr !== undefined)
+    out.push({ what: 'peak RSS ≤ 1/3 of TiTiler (all workers), warm phase', measured: `${mib(tr)} vs ${mib(pr)} = ${ratio(tr, pr)}`, met: tr * 3 <= pr });
   for (const f of r.floor) {
     const t = warmMedian(r.warm, f.mix, 'tessera', 16);
     const floor = median(f.rps);
-    if (t) out.push({ what: `${f.mix}: server within 20% of the in-process floor`, measured: `${f1(t.rps)} vs ${f1(floor)} tiles/s = ${ratio(t.rps, floor)}`, met: t.rps >= 0.8 * floor });
+    if (t)
+      out.push({
+        what: `${f.mix}: server within 20% of the in-process floor`,
+        measured: `${f1(t.rps)} vs ${f1(floor)} tiles/s = ${ratio(t.rps, floor)}`,
+        met: t.rps >= 0.8 * floor,
+      });
   }
   for (const m of tileMixes) {
     const t = warmMedian(r.warm, m.id, 'tessera', 16);
-    if (t) out.push({ what: `${m.id}: a warm tile makes ≤ 1 upstream request`, measured: `${t.upstreamPerRequest.toFixed(3)} per tile`, met: t.upstreamPerRequest <= 1 });
+    if (t)
+      out.push({
+        what: `${m.id}: a warm tile makes ≤ 1 upstream request`,
+        measured: `${t.upstreamPerRequest.toFixed(3)} per tile`,
+        met: t.upstreamPerRequest <= 1,
+      });
   }
   for (const rt of r.roundTrips.filter((x) => x.server === 'tessera')) {
     const worst = Math.max(...rt.tiles.map((t) => t.rounds));
-    out.push({ what: `cold tile ≤ 3 sequential round trips at ${rt.delayMs} ms (fresh server, first ${rt.tiles.length} tiles)`, measured: `first tile ${rt.tiles[0]?.rounds} rounds (${f1(rt.tiles[0]?.ms)} ms), worst ${worst}`, met: worst <= 3 });
+    out.push({
+      what: `cold tile ≤ 3 sequential round trips at ${rt.delayMs} ms (fresh server, first ${rt.tiles.length} tiles)`,
+      measured: `first tile ${rt.tiles[0]?.rounds} rounds (${f1(rt.tiles[0]?.ms)} ms), worst ${worst}`,
+      met: worst <= 3,
+    });
   }
   const ml = r.mosaicLatency.find((m) => m.server === 'tessera');
-  if (ml) out.push({ what: '4-asset mosaic tile ≤ 2× a single-asset tile (warm, one at a time)', measured: `${f1(ml.fourAssetsP50)} vs ${f1(ml.oneAssetP50)} ms = ${ratio(ml.fourAssetsP50, ml.oneAssetP50)}`, met: ml.fourAssetsP50 <= 2 * ml.oneAssetP50 });
+  if (ml)
+    out.push({
+      what: '4-asset mosaic tile ≤ 2× a single-asset tile (warm, one at a time)',
+      measured: `${f1(ml.fourAssetsP50)} vs ${f1(ml.oneAssetP50)} ms = ${ratio(ml.fourAssetsP50, ml.oneAssetP50)}`,
+      met: ml.fourAssetsP50 <= 2 * ml.oneAssetP50,
+    });
   return out;
 }
 
@@ -129,11 +178,18 @@ export function markdown(r: BenchReport): string {
       `TiTiler: uvicorn, ${m.titilerWorkers} workers, GDAL ${m.titilerGdal} · ${r.options.reps} repetition(s) × ${r.options.durationS} s per warm measurement${r.options.quick ? ' (quick run)' : ''}.`,
   );
   lines.push('');
-  lines.push('Reproduce with `make bench` (or `make bench-quick`). Same URLs to both servers, same data over a loopback range server, same GDAL settings (TiTiler\'s recommended ones). Figures are medians over the repetitions; ratios are tessera / TiTiler.');
+  lines.push(
+    "Reproduce with `make bench` (or `make bench-quick`). Same URLs to both servers, same data over a loopback range server, same GDAL settings (TiTiler's recommended ones). Figures are medians over the repetitions; ratios are tessera / TiTiler.",
+  );
   lines.push('');
   lines.push('## Targets');
   lines.push('');
-  lines.push(table(['target', 'measured', 'met'], targets(r).map((t) => [t.what, t.measured, t.met === undefined ? '–' : t.met ? 'yes' : '**no**'])));
+  lines.push(
+    table(
+      ['target', 'measured', 'met'],
+      targets(r).map((t) => [t.what, t.measured, t.met === undefined ? '–' : t.met ? 'yes' : '**no**']),
+    ),
+  );
   lines.push('');
   lines.push('## Warm (data and handles cached)');
   lines.push('');
@@ -156,14 +212,33 @@ export function markdown(r: BenchReport): string {
       ]);
     }
   }
-  lines.push(table(['mix', 'conc.', 'req/s tessera / TiTiler', 'ratio', 'tessera p50/p90/p99 ms', 'TiTiler p50/p90/p99 ms', 'p99 ratio', 'errors', 'upstream req per request'], warmRows));
+  lines.push(
+    table(
+      [
+        'mix',
+        'conc.',
+        'req/s tessera / TiTiler',
+        'ratio',
+        'tessera p50/p90/p99 ms',
+        'TiTiler p50/p90/p99 ms',
+        'p99 ratio',
+        'errors',
+        'upstream req per request',
+      ],
+      warmRows,
+    ),
+  );
   lines.push('');
-  lines.push(`Peak RSS over the warm phase (server and all its processes): tessera ${mib(r.warmPeakRssBytes.tessera)}, TiTiler ${mib(r.warmPeakRssBytes.titiler)} (${ratio(r.warmPeakRssBytes.tessera, r.warmPeakRssBytes.titiler)}).`);
+  lines.push(
+    `Peak RSS over the warm phase (server and all its processes): tessera ${mib(r.warmPeakRssBytes.tessera)}, TiTiler ${mib(r.warmPeakRssBytes.titiler)} (${ratio(r.warmPeakRssBytes.tessera, r.warmPeakRssBytes.titiler)}).`,
+  );
   lines.push('');
   if (r.floor.length > 0) {
     lines.push('## Server against the in-process floor (c=16, warm)');
     lines.push('');
-    lines.push(`The floor is the core called directly in one process, with the server's renderer (${r.machine.tesseraRenderThreads ?? 0} render thread(s)) but no HTTP; the server runs ${r.machine.tesseraWorkers ?? 1} process(es).`);
+    lines.push(
+      `The floor is the core called directly in one process, with the server's renderer (${r.machine.tesseraRenderThreads ?? 0} render thread(s)) but no HTTP; the server runs ${r.machine.tesseraWorkers ?? 1} process(es).`,
+    );
     lines.push('');
     lines.push(
       table(
@@ -203,7 +278,15 @@ export function markdown(r: BenchReport): string {
     const rtRows: string[][] = [];
     for (const rt of r.roundTrips) {
       rt.tiles.forEach((t, i) => {
-        rtRows.push([rt.server === 'tessera' ? 'tessera' : 'TiTiler', String(i + 1), f1(t.ms), String(t.rounds), String(t.requests), kib(t.bytes), String(t.status)]);
+        rtRows.push([
+          rt.server === 'tessera' ? 'tessera' : 'TiTiler',
+          String(i + 1),
+          f1(t.ms),
+          String(t.rounds),
+          String(t.requests),
+          kib(t.bytes),
+          String(t.status),
+        ]);
       });
     }
     lines.push(table(['server', 'tile', 'ms', 'sequential round trips', 'upstream requests', 'upstream bytes', 'status'], rtRows));
@@ -215,16 +298,31 @@ export function markdown(r: BenchReport): string {
     lines.push(
       table(
         ['server', 'one asset ms', 'four assets ms', 'four / one', 'errors'],
-        r.mosaicLatency.map((x) => [x.server === 'tessera' ? 'tessera' : 'TiTiler', f1(x.oneAssetP50), f1(x.fourAssetsP50), ratio(x.fourAssetsP50, x.oneAssetP50), String(x.oneAssetErrors + x.fourAssetsErrors)]),
+        r.mosaicLatency.map((x) => [
+          x.server === 'tessera' ? 'tessera' : 'TiTiler',
+          f1(x.oneAssetP50),
+          f1(x.fourAssetsP50),
+          ratio(x.fourAssetsP50, x.oneAssetP50),
+          String(x.oneAssetErrors + x.fourAssetsErrors),
+        ]),
       ),
     );
     lines.push('');
   }
   lines.push('## Mixes');
   lines.push('');
-  lines.push(table(['id', 'what', 'distinct requests'], r.mixes.map((x) => [x.id, x.title, String(x.requests)])));
+  lines.push(
+    table(
+      ['id', 'what', 'distinct requests'],
+      r.mixes.map((x) => [x.id, x.title, String(x.requests)]),
+    ),
+  );
   lines.push('');
-  lines.push(r.statusMismatches.length === 0 ? 'Both servers answered every request of every mix with the same status.' : `Status differences between the servers (${r.statusMismatches.length}):\n\n${r.statusMismatches.map((s) => `- ${s}`).join('\n')}`);
+  lines.push(
+    r.statusMismatches.length === 0
+      ? 'Both servers answered every request of every mix with the same status.'
+      : `Status differences between the servers (${r.statusMismatches.length}):\n\n${r.statusMismatches.map((s) => `- ${s}`).join('\n')}`,
+  );
   lines.push('');
   return lines.join('\n');
 }

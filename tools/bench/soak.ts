@@ -91,7 +91,9 @@ async function main(): Promise<void> {
       unexpected += bad;
       const rssMiB = treeRss(server.pid) / MiB;
       samples.push({ t: (Date.now() - started) / 1000, rssMiB, rps: r.rps, unexpected: bad });
-      log(`${((Date.now() - started) / 60_000).toFixed(1)} min: ${r.rps.toFixed(0)} req/s, p99 ${r.latencyMs.p99.toFixed(0)} ms, RSS ${rssMiB.toFixed(0)} MiB, unexpected ${bad}`);
+      log(
+        `${((Date.now() - started) / 60_000).toFixed(1)} min: ${r.rps.toFixed(0)} req/s, p99 ${r.latencyMs.p99.toFixed(0)} ms, RSS ${rssMiB.toFixed(0)} MiB, unexpected ${bad}`,
+      );
     }
 
     const total = samples[samples.length - 1]?.t ?? 0;

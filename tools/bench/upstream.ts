@@ -20,7 +20,10 @@ async function main(): Promise<void> {
   server.put('/item.json', await withBase('item.json', '{BASE}'));
   server.put('/mosaic.json', await withBase('mosaic.json', '{BASE}'));
   // The shared fixture item names https://myurl.com/B01.tif and so on: point it at fixtures/.
-  server.put('/fixtures/item.json', (await fs.readFile(path.join(root, 'fixtures/item.json'), 'utf8')).replaceAll('https://myurl.com/', `${server.url}/fixtures/`));
+  server.put(
+    '/fixtures/item.json',
+    (await fs.readFile(path.join(root, 'fixtures/item.json'), 'utf8')).replaceAll('https://myurl.com/', `${server.url}/fixtures/`),
+  );
   const send = (m: UpstreamMessage): void => void process.send?.(m);
   process.on('message', (m: UpstreamCommand) => {
     if (m.cmd === 'stats') send({ stats: server.stats() });

@@ -24,15 +24,50 @@ export interface ReferenceTile {
 }
 
 const CASES: ReferenceTile[] = [
-  { id: 'cog-b01-rescaled', family: 'cog', path: '/cog/tiles/WebMercatorQuad/9/289/207.png?url={file:B01.tif}&rescale=0,10000', why: 'one uint16 band with nodata, rescaled, at the edge of the data' },
+  {
+    id: 'cog-b01-rescaled',
+    family: 'cog',
+    path: '/cog/tiles/WebMercatorQuad/9/289/207.png?url={file:B01.tif}&rescale=0,10000',
+    why: 'one uint16 band with nodata, rescaled, at the edge of the data',
+  },
   { id: 'cog-tci-rgb', family: 'cog', path: '/cog/tiles/WebMercatorQuad/9/289/207.png?url={file:TCI.tif}', why: 'three uint8 bands as they are' },
-  { id: 'cog-cog-viridis', family: 'cog', path: '/cog/tiles/WebMercatorQuad/8/87/49.png?url={file:cog.tif}&rescale=0,8000&colormap_name=viridis', why: 'overviews, a colormap' },
-  { id: 'cog-dem-hillshade', family: 'cog', path: '/cog/tiles/WebMercatorQuad/15/17029/11668.png?url={file:dem.tif}&algorithm=hillshade&buffer=3', why: 'float32 DEM in EPSG:2056, an algorithm with a buffer' },
+  {
+    id: 'cog-cog-viridis',
+    family: 'cog',
+    path: '/cog/tiles/WebMercatorQuad/8/87/49.png?url={file:cog.tif}&rescale=0,8000&colormap_name=viridis',
+    why: 'overviews, a colormap',
+  },
+  {
+    id: 'cog-dem-hillshade',
+    family: 'cog',
+    path: '/cog/tiles/WebMercatorQuad/15/17029/11668.png?url={file:dem.tif}&algorithm=hillshade&buffer=3',
+    why: 'float32 DEM in EPSG:2056, an algorithm with a buffer',
+  },
   { id: 'stac-b01-rescaled', family: 'stac', path: '/stac/tiles/WebMercatorQuad/9/289/207.png?url={item}&assets=B01&rescale=0,10000', why: 'one asset' },
-  { id: 'stac-expression', family: 'stac', path: '/stac/tiles/WebMercatorQuad/9/289/207.png?url={item}&expression=B01_b1%2FB09_b1&rescale=0,2', why: 'an expression over two assets' },
-  { id: 'stac-wgs84-grid', family: 'stac', path: '/stac/tiles/WGS1984Quad/7/144/41.png?url={item}&assets=B01&assets=B09&rescale=0,10000', why: 'another grid, two assets as two bands' },
-  { id: 'mosaic-rgb', family: 'mosaicjson', path: '/mosaicjson/tiles/WebMercatorQuad/8/75/91.png?url={mosaic}&rescale=5000,15000', why: 'two overlapping COGs, first method' },
-  { id: 'mosaic-highest-terrain', family: 'mosaicjson', path: '/mosaicjson/tiles/WebMercatorQuad/9/152/183.png?url={mosaic}&bidx=1&pixel_selection=highest&rescale=5000,15000&colormap_name=terrain', why: 'pixel selection and a colormap' },
+  {
+    id: 'stac-expression',
+    family: 'stac',
+    path: '/stac/tiles/WebMercatorQuad/9/289/207.png?url={item}&expression=B01_b1%2FB09_b1&rescale=0,2',
+    why: 'an expression over two assets',
+  },
+  {
+    id: 'stac-wgs84-grid',
+    family: 'stac',
+    path: '/stac/tiles/WGS1984Quad/7/144/41.png?url={item}&assets=B01&assets=B09&rescale=0,10000',
+    why: 'another grid, two assets as two bands',
+  },
+  {
+    id: 'mosaic-rgb',
+    family: 'mosaicjson',
+    path: '/mosaicjson/tiles/WebMercatorQuad/8/75/91.png?url={mosaic}&rescale=5000,15000',
+    why: 'two overlapping COGs, first method',
+  },
+  {
+    id: 'mosaic-highest-terrain',
+    family: 'mosaicjson',
+    path: '/mosaicjson/tiles/WebMercatorQuad/9/152/183.png?url={mosaic}&bidx=1&pixel_selection=highest&rescale=5000,15000&colormap_name=terrain',
+    why: 'pixel selection and a colormap',
+  },
 ];
 
 async function main(): Promise<void> {

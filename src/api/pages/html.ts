@@ -44,10 +44,7 @@ interface PageParts {
 const rel = (prefix: string): string => prefix.replace(/^\//, '');
 
 function page(doc: PageParts): string {
-  const css = [
-    ...(doc.map ? [`${rel(STATIC_PREFIX.leaflet)}leaflet.css`] : []),
-    `${rel(STATIC_PREFIX.tessera)}pages.css`,
-  ];
+  const css = [...(doc.map ? [`${rel(STATIC_PREFIX.leaflet)}leaflet.css`] : []), `${rel(STATIC_PREFIX.tessera)}pages.css`];
   const scripts = doc.map
     ? [
         `${rel(STATIC_PREFIX.leaflet)}leaflet.js`,
@@ -67,8 +64,8 @@ ${css.map((href) => `<link rel="stylesheet" href="${href}">`).join('\n')}
 <body class="${doc.bodyClass}">
 ${doc.body}
 ${doc.config === undefined ? '' : `<script type="application/json" id="tessera-config">${scriptJson(doc.config)}</script>\n`}${scripts
-    .map((src) => `<script src="${src}"></script>`)
-    .join('\n')}
+  .map((src) => `<script src="${src}"></script>`)
+  .join('\n')}
 ${doc.module ? `<script type="module" src="${rel(STATIC_PREFIX.tessera)}${doc.module}"></script>` : ''}
 </body>
 </html>

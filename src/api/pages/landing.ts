@@ -56,20 +56,36 @@ function demoLinks(base: string, demo: DemoFacts): Link[] {
   const item = `${base}/demo/item.json`;
   const mapOf = (pairs: Array<[string, string]>): string => withQuery(`/stac/${WEB_MERCATOR_QUAD}/map`, [['url', item], ...pairs]);
   const links: Link[] = [
-    { href: withQuery('/stac/viewer', [['url', item]]), text: 'The demo item in the STAC viewer', note: 'assets, bands, rescale, colormaps, algorithms, histogram' },
+    {
+      href: withQuery('/stac/viewer', [['url', item]]),
+      text: 'The demo item in the STAC viewer',
+      note: 'assets, bands, rescale, colormaps, algorithms, histogram',
+    },
     { href: mapOf([['assets', 'rgb']]), text: 'The shaded-relief RGB on a map' },
-    { href: withQuery('/cog/viewer', [['url', `${base}/demo/dem.tif`]]), text: 'The elevation model, a bare COG, in the COG viewer', note: 'bands, expressions over b1…bn' },
+    {
+      href: withQuery('/cog/viewer', [['url', `${base}/demo/dem.tif`]]),
+      text: 'The elevation model, a bare COG, in the COG viewer',
+      note: 'bands, expressions over b1…bn',
+    },
   ];
   if (demo.elevation) {
     const [lo, hi] = demo.elevation;
     links.push({
-      href: mapOf([['assets', 'dem'], ['rescale', `${Math.floor(lo)},${Math.ceil(hi)}`], ['colormap_name', 'terrain']]),
+      href: mapOf([
+        ['assets', 'dem'],
+        ['rescale', `${Math.floor(lo)},${Math.ceil(hi)}`],
+        ['colormap_name', 'terrain'],
+      ]),
       text: 'The elevation model with a colormap',
       note: 'float32 rescaled to bytes',
     });
   }
   links.push({
-    href: mapOf([['assets', 'dem'], ['algorithm', 'hillshade'], ['buffer', '3']]),
+    href: mapOf([
+      ['assets', 'dem'],
+      ['algorithm', 'hillshade'],
+      ['buffer', '3'],
+    ]),
     text: 'The elevation model as a hillshade',
     note: 'an algorithm',
   });
@@ -95,7 +111,10 @@ function gridRows(base: string, demo: DemoFacts | undefined): GridRow[] {
     const row: GridRow = { id, title: tms.title, crs: tms.srs, document: `tileMatrixSets/${id}` };
     // Variable-width grids coalesce tiles, which Leaflet's grid layer cannot draw.
     if (demo && !tms.isVariable && gridCovers(tms, demo.bbox)) {
-      row.demoMap = withQuery(`/stac/${id}/map`, [['url', `${base}/demo/item.json`], ['assets', 'rgb']]);
+      row.demoMap = withQuery(`/stac/${id}/map`, [
+        ['url', `${base}/demo/item.json`],
+        ['assets', 'rgb'],
+      ]);
     }
     return row;
   });
@@ -111,7 +130,8 @@ export async function landingOptions(base: string, demoDir: string | undefined, 
 /** The landing page's links of this server with `access_token` added. */
 export function withAccessToken(options: LandingPageOptions, token: string): LandingPageOptions {
   // Links of this server are relative; absolute ones (other servers) are left alone.
-  const add = (href: string): string => (/^[a-z][a-z0-9+.-]*:/i.test(href) ? href : `${href}${href.includes('?') ? '&' : '?'}${urlencode([['access_token', token]])}`);
+  const add = (href: string): string =>
+    /^[a-z][a-z0-9+.-]*:/i.test(href) ? href : `${href}${href.includes('?') ? '&' : '?'}${urlencode([['access_token', token]])}`;
   const link = (l: Link): Link => ({ ...l, href: add(l.href) });
   return {
     ...options,

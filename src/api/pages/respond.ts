@@ -39,7 +39,9 @@ export function sendHtml(reply: FastifyReply, html: string, csp: string): Fastif
 }
 
 /** The map page of a family's TileJSON (`prefix`: '/cog', '/stac' …) in `tms`, with the page's whole query forwarded. */
-export function mapPageResponder(settings: Settings): (request: FastifyRequest, reply: FastifyReply, prefix: string, tms: TileMatrixSet, url: string) => FastifyReply {
+export function mapPageResponder(
+  settings: Settings,
+): (request: FastifyRequest, reply: FastifyReply, prefix: string, tms: TileMatrixSet, url: string) => FastifyReply {
   const csp = contentSecurityPolicy(settings.basemapUrl);
   const basemap = basemapOf(settings);
   return (request, reply, prefix, tms, url) => {

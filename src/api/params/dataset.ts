@@ -33,8 +33,8 @@ function parseNodata(raw: string | undefined): number | undefined {
 export const datasetValues = family(
   'DatasetParams',
   {
-    nodata: { schema: str, doc: 'Nodata value overriding the dataset\'s (a number, or nan / inf / -inf).' },
-    unscale: { schema: bool, doc: 'Apply the bands\' internal scale and offset.' },
+    nodata: { schema: str, doc: "Nodata value overriding the dataset's (a number, or nan / inf / -inf)." },
+    unscale: { schema: bool, doc: "Apply the bands' internal scale and offset." },
     resampling: { schema: { type: 'string', enum: [...READ_RESAMPLING] }, doc: 'Resampling when reading at another resolution (RasterIO). Default: nearest.' },
     reproject: { schema: { type: 'string', enum: [...WARP_RESAMPLING] }, doc: 'Resampling when reprojecting (warp kernel). Default: nearest.' },
   },
@@ -52,7 +52,12 @@ export const datasetValues = family(
 /** The grid of the deprecated forms without one in the path (TiTiler 0.18.10 takes it from the query). */
 export const gridQuery = family(
   'TileMatrixSet query',
-  { tileMatrixSetId: { schema: { type: 'string', enum: [...tmsIds], default: WEB_MERCATOR_QUAD }, doc: 'Identifier of the tile matrix set (see /tileMatrixSets). Default: WebMercatorQuad.' } },
+  {
+    tileMatrixSetId: {
+      schema: { type: 'string', enum: [...tmsIds], default: WEB_MERCATOR_QUAD },
+      doc: 'Identifier of the tile matrix set (see /tileMatrixSets). Default: WebMercatorQuad.',
+    },
+  },
   (q): TileMatrixSet => getTms((q['tileMatrixSetId'] as string | undefined) ?? WEB_MERCATOR_QUAD)!,
 );
 
@@ -77,6 +82,6 @@ export const coordCrs = family(
 /** DstCRSParams: the output image's CRS, or undefined for the route's default. */
 export const dstCrs = family(
   'DstCRSParams',
-  { dst_crs: { schema: str, doc: 'CRS of the output image. Default: the dataset\'s (bbox and feature: coord_crs).' } },
+  { dst_crs: { schema: str, doc: "CRS of the output image. Default: the dataset's (bbox and feature: coord_crs)." } },
   (q): string | undefined => crsParam(q, 'dst_crs'),
 );

@@ -32,15 +32,24 @@ export const stacItem = family(
     id: { schema: str, doc: 'Identifier of the item. Default: the file name.' },
     asset_name: { schema: { type: 'string', default: 'data' }, doc: 'Name of the asset the raster becomes. Default: data.' },
     asset_roles: { schema: strList, doc: 'Role of the asset; repeat for several.' },
-    asset_media_type: { schema: { type: 'string', enum: [...ASSET_MEDIA_TYPES], default: 'auto' }, doc: 'Media type of the asset; auto gives GeoTIFF (or TIFF when the raster has no CRS).' },
-    asset_href: { schema: str, doc: 'URL written as the asset\'s href. Default: the url read.' },
+    asset_media_type: {
+      schema: { type: 'string', enum: [...ASSET_MEDIA_TYPES], default: 'auto' },
+      doc: 'Media type of the asset; auto gives GeoTIFF (or TIFF when the raster has no CRS).',
+    },
+    asset_href: { schema: str, doc: "URL written as the asset's href. Default: the url read." },
     with_proj: { schema: { ...bool, default: true }, doc: 'Add the projection extension: EPSG code, native bounds, shape, transform, PROJJSON.' },
     with_raster: { schema: { ...bool, default: true }, doc: 'Add the raster extension: per band type, scale, offset, nodata, statistics and histogram.' },
     with_eo: { schema: { ...bool, default: true }, doc: 'Add the eo extension: band names and descriptions, cloud cover when the file has it.' },
     max_size: { schema: { ...int, exclusiveMinimum: 0, default: 1024 }, doc: 'Maximum width or height of the output, in pixels (aspect ratio kept).' },
     // Bounded (TiTiler's are not): each sizes work before anything is read.
-    geometry_densify: { schema: { ...int, minimum: 0, maximum: 10_000, default: 0 }, doc: 'Points added on each edge of the footprint before it is carried to longitude/latitude (at most 10000).' },
-    geometry_precision: { schema: { ...int, minimum: -1, maximum: 17, default: -1 }, doc: 'Decimals the footprint\'s coordinates are rounded to; -1 keeps them whole.' },
+    geometry_densify: {
+      schema: { ...int, minimum: 0, maximum: 10_000, default: 0 },
+      doc: 'Points added on each edge of the footprint before it is carried to longitude/latitude (at most 10000).',
+    },
+    geometry_precision: {
+      schema: { ...int, minimum: -1, maximum: 17, default: -1 },
+      doc: "Decimals the footprint's coordinates are rounded to; -1 keeps them whole.",
+    },
   },
   (q): Omit<StacItemOptions, 'limits'> => {
     const datetime = given(q, 'datetime');

@@ -19,14 +19,20 @@ export interface TileMargins {
 export const tileMargins = family(
   'TileParams',
   {
-    buffer: { schema: { type: 'number', exclusiveMinimum: 0 }, doc: 'Pixels added around each tile before processing, then trimmed (a multiple of 0.5); algorithms that look at neighbours need it.' },
+    buffer: {
+      schema: { type: 'number', exclusiveMinimum: 0 },
+      doc: 'Pixels added around each tile before processing, then trimmed (a multiple of 0.5); algorithms that look at neighbours need it.',
+    },
     padding: { schema: { type: 'integer', exclusiveMinimum: 0 }, doc: 'Pixels read around each tile to avoid edge artefacts when resampling. Default: 0.' },
   },
   (q): TileMargins => {
     const buffer = q['buffer'] as number | undefined;
     const padding = q['padding'] as number | undefined;
     if (buffer !== undefined && !Number.isInteger(buffer * 2)) throw badRequest(`Invalid buffer ${buffer}: must be a multiple of 0.5`);
-    for (const [name, value] of [['buffer', buffer], ['padding', padding]] as const) {
+    for (const [name, value] of [
+      ['buffer', buffer],
+      ['padding', padding],
+    ] as const) {
       if (value !== undefined && value > MAX_TILE_MARGIN) throw badRequest(`Invalid ${name} ${value}: at most ${MAX_TILE_MARGIN} pixels`);
     }
     return { buffer, padding };
@@ -44,7 +50,10 @@ export function outputSize(q: Query, fixed?: { width: number; height: number }):
   const height = fixed?.height ?? (q['height'] as number | undefined);
   const width = fixed?.width ?? (q['width'] as number | undefined);
   const maxSize = q['max_size'] as number | undefined;
-  for (const [name, v] of [['height', height], ['width', width]] as const) {
+  for (const [name, v] of [
+    ['height', height],
+    ['width', width],
+  ] as const) {
     if (v !== undefined && v <= 0) throw badRequest(`Invalid ${name} ${v}: must be a positive number of pixels`);
   }
   if (maxSize !== undefined && maxSize < 0) throw badRequest(`Invalid max_size ${maxSize}: must be 0 (full resolution) or more`);
@@ -60,7 +69,9 @@ const width = { schema: int, doc: 'Output width in pixels.' };
 const height = { schema: int, doc: 'Output height in pixels.' };
 
 /** PreviewParams (preview, GET statistics): max_size 1024 by default. */
-export const previewSize = family('PreviewParams', { max_size: { schema: { type: 'integer', default: 1024 }, doc: MAX_SIZE_DOC }, height, width }, (q) => outputSize(q));
+export const previewSize = family('PreviewParams', { max_size: { schema: { type: 'integer', default: 1024 }, doc: MAX_SIZE_DOC }, height, width }, (q) =>
+  outputSize(q),
+);
 
 /**
  * PartFeatureParams (bbox, feature, POST statistics): full resolution by default. Parsed into the size
@@ -108,9 +119,12 @@ export const tileDocument = family(
   'TileJSON parameters',
   {
     tile_format: { schema: { type: 'string', enum: [...IMAGE_FORMATS] }, doc: 'Format of the tile URLs in TileJSON or WMTS documents.' },
-    tile_scale: { schema: { type: 'integer', exclusiveMinimum: 0, exclusiveMaximum: 4, default: 1 }, doc: 'Tile size scale of the tile URLs: 1 gives 256×256, 2 gives 512×512.' },
-    minzoom: { schema: int, doc: 'Minimum zoom written in the document, instead of the dataset\'s.' },
-    maxzoom: { schema: int, doc: 'Maximum zoom written in the document, instead of the dataset\'s.' },
+    tile_scale: {
+      schema: { type: 'integer', exclusiveMinimum: 0, exclusiveMaximum: 4, default: 1 },
+      doc: 'Tile size scale of the tile URLs: 1 gives 256×256, 2 gives 512×512.',
+    },
+    minzoom: { schema: int, doc: "Minimum zoom written in the document, instead of the dataset's." },
+    maxzoom: { schema: int, doc: "Maximum zoom written in the document, instead of the dataset's." },
   },
   (q): TileDocumentOptions => ({
     tileFormat: q['tile_format'] as ImageFormat | undefined,

@@ -6,9 +6,30 @@ import { booleanParams, type Query } from './family.js';
 
 export { routeQuery, combine, parameterDocs, type ParamFamily, type Query, type RouteQuery } from './family.js';
 export { datasetUrl, datasetValues, gridQuery, tmsPathSchema, coordCrs, dstCrs } from './dataset.js';
-export { bandLayer, stacLayer, optionalStacLayer, mosaicLayer, pixelSelection, assetNames, assetStatisticsLayer, requireLayerFirst, type AssetStatisticsLayer } from './layers.js';
+export {
+  bandLayer,
+  stacLayer,
+  optionalStacLayer,
+  mosaicLayer,
+  pixelSelection,
+  assetNames,
+  assetStatisticsLayer,
+  requireLayerFirst,
+  type AssetStatisticsLayer,
+} from './layers.js';
 export { postProcess, rendering, statistics, parseAlgorithm, type Rendering } from './rendering.js';
-export { tileMargins, previewSize, partSize, formatQuery, tileFormatQuery, tileDocument, wmtsEpsg, outputSize, MAX_TILE_MARGIN, type SizeOptions } from './images.js';
+export {
+  tileMargins,
+  previewSize,
+  partSize,
+  formatQuery,
+  tileFormatQuery,
+  tileDocument,
+  wmtsEpsg,
+  outputSize,
+  MAX_TILE_MARGIN,
+  type SizeOptions,
+} from './images.js';
 export { validateStrict, stacItem } from './extensions.js';
 
 const TRUE = new Set(['1', 'true', 't', 'yes', 'y', 'on']);

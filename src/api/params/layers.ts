@@ -41,7 +41,13 @@ function parseAssetBidx(q: Query): Map<string, number[]> {
   for (const entry of (q['asset_bidx'] as string[] | undefined) ?? []) {
     const bar = entry.indexOf('|');
     const name = bar > 0 ? entry.slice(0, bar) : '';
-    const indexes = bar > 0 ? entry.slice(bar + 1).split(',').map((s) => s.trim()) : [];
+    const indexes =
+      bar > 0
+        ? entry
+            .slice(bar + 1)
+            .split(',')
+            .map((s) => s.trim())
+        : [];
     if (!name || indexes.length === 0 || !indexes.every((s) => /^\d+$/.test(s) && Number(s) > 0)) {
       throw badRequest(`Invalid asset_bidx '${entry}': expected 'asset|1,2,3' with 1-based band indexes`);
     }
@@ -104,7 +110,12 @@ export const mosaicLayer = family('MosaicLayer', stacLayerParams, (q): MosaicLay
 /** The mosaic's pixel selection (TiTiler's `pixel_selection_dependency`). */
 export const pixelSelection = family(
   'PixelSelectionParams',
-  { pixel_selection: { schema: { type: 'string', enum: [...PIXEL_SELECTION_METHODS], default: 'first' }, doc: 'How a mosaic picks each pixel among overlapping assets. Default: first.' } },
+  {
+    pixel_selection: {
+      schema: { type: 'string', enum: [...PIXEL_SELECTION_METHODS], default: 'first' },
+      doc: 'How a mosaic picks each pixel among overlapping assets. Default: first.',
+    },
+  },
   (q): PixelSelection => (q['pixel_selection'] as PixelSelection | undefined) ?? 'first',
 );
 

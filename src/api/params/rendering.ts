@@ -41,7 +41,7 @@ export const postProcess = family(
   'PostProcessParams',
   {
     algorithm: { schema: { type: 'string', enum: [...ALGORITHM_IDS] }, doc: 'Algorithm applied to the image (see /algorithms), such as hillshade.' },
-    algorithm_params: { schema: str, doc: 'The algorithm\'s parameters, as JSON.' },
+    algorithm_params: { schema: str, doc: "The algorithm's parameters, as JSON." },
   },
   (q): RenderSpec['algorithm'] => {
     const name = text(q, 'algorithm');
@@ -58,7 +58,10 @@ function parseRescale(q: Query): Array<[number, number]> | undefined {
   const entries = q['rescale'] as string[] | undefined;
   if (!entries || entries.length === 0) return undefined;
   return entries.map((entry) => {
-    const nums = entry.replace(/[\s[\]]/g, '').split(',').map((p) => (p === '' ? NaN : Number(p)));
+    const nums = entry
+      .replace(/[\s[\]]/g, '')
+      .split(',')
+      .map((p) => (p === '' ? NaN : Number(p)));
     if (nums.length !== 2 || nums.some((n) => Number.isNaN(n))) throw badRequest(`Invalid rescale '${entry}': expected 'min,max'`);
     return [nums[0]!, nums[1]!] as [number, number];
   });
@@ -98,7 +101,7 @@ export const statistics = family(
     c: { schema: { type: 'array', items: { type: 'number' } }, doc: 'Values whose pixels are counted (categorical statistics); repeat for several.' },
     p: { schema: { type: 'array', items: { type: 'integer' } }, doc: 'Percentiles reported, repeat for several. Default: 2 and 98.' },
     histogram_bins: { schema: str, doc: 'Number of equal-width histogram bins (default 10), or the bin edges separated by commas.' },
-    histogram_range: { schema: str, doc: 'Range of the histogram, as `min,max`. Default: the band\'s minimum and maximum.' },
+    histogram_range: { schema: str, doc: "Range of the histogram, as `min,max`. Default: the band's minimum and maximum." },
   },
   (q): StatisticsOptions => parseStatisticsOptions(q),
 );

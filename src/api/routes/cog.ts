@@ -62,7 +62,10 @@ export function cogRoutes(services: Services) {
     // TiTiler's stacExtension (rio-stac's create_stac_item): a STAC item made from the COG.
     app.get(
       '/stac',
-      { schema: { summary: 'A STAC item made from the COG, with projection, raster and eo extensions', querystring: stacQuery.schema }, config: { large: true } },
+      {
+        schema: { summary: 'A STAC item made from the COG, with projection, raster and eo extensions', querystring: stacQuery.schema },
+        config: { large: true },
+      },
       async (req, reply) => {
         const p = stacQuery.parse((req as Req).query);
         return sendJson(reply, await stacItemFromRaster(services.cog(p.url), p.url, { ...p.item, limits }));

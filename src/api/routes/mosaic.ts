@@ -22,7 +22,7 @@ import { MosaicReader } from '../../readers/mosaic-compose.js';
 import { MosaicDocumentReader } from '../../readers/mosaic.js';
 import { readerRoutes } from '../factory.js';
 import { mosaicDocumentJson, parseMosaicDocument } from '../../mosaic/document.js';
-import { type Mosaic, type MosaicInfo } from '../../mosaic/mosaic.js';
+import type { Mosaic, MosaicInfo } from '../../mosaic/mosaic.js';
 import { TesseraError } from '../../errors.js';
 
 type Req = FastifyRequest<{ Params: Record<string, string>; Querystring: Record<string, unknown> }>;
@@ -73,11 +73,25 @@ function parseCoords(text: string): { bbox: [number, number, number, number] } |
   const parts = text.split(',');
   if (parts.length >= 4) {
     const head = parts.slice(0, parts.length - 3).join(',');
-    const [minx, miny, maxx, maxy] = pathNumbers([['minx', head], ['miny', parts.at(-3)!], ['maxx', parts.at(-2)!], ['maxy', parts.at(-1)!]], 'float');
+    const [minx, miny, maxx, maxy] = pathNumbers(
+      [
+        ['minx', head],
+        ['miny', parts.at(-3)!],
+        ['maxx', parts.at(-2)!],
+        ['maxy', parts.at(-1)!],
+      ],
+      'float',
+    );
     return { bbox: [minx!, miny!, maxx!, maxy!] };
   }
   if (parts.length >= 2) {
-    const [lon, lat] = pathNumbers([['lon', parts.slice(0, -1).join(',')], ['lat', parts.at(-1)!]], 'float');
+    const [lon, lat] = pathNumbers(
+      [
+        ['lon', parts.slice(0, -1).join(',')],
+        ['lat', parts.at(-1)!],
+      ],
+      'float',
+    );
     return { point: [lon!, lat!] };
   }
   return undefined;
@@ -149,22 +163,18 @@ export function mosaicRoutes(services: Services) {
     });
 
     const pointQuery = routeQuery({ url: datasetUrl, layer: mosaicLayer, values: datasetValues, coordCrs });
-    app.get(
-      '/point/:lonlat',
-      { schema: { querystring: pointQuery.schema } },
-      async (req, reply) => {
-        const request = req as Req;
-        const lonlat = parseLonLat(request.params['lonlat']!);
-        if (!lonlat) return notFound(reply);
-        const p = pointQuery.parse(request.query);
-        const mosaic = await store.open(p.url);
-        const points = await new MosaicReader(mosaic, p.layer, ctx).point(lonlat[0], lonlat[1], p.coordCrs, p.values);
-        return sendJson(reply, {
-          coordinates: floats(lonlat),
-          values: points.map((p) => [p.asset, floats(p.values), p.bandNames]),
-        });
-      },
-    );
+    app.get('/point/:lonlat', { schema: { querystring: pointQuery.schema } }, async (req, reply) => {
+      const request = req as Req;
+      const lonlat = parseLonLat(request.params['lonlat']!);
+      if (!lonlat) return notFound(reply);
+      const p = pointQuery.parse(request.query);
+      const mosaic = await store.open(p.url);
+      const points = await new MosaicReader(mosaic, p.layer, ctx).point(lonlat[0], lonlat[1], p.coordCrs, p.values);
+      return sendJson(reply, {
+        coordinates: floats(lonlat),
+        values: points.map((p) => [p.asset, floats(p.values), p.bandNames]),
+      });
+    });
 
     const assetsQuery = routeQuery({ url: datasetUrl, coordCrs });
 
@@ -199,8 +209,10 @@ export function mosaicRoutes(services: Services) {
       const p = deprecatedTileAssetsQuery.parse((req as Req).query);
       return tileAssets(req, reply, p.url, p.grid);
     });
-    app.get('/:tileMatrixSetId/:z/:x/:y/assets', { schema: { params: { type: 'object', properties: tmsPathSchema }, querystring: urlOnly.schema } }, (req, reply) =>
-      tileAssets(req, reply, urlOnly.parse((req as Req).query).url, getTms((req as Req).params['tileMatrixSetId']!)!),
+    app.get(
+      '/:tileMatrixSetId/:z/:x/:y/assets',
+      { schema: { params: { type: 'object', properties: tmsPathSchema }, querystring: urlOnly.schema } },
+      (req, reply) => tileAssets(req, reply, urlOnly.parse((req as Req).query).url, getTms((req as Req).params['tileMatrixSetId']!)!),
     );
   };
 }

@@ -90,7 +90,9 @@ export function stacRoutes(services: Services) {
     app.get('/asset_statistics', { config: { large: true }, schema: { querystring: assetStatisticsQuery.schema } }, async (req, reply) => {
       const p = assetStatisticsQuery.parse((req as Req).query);
       const stac = await services.stac(p.url);
-      const results = await assetStatistics(stac, { ...p.layer, size: p.size, statistics: p.statistics }, p.values, limits, (img, spec) => services.renderer.statistics(img, spec));
+      const results = await assetStatistics(stac, { ...p.layer, size: p.size, statistics: p.statistics }, p.values, limits, (img, spec) =>
+        services.renderer.statistics(img, spec),
+      );
       return sendJson(reply, Object.fromEntries(results.map(([name, stats]) => [name, statisticsMapToJson(stats)])));
     });
   };

@@ -25,9 +25,10 @@ const REGISTRY: Record<AlgorithmId, Algorithm<unknown>> = {
 };
 
 /** Every algorithm's metadata, keyed by id, in TiTiler's order. */
-export const ALGORITHMS: Readonly<Record<AlgorithmId, AlgorithmInfo>> = Object.fromEntries(
-  ALGORITHM_IDS.map((id) => [id, REGISTRY[id].info]),
-) as Record<AlgorithmId, AlgorithmInfo>;
+export const ALGORITHMS: Readonly<Record<AlgorithmId, AlgorithmInfo>> = Object.fromEntries(ALGORITHM_IDS.map((id) => [id, REGISTRY[id].info])) as Record<
+  AlgorithmId,
+  AlgorithmInfo
+>;
 
 export function isAlgorithmId(name: string): name is AlgorithmId {
   return (ALGORITHM_IDS as readonly string[]).includes(name);

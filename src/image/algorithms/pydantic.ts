@@ -140,7 +140,10 @@ function validateField(field: FieldSpec, input: unknown, errors: FieldError[]): 
     case 'floatSequence':
       if (typeof input === 'string') push(fail('sequence_str', "'str' instances are not allowed as a Sequence value"));
       else if (!Array.isArray(input)) push(fail('is_instance_of', 'Input should be an instance of Sequence'));
-      else input.forEach((item: unknown, i) => push(parseFloat64(item), `${field.name}.${i}`, item));
+      else
+        input.forEach((item: unknown, i) => {
+          push(parseFloat64(item), `${field.name}.${i}`, item);
+        });
       return undefined;
   }
 }
@@ -153,7 +156,7 @@ export function validateModel(modelName: string, fields: readonly FieldSpec[], r
   const values = new Map<string, number>();
   const errors: FieldError[] = [];
   for (const field of fields) {
-    const given = Object.prototype.hasOwnProperty.call(raw, field.name);
+    const given = Object.hasOwn(raw, field.name);
     if (!given) {
       if (field.kind === 'int' || field.kind === 'float') values.set(field.name, field.default);
       continue;

@@ -27,12 +27,12 @@ const MAX_SIDE = 65535;
 
 /** The JPEG Annex K example tables (luminance, chrominance), in row-major order. */
 const LUMA_QUANT = [
-  16, 11, 10, 16, 24, 40, 51, 61, 12, 12, 14, 19, 26, 58, 60, 55, 14, 13, 16, 24, 40, 57, 69, 56, 14, 17, 22, 29, 51, 87, 80, 62,
-  18, 22, 37, 56, 68, 109, 103, 77, 24, 35, 55, 64, 81, 104, 113, 92, 49, 64, 78, 87, 103, 121, 120, 101, 72, 92, 95, 98, 112, 100, 103, 99,
+  16, 11, 10, 16, 24, 40, 51, 61, 12, 12, 14, 19, 26, 58, 60, 55, 14, 13, 16, 24, 40, 57, 69, 56, 14, 17, 22, 29, 51, 87, 80, 62, 18, 22, 37, 56, 68, 109, 103,
+  77, 24, 35, 55, 64, 81, 104, 113, 92, 49, 64, 78, 87, 103, 121, 120, 101, 72, 92, 95, 98, 112, 100, 103, 99,
 ];
 const CHROMA_QUANT = [
-  17, 18, 24, 47, 99, 99, 99, 99, 18, 21, 26, 66, 99, 99, 99, 99, 24, 26, 56, 99, 99, 99, 99, 99, 47, 66, 99, 99, 99, 99, 99, 99,
-  99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99,
+  17, 18, 24, 47, 99, 99, 99, 99, 18, 21, 26, 66, 99, 99, 99, 99, 24, 26, 56, 99, 99, 99, 99, 99, 47, 66, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99,
+  99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99, 99,
 ];
 
 /** ZIGZAG[k] = row-major index of the k-th coefficient in zig-zag order (walking the anti-diagonals). */
@@ -97,8 +97,18 @@ const F_3_072 = fix(3.072711026);
  * (pass-1 outputs). Odd outputs share the LL&M rotations; the rounding half is folded into z1.
  */
 function dct8(
-  s0: number, s1: number, s2: number, s3: number, s4: number, s5: number, s6: number, s7: number,
-  out: Int32Array, o: number, step: number, pass1: boolean,
+  s0: number,
+  s1: number,
+  s2: number,
+  s3: number,
+  s4: number,
+  s5: number,
+  s6: number,
+  s7: number,
+  out: Int32Array,
+  o: number,
+  step: number,
+  pass1: boolean,
 ): void {
   let t0 = s0 + s7;
   let t1 = s1 + s6;
@@ -185,7 +195,7 @@ function dct16(v: Int32Array, out: Int32Array, o: number, step: number, pass1: b
   let t12 = t2 + t5;
   let t16 = t2 - t5;
   let t13 = t3 + t4;
-  let t17 = t3 - t4;
+  const t17 = t3 - t4;
   t0 = v[0]! - v[15]!;
   t1 = v[1]! - v[14]!;
   t2 = v[2]! - v[13]!;
@@ -197,9 +207,7 @@ function dct16(v: Int32Array, out: Int32Array, o: number, step: number, pass1: b
 
   const scale = pass1 ? 2 ** -P1 : P2_16_SCALE;
   const half = pass1 ? P1_HALF : P2_16_HALF;
-  out[o] = pass1
-    ? (t10 + t11 + t12 + t13 - 16 * 128) << PASS1_BITS
-    : Math.floor((t10 + t11 + t12 + t13 + P2_16_DC_HALF) * P2_16_DC_SCALE);
+  out[o] = pass1 ? (t10 + t11 + t12 + t13 - 16 * 128) << PASS1_BITS : Math.floor((t10 + t11 + t12 + t13 + P2_16_DC_HALF) * P2_16_DC_SCALE);
   out[o + 4 * step] = Math.floor(((t10 - t13) * G_1_306 + (t11 - t12) * F_0_541 + half) * scale);
   t10 = (t17 - t15) * G_0_275 + (t14 - t16) * G_1_387;
   out[o + 2 * step] = Math.floor((t10 + t15 * G_1_451 + t16 * G_2_172 + half) * scale);
@@ -528,9 +536,7 @@ export function encodeJpegLikeLibjpeg9(planes: readonly Uint8Array[], width: num
   const divisors = tables.map((t) => Float64Array.from(t, (q) => q * 8));
   const halves = tables.map((t) => Float64Array.from(t, (q) => q * 4));
 
-  const padPlanes = colour
-    ? toYCbCr(planes[0]!, planes[1]!, planes[2]!, width, height, pw, ph)
-    : [padded(planes[0]!, width, height, pw, ph)];
+  const padPlanes = colour ? toYCbCr(planes[0]!, planes[1]!, planes[2]!, width, height, pw, ph) : [padded(planes[0]!, width, height, pw, ph)];
   const components: Component[] = colour
     ? [
         { id: 1, sampling: 0x22, quantTable: 0, huffTable: 0 },
@@ -600,7 +606,10 @@ export function encodeJpegLikeLibjpeg9(planes: readonly Uint8Array[], width: num
   for (const c of components) sof.push(c.id, c.sampling, c.quantTable);
   parts.push(segment(0xc0, sof));
   for (let t = 0; t < tableCount; t++) {
-    for (const [kind, table] of [[0x00, dcTables[t]!], [0x10, acTables[t]!]] as const) {
+    for (const [kind, table] of [
+      [0x00, dcTables[t]!],
+      [0x10, acTables[t]!],
+    ] as const) {
       parts.push(segment(0xc4, [kind | t, ...table.bits.subarray(1), ...table.values]));
     }
   }

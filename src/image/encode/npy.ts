@@ -45,7 +45,7 @@ function header(descr: string, shape: readonly number[]): Buffer {
     ' '.repeat(Math.max(0, GROWTH_AXIS_MAX_DIGITS - String(shape[0]).length));
   const withNewline = dict.length + 1;
   const pad = ARRAY_ALIGN - ((PREAMBLE_BYTES + withNewline) % ARRAY_ALIGN);
-  const text = dict + ' '.repeat(pad) + '\n';
+  const text = `${dict + ' '.repeat(pad)}\n`;
   const out = Buffer.alloc(PREAMBLE_BYTES + text.length);
   out.write('\x93NUMPY', 0, 'latin1');
   out[6] = 1;

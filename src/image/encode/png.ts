@@ -477,7 +477,12 @@ function paletteChunks(colours: Uint32Array, withAlpha: boolean): AncillaryChunk
     rgb[k * 3 + 2] = (key >>> 16) & 0xff;
     alpha[k] = key >>> 24;
   });
-  return withAlpha ? [{ type: PLTE, data: rgb }, { type: TRNS, data: alpha }] : [{ type: PLTE, data: rgb }];
+  return withAlpha
+    ? [
+        { type: PLTE, data: rgb },
+        { type: TRNS, data: alpha },
+      ]
+    : [{ type: PLTE, data: rgb }];
 }
 
 // ---- the encoder
@@ -489,7 +494,8 @@ function fail(why: string): never {
 /** 1–4 planes, all 8-bit or all 16-bit, each `width * height` samples (callers' bugs otherwise). */
 function checkPlanes(planes: PngPlanes, width: number, height: number): void {
   if (planes.length < 1 || planes.length > 4) fail(`${planes.length} planes (1 to 4 are possible)`);
-  if (!Number.isInteger(width) || !Number.isInteger(height) || width < 1 || height < 1 || width > 0x7fffffff || height > 0x7fffffff) fail(`a ${width}×${height} image`);
+  if (!Number.isInteger(width) || !Number.isInteger(height) || width < 1 || height < 1 || width > 0x7fffffff || height > 0x7fffffff)
+    fail(`a ${width}×${height} image`);
   const sixteenBit = planes[0] instanceof Uint16Array;
   for (const plane of planes as readonly (Uint8Array | Uint16Array)[]) {
     if (!(plane instanceof Uint8Array || plane instanceof Uint16Array) || plane instanceof Uint16Array !== sixteenBit) fail('planes of different sample types');
@@ -513,7 +519,8 @@ function checkPlanes(planes: PngPlanes, width: number, height: number): void {
 export async function encodePngPlanes(planes: PngPlanes, width: number, height: number, level: number, content: PngContent = 'graphic'): Promise<Buffer> {
   if (!Number.isInteger(level) || level < 0 || level > 9) fail(`zlib level ${level} (0 to 9 are possible)`);
   checkPlanes(planes, width, height);
-  const palette = content === 'graphic' && planes.length >= 3 && planes[0] instanceof Uint8Array ? paletteImage(planes as readonly Uint8Array[], width, height) : undefined;
+  const palette =
+    content === 'graphic' && planes.length >= 3 && planes[0] instanceof Uint8Array ? paletteImage(planes as readonly Uint8Array[], width, height) : undefined;
   const filtered = palette ? palette.scanlines : content === 'imagery' ? paethScanlines(planes, width, height) : filterScanlines(planes, width, height);
   // One output chunk as large as the worst case: Node's zlib otherwise returns to the event loop
   // every 16 KiB of output and goes back to the pool for the next (measured: ~2 ms of main-thread

@@ -12,17 +12,7 @@ import type { BandArray } from '../image-data.js';
 import type { Kind } from './kinds.js';
 import { copySign, cPow, nextAfter, rint, signBit, signOf } from './cmath.js';
 
-export type Kernel = (
-  n: number,
-  o: BandArray,
-  oo: number,
-  a: BandArray,
-  ao: number,
-  b: BandArray,
-  bo: number,
-  c: BandArray,
-  co: number,
-) => void;
+export type Kernel = (n: number, o: BandArray, oo: number, a: BandArray, ao: number, b: BandArray, bo: number, c: BandArray, co: number) => void;
 
 const SAFE = Number.MAX_SAFE_INTEGER;
 const TWO63 = 2 ** 63;

@@ -47,7 +47,10 @@ export class Program {
    * @param roots one typed tree per output band
    * @param inputDtypes dtype of every input the trees read
    */
-  constructor(roots: readonly TypedNode[], private readonly inputDtypes: ReadonlyMap<string, DType>) {
+  constructor(
+    roots: readonly TypedNode[],
+    private readonly inputDtypes: ReadonlyMap<string, DType>,
+  ) {
     for (const root of roots) this.countUses(root);
     for (const root of roots) {
       const value = this.emit(root);
@@ -62,22 +65,14 @@ export class Program {
   /** Evaluates every block over `length` elements, writing output band i into `outputs[i]`. */
   run(inputs: ReadonlyMap<string, BandArray>, outputs: readonly BandArray[], length: number): void {
     for (const [name, register] of this.inputs) register.array = inputs.get(name)!;
-    this.outputs.forEach((register, i) => (register.array = outputs[i]!));
+    this.outputs.forEach((register, i) => {
+      register.array = outputs[i]!;
+    });
     try {
       for (let start = 0; start < length; start += BLOCK) {
         const n = Math.min(BLOCK, length - start);
         for (const { kernel, out, a, b, c } of this.code) {
-          kernel(
-            n,
-            out.array,
-            out.moving ? start : 0,
-            a.array,
-            a.moving ? start : 0,
-            b.array,
-            b.moving ? start : 0,
-            c.array,
-            c.moving ? start : 0,
-          );
+          kernel(n, out.array, out.moving ? start : 0, a.array, a.moving ? start : 0, b.array, b.moving ? start : 0, c.array, c.moving ? start : 0);
         }
       }
     } finally {

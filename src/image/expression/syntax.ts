@@ -7,19 +7,7 @@
  * 1-based position in the whole expression.
  */
 import { TesseraError } from '../../errors.js';
-import {
-  binaryOp,
-  compareOp,
-  ConstantError,
-  isTruthy,
-  pyBool,
-  pyFloat,
-  pyInt,
-  unaryOp,
-  type ArithmeticOp,
-  type CompareOp,
-  type PyValue,
-} from './pyvalue.js';
+import { binaryOp, compareOp, ConstantError, isTruthy, pyBool, pyFloat, pyInt, unaryOp, type ArithmeticOp, type CompareOp, type PyValue } from './pyvalue.js';
 import { FUNCTION_NAMES, FUNCTIONS, foldCall, isFunctionName, type FunctionSpec } from './functions.js';
 
 export type Ast =
@@ -75,16 +63,16 @@ type Token =
 const OPERATORS = ['**', '//', '<<', '>>', '<=', '>=', '==', '!=', '+', '-', '*', '/', '%', '&', '|', '^', '~', '<', '>', '(', ')', ','];
 
 const DIGITS = String.raw`\d(?:_?\d)*`;
-const EXPONENT = String.raw`[eE][+-]?${DIGITS}`;
+const EXPONENT = `[eE][+-]?${DIGITS}`;
 /** Python's numeric literals (hex/octal/binary ints, decimal ints, floats), longest alternative first. */
 const NUMBER = new RegExp(
   [
-    String.raw`0[xX](?:_?[0-9a-fA-F])+`,
-    String.raw`0[oO](?:_?[0-7])+`,
-    String.raw`0[bB](?:_?[01])+`,
+    '0[xX](?:_?[0-9a-fA-F])+',
+    '0[oO](?:_?[0-7])+',
+    '0[bB](?:_?[01])+',
     String.raw`(?:${DIGITS})?\.${DIGITS}(?:${EXPONENT})?`,
     String.raw`${DIGITS}\.(?:${EXPONENT})?`,
-    String.raw`${DIGITS}${EXPONENT}`,
+    `${DIGITS}${EXPONENT}`,
     DIGITS,
   ].join('|'),
   'y',
@@ -93,9 +81,39 @@ const IDENTIFIER = /[\p{XID_Start}_][\p{XID_Continue}]*/uy;
 const IDENTIFIER_CHAR = /[\p{XID_Continue}]/u;
 
 const PYTHON_KEYWORDS = new Set([
-  'None', 'and', 'as', 'assert', 'async', 'await', 'break', 'class', 'continue', 'def', 'del', 'elif', 'else', 'except',
-  'finally', 'for', 'from', 'global', 'if', 'import', 'in', 'is', 'lambda', 'nonlocal', 'not', 'or', 'pass', 'raise',
-  'return', 'try', 'while', 'with', 'yield',
+  'None',
+  'and',
+  'as',
+  'assert',
+  'async',
+  'await',
+  'break',
+  'class',
+  'continue',
+  'def',
+  'del',
+  'elif',
+  'else',
+  'except',
+  'finally',
+  'for',
+  'from',
+  'global',
+  'if',
+  'import',
+  'in',
+  'is',
+  'lambda',
+  'nonlocal',
+  'not',
+  'or',
+  'pass',
+  'raise',
+  'return',
+  'try',
+  'while',
+  'with',
+  'yield',
 ]);
 
 function tokenize(ctx: BlockContext): Token[] {
@@ -218,7 +236,11 @@ class Parser {
     const ast = this.expression();
     const next = this.peek();
     if (next.t !== 'end') {
-      throw this.error(`unexpected ${describeToken(next)}`, next.pos, next.text === ')' ? "no '(' matches it" : 'expected an operator or the end of the expression');
+      throw this.error(
+        `unexpected ${describeToken(next)}`,
+        next.pos,
+        next.text === ')' ? "no '(' matches it" : 'expected an operator or the end of the expression',
+      );
     }
     return { ast, names: this.names };
   }
@@ -361,7 +383,17 @@ class Parser {
     const fn = FUNCTIONS.get(name)!;
     const constants = args.every((a) => a.t === 'const');
     if (!constants) return { t: 'call', fn, args, pos };
-    return { t: 'const', value: this.fold(pos, () => foldCall(fn, args.map((a) => (a as { value: PyValue }).value))), node: true, pos };
+    return {
+      t: 'const',
+      value: this.fold(pos, () =>
+        foldCall(
+          fn,
+          args.map((a) => (a as { value: PyValue }).value),
+        ),
+      ),
+      node: true,
+      pos,
+    };
   }
 
   private arguments(openPos: number): Ast[] {

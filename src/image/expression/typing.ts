@@ -13,8 +13,27 @@ import { ConstantError, constantKind, pyInt, toNumber, type PyValue } from './py
 import type { FunctionSpec } from './functions.js';
 
 export type OpName =
-  | 'add' | 'sub' | 'mul' | 'div' | 'floordiv' | 'mod' | 'pow' | 'lshift' | 'rshift'
-  | 'and' | 'or' | 'xor' | 'neg' | 'invert' | 'gt' | 'ge' | 'eq' | 'ne' | 'where' | 'ones_like' | 'sqrt'
+  | 'add'
+  | 'sub'
+  | 'mul'
+  | 'div'
+  | 'floordiv'
+  | 'mod'
+  | 'pow'
+  | 'lshift'
+  | 'rshift'
+  | 'and'
+  | 'or'
+  | 'xor'
+  | 'neg'
+  | 'invert'
+  | 'gt'
+  | 'ge'
+  | 'eq'
+  | 'ne'
+  | 'where'
+  | 'ones_like'
+  | 'sqrt'
   | `fn:${string}`;
 
 export type TypedNode =
@@ -31,7 +50,16 @@ export type TypedNode =
     };
 
 const ARITHMETIC: Record<string, OpName> = {
-  '+': 'add', '-': 'sub', '*': 'mul', '//': 'floordiv', '%': 'mod', '<<': 'lshift', '>>': 'rshift', '&': 'and', '|': 'or', '^': 'xor',
+  '+': 'add',
+  '-': 'sub',
+  '*': 'mul',
+  '//': 'floordiv',
+  '%': 'mod',
+  '<<': 'lshift',
+  '>>': 'rshift',
+  '&': 'and',
+  '|': 'or',
+  '^': 'xor',
 };
 
 /** The operand kinds numexpr has an opcode for, per operation (bool add/mul are rewritten to or/and first). */
@@ -102,7 +130,11 @@ export class Typer {
         return this.op(op, swap ? [right, left] : [left, right], 'bool', operandKind, ast.op, ast.pos);
       }
       case 'call':
-        return this.call(ast.fn, ast.args.map((a) => this.type(a)), ast.pos);
+        return this.call(
+          ast.fn,
+          ast.args.map((a) => this.type(a)),
+          ast.pos,
+        );
       case 'where': {
         const cond = this.type(ast.cond);
         const then = this.type(ast.then);

@@ -86,9 +86,7 @@ export class BenchInputs {
    * geographic bounds as bbox (what rio-tiler checks tiles against first).
    */
   async stacItem(assets: Readonly<Record<string, string>>): Promise<string> {
-    const bounds = await Promise.all(
-      Object.values(assets).map((file) => this.services.sources.source(path.join(FIXTURES, file), file).geographicBounds()),
-    );
+    const bounds = await Promise.all(Object.values(assets).map((file) => this.services.sources.source(path.join(FIXTURES, file), file).geographicBounds()));
     const bbox = [
       Math.min(...bounds.map((bb) => bb[0])),
       Math.min(...bounds.map((bb) => bb[1])),
@@ -101,7 +99,18 @@ export class BenchInputs {
       stac_version: '1.0.0',
       id: 'tessera-micro-bench',
       properties: { datetime: '2020-03-18T09:11:33Z' },
-      geometry: { type: 'Polygon', coordinates: [[[w, s], [e, s], [e, n], [w, n], [w, s]]] },
+      geometry: {
+        type: 'Polygon',
+        coordinates: [
+          [
+            [w, s],
+            [e, s],
+            [e, n],
+            [w, n],
+            [w, s],
+          ],
+        ],
+      },
       bbox,
       links: [],
       assets: Object.fromEntries(

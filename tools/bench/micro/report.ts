@@ -103,5 +103,5 @@ export function toMarkdown(report: Report): string {
     const bytes = t.bytes === undefined ? '' : t.bytes.toLocaleString('en-US');
     lines.push(`| ${t.name} | ${t.samples} | ${fmt(t.meanMs)} | ${fmt(t.medianMs)} | ${fmt(t.p99Ms)} | ${fmt(t.opsPerSec)} | ${bytes} |`);
   }
-  return lines.join('\n') + '\n';
+  return `${lines.join('\n')}\n`;
 }

@@ -10,7 +10,7 @@
 /** The JSON the server put in <script id="tessera-config">. */
 export function readConfig() {
   const node = document.getElementById('tessera-config');
-  if (!node || !node.textContent) throw new Error('page configuration missing');
+  if (!node?.textContent) throw new Error('page configuration missing');
   return JSON.parse(node.textContent);
 }
 
@@ -168,7 +168,12 @@ export class DataLayer {
       const ring = outlineRing(bounds);
       if (this.outline) this.outline.remove();
       this.outline = L.polygon(ring, { color: '#3bb2d0', weight: 2, fill: false, interactive: false }).addTo(this.map);
-      if (fit) fitProjected(this.map, ring.map((ll) => this.map.options.crs.project(ll)), tilejson.minzoom ?? this.grid.minzoom);
+      if (fit)
+        fitProjected(
+          this.map,
+          ring.map((ll) => this.map.options.crs.project(ll)),
+          tilejson.minzoom ?? this.grid.minzoom,
+        );
     }
     this.setTiles(tilejson, bounds);
   }

@@ -87,7 +87,12 @@ function layerParams() {
       const asset = $('band-asset').value;
       if (!asset) return null;
       const band = $('band-index').value;
-      return kind === 'cog' ? [['bidx', band]] : [['assets', asset], ['asset_bidx', `${asset}|${band}`]];
+      return kind === 'cog'
+        ? [['bidx', band]]
+        : [
+            ['assets', asset],
+            ['asset_bidx', `${asset}|${band}`],
+          ];
     }
     case 'rgb': {
       const picks = [$('rgb-r').value, $('rgb-g').value, $('rgb-b').value];
@@ -98,7 +103,10 @@ function layerParams() {
         return [...picks.map((asset) => ['assets', asset]), ...distinct.map((asset) => ['asset_bidx', `${asset}|1`])];
       }
       const asset = $('rgb-asset').value;
-      return [['assets', asset], ['asset_bidx', `${asset}|${picks.join(',')}`]];
+      return [
+        ['assets', asset],
+        ['asset_bidx', `${asset}|${picks.join(',')}`],
+      ];
     }
     default: {
       const expression = $('expression').value.trim();
@@ -147,7 +155,9 @@ function outputBandCount() {
     case 'rgb':
       return 3;
     default:
-      return $('expression').value.split(';').filter((part) => part.trim() !== '').length;
+      return $('expression')
+        .value.split(';')
+        .filter((part) => part.trim() !== '').length;
   }
 }
 
@@ -156,9 +166,10 @@ function outputIsEightBit() {
   const algorithm = selectedAlgorithm();
   if (algorithm) return EIGHT_BIT.has(algorithm.meta?.outputs?.dtype);
   if (mode() === 'expression') return false;
-  const assets = mode() === 'rgb' && $('rgb-compose').checked
-    ? [$('rgb-r').value, $('rgb-g').value, $('rgb-b').value]
-    : [mode() === 'band' ? $('band-asset').value : $('rgb-asset').value];
+  const assets =
+    mode() === 'rgb' && $('rgb-compose').checked
+      ? [$('rgb-r').value, $('rgb-g').value, $('rgb-b').value]
+      : [mode() === 'band' ? $('band-asset').value : $('rgb-asset').value];
   return assets.every((asset) => EIGHT_BIT.has(state.info[asset]?.dtype));
 }
 
