@@ -31,13 +31,14 @@ run: build
 	@bin/tessera demo --out .demo --base-url http://$(HOST):$(PORT)/demo/
 	@TESSERA_ALLOWED_NETWORKS="$${TESSERA_ALLOWED_NETWORKS:-127.0.0.0/8,::1/128}" bin/tessera serve --host $(HOST) --port $(PORT) --demo .demo
 
-# Biome (biome.json): formatting and lint rules, checked without writing anything.
+# Biome (biome.json): formatting and lint rules, checked without writing anything; knip
+# (knip.json): no unused file, export or dependency.
 lint: install
-	@npx biome ci --reporter=summary .
+	@npm run --silent lint
 
 # Rewrites the sources in the house format.
 format: install
-	@npx biome format --write .
+	@npm run --silent format
 
 test: build lint
 	@bash tools/parity/setup.sh

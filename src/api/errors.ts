@@ -22,10 +22,6 @@ const STATUS: Record<ErrorKind, number> = {
   Internal: 500,
 };
 
-export function statusOf(kind: ErrorKind): number {
-  return STATUS[kind];
-}
-
 /** One FastAPI/pydantic v2 validation error entry. */
 export interface ValidationDetail {
   type: string;
@@ -79,7 +75,7 @@ const BOUND_ERRORS: Record<'exclusiveMinimum' | 'minimum' | 'exclusiveMaximum' |
 };
 
 /** `raw` holds the query values as sent, so `input` shows the client's text (not a coerced value). */
-export function fromAjv(errors: readonly AjvError[], context: string, data: unknown, raw?: URLSearchParams): ValidationDetail[] {
+function fromAjv(errors: readonly AjvError[], context: string, data: unknown, raw?: URLSearchParams): ValidationDetail[] {
   const where = LOC[context] ?? context;
   const out: ValidationDetail[] = [];
   for (const e of errors) {

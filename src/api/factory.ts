@@ -83,7 +83,7 @@ export interface ReaderFamily<L> {
 /** Features read at once by POST /statistics: each read already runs its sources in parallel. */
 const FEATURE_CONCURRENCY = 8;
 /** Largest FeatureCollection POST /statistics takes; zonal statistics over more go in batches. */
-export const MAX_STATISTICS_FEATURES = 1000;
+const MAX_STATISTICS_FEATURES = 1000;
 
 /** Keys a TileJSON / map tile URL does not forward (TiTiler's list, compared lower-case). */
 const TILEJSON_DROPPED = ['tilematrixsetid', 'tile_format', 'tile_scale', 'minzoom', 'maxzoom'];

@@ -28,7 +28,7 @@ function checkPosition(p: unknown, loc: Loc): void {
 }
 
 /** Most positions one body may hold, all its features together: rasterising and reprojecting cost grows with them. */
-export const MAX_VERTICES = 200_000;
+const MAX_VERTICES = 200_000;
 
 /** Positions counted so far in one body. */
 interface Tally {

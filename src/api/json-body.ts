@@ -11,10 +11,10 @@ import { badRequest } from '../errors.js';
 /** Largest request body. */
 export const MAX_BODY_BYTES = 8 * 1024 * 1024;
 /** Deepest JSON nesting a body may have: a FeatureCollection of MultiPolygons is 7 levels, properties add some. */
-export const MAX_JSON_DEPTH = 64;
+const MAX_JSON_DEPTH = 64;
 
 /** The deepest nesting of arrays and objects in `text`, scanning no further than `limit + 1`. */
-export function jsonDepth(text: string, limit = Infinity): number {
+function jsonDepth(text: string, limit = Infinity): number {
   let depth = 0;
   let deepest = 0;
   let inString = false;

@@ -18,11 +18,11 @@ import type { BBox } from '../tms/grid.js';
 import { hillshade, shadedRelief, statistics, synthesizeDem, type Stats } from './terrain.js';
 
 /** Bump when anything below changes the outputs, so existing demo folders get regenerated. */
-export const DEMO_VERSION = '1';
-export const DEFAULT_BASE_URL = 'http://127.0.0.1:8000/demo/';
+const DEMO_VERSION = '1';
+const DEFAULT_BASE_URL = 'http://127.0.0.1:8000/demo/';
 
 /** The scene's grid: UTM 32N, 30 m pixels, north-west corner near 46.59°N 7.96°E (Bernese Alps). */
-export const DEMO_GRID = {
+const DEMO_GRID = {
   epsg: 32632,
   originX: 420_000,
   originY: 5_160_000,
@@ -30,8 +30,8 @@ export const DEMO_GRID = {
   width: 1024,
   height: 1024,
 } as const;
-export const DEM_NODATA = -9999;
-export const RGB_NODATA = 0;
+const DEM_NODATA = -9999;
+const RGB_NODATA = 0;
 const SEED = 0x7e55e7a;
 const DATETIME = '2024-06-21T10:00:00Z'; // fixed, so item.json is byte-for-byte reproducible
 
@@ -58,7 +58,7 @@ interface Footprint {
   bbox: BBox;
 }
 
-export function demoFileNames(): string[] {
+function demoFileNames(): string[] {
   return ['dem.tif', 'rgb.tif', ...CROP_OFFSETS.map((_, i) => `mosaic-${i}.tif`), 'item.json', 'mosaic.json'];
 }
 
@@ -281,7 +281,7 @@ function stacItem(footprint: Footprint, demStats: Stats): object {
 }
 
 /** The Bing quadkey of a tile: one base-4 digit per zoom level, most significant first. */
-export function quadkey(x: number, y: number, z: number): string {
+function quadkey(x: number, y: number, z: number): string {
   let key = '';
   for (let level = z; level > 0; level--) {
     const mask = 1 << (level - 1);

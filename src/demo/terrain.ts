@@ -149,7 +149,7 @@ export interface Dem {
   nodata: number;
 }
 
-export const LAKE_LEVEL = 452;
+const LAKE_LEVEL = 452;
 /** Width of the shore, in lake-radius units, over which the land eases down to the water. */
 const SHORE = 0.6;
 const MIN_ELEVATION = 400;

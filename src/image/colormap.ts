@@ -81,7 +81,7 @@ export function parseColor(value: unknown): Rgba {
 const PARSE_FAILURE = 'Could not parse the colormap value.';
 
 /** Most entries a `colormap` may have: a lookup table needs 256; intervals are searched per pixel. */
-export const MAX_COLORMAP_ENTRIES = 4096;
+const MAX_COLORMAP_ENTRIES = 4096;
 
 /**
  * The `colormap` query parameter: a JSON object `{"<int>": colour}` or a JSON list

@@ -47,9 +47,9 @@ export interface ExpressionResult {
   bands: BandArray[];
 }
 
-export const MAX_EXPRESSION_LENGTH = 2048;
+const MAX_EXPRESSION_LENGTH = 2048;
 /** evaluateRange gives up (returns undefined) above this many (min, max) combinations, i.e. 12 bands. */
-export const MAX_RANGE_COMBINATIONS = 4096;
+const MAX_RANGE_COMBINATIONS = 4096;
 /** How many names an unknown-name message lists. */
 const LISTED_NAMES = 12;
 /** Compiled programs kept per expression (one per combination of input dtypes). */

@@ -62,8 +62,6 @@ export interface ImageData {
   crs: string;
   /** Per-band (min, max) known from the file or STAC metadata, used to auto-rescale at render time. */
   datasetStatistics?: Array<[number, number]>;
-  /** Pixels outside a feature's geometry (1 = outside), kept for mosaics that stop early. */
-  cutline?: Uint8Array;
   /** Names of the assets (or URLs) the pixels came from. */
   assets?: string[];
 }

@@ -187,7 +187,6 @@ function transferable(img: ImageData): { img: ImageData; buffers: ArrayBuffer[] 
     ...img,
     bands: img.bands.map(own),
     masks: img.masks.map(own),
-    ...(img.cutline ? { cutline: own(img.cutline) } : {}),
   };
   return { img: moved, buffers: [...buffers] };
 }

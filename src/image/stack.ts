@@ -82,7 +82,6 @@ export function stackImages(images: readonly ImageData[]): ImageData {
   }
   const stats = images.flatMap((i) => i.datasetStatistics ?? []);
   const bandNames = images.flatMap((i) => i.bandNames);
-  const full = images.find((i) => i.width === width && i.height === height);
   const out: ImageData = {
     width,
     height,
@@ -95,6 +94,5 @@ export function stackImages(images: readonly ImageData[]): ImageData {
     assets: [...new Set(images.flatMap((i) => i.assets ?? []))],
   };
   if (stats.length === bandNames.length) out.datasetStatistics = stats;
-  if (full?.cutline) out.cutline = full.cutline;
   return out;
 }

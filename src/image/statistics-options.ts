@@ -23,23 +23,23 @@ export interface StatisticsOptions {
   histogramRange?: [number, number];
 }
 
-export const DEFAULT_PERCENTILES: readonly number[] = [2, 98];
-export const DEFAULT_HISTOGRAM_BINS = 10;
+const DEFAULT_PERCENTILES: readonly number[] = [2, 98];
+const DEFAULT_HISTOGRAM_BINS = 10;
 /** Past this, a histogram is a memory hazard rather than a summary (numpy itself has no limit). */
-export const MAX_HISTOGRAM_BINS = 100_000;
+const MAX_HISTOGRAM_BINS = 100_000;
 
 const PY_INT = /^[+-]?\d(?:_?\d)*$/;
 const PY_FLOAT = /^[+-]?(?:\d(?:_?\d)*(?:\.(?:\d(?:_?\d)*)?)?|\.\d(?:_?\d)*)(?:[eE][+-]?\d(?:_?\d)*)?$/;
 const PY_SPECIAL: Record<string, number> = { inf: Infinity, infinity: Infinity, nan: NaN };
 
 /** Python's `int(text)`, or undefined when Python would raise ValueError. */
-export function parsePyInt(text: string): number | undefined {
+function parsePyInt(text: string): number | undefined {
   const t = text.trim();
   return PY_INT.test(t) ? Number(t.replace(/_/g, '')) : undefined;
 }
 
 /** Python's `float(text)`, or undefined when Python would raise ValueError. */
-export function parsePyFloat(text: string): number | undefined {
+function parsePyFloat(text: string): number | undefined {
   const t = text.trim();
   if (PY_FLOAT.test(t)) return Number(t.replace(/_/g, ''));
   const sign = t.startsWith('-') ? -1 : 1;
@@ -89,7 +89,7 @@ function parsePercentiles(value: QueryValue): number[] {
 }
 
 /** `histogram_bins`: one integer (a count of bins) or two or more comma-separated edges. */
-export function parseHistogramBins(value: QueryValue): number | number[] {
+function parseHistogramBins(value: QueryValue): number | number[] {
   const text = Array.isArray(value) ? value[value.length - 1] : value;
   if (text === undefined || text === null || text === '') return DEFAULT_HISTOGRAM_BINS;
   const raw = String(text);
@@ -109,7 +109,7 @@ export function parseHistogramBins(value: QueryValue): number | number[] {
 }
 
 /** `histogram_range`: `min,max`. An empty value means no range (TiTiler 0.18 fails on it with a 500). */
-export function parseHistogramRange(value: QueryValue): [number, number] | undefined {
+function parseHistogramRange(value: QueryValue): [number, number] | undefined {
   const text = Array.isArray(value) ? value[value.length - 1] : value;
   if (text === undefined || text === null || text === '') return undefined;
   const raw = String(text);

@@ -20,7 +20,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import os from 'node:os';
 
-export const MAX_IMAGE_BYTES_SETTING = 'TESSERA_MAX_IMAGE_BYTES';
+const MAX_IMAGE_BYTES_SETTING = 'TESSERA_MAX_IMAGE_BYTES';
 
 /*
  * What a whole-image request holds at its peak, per output value (one band of one pixel): GDAL's

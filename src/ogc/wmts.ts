@@ -23,7 +23,7 @@ export interface WmtsOptions {
   num: (x: number) => string;
 }
 
-export function xmlEscape(text: string): string {
+function xmlEscape(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&#34;').replace(/'/g, '&#39;');
 }
 

@@ -164,7 +164,7 @@ export class LayerPlan {
 }
 
 /** The tile's bounds against `bounds` (WGS84), strictly: rio-tiler's STAC-level `tile_exists`. */
-export function boundsCoverTile(bounds: BBox, tms: TileMatrixSet, x: number, y: number, z: number): boolean {
+function boundsCoverTile(bounds: BBox, tms: TileMatrixSet, x: number, y: number, z: number): boolean {
   let tb = tms.xyBounds({ x, y, z });
   const tmsSrs = srsFrom(tms.srs);
   const wgs = srsFrom(WGS84);

@@ -332,7 +332,7 @@ type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };
  * selection is done (or a read failed) no further read starts, and at most `concurrency` images
  * wait in memory; a slow asset holds the window, as a chunk holds rio-tiler's.
  */
-export async function composite(
+async function composite(
   assets: readonly string[],
   read: (asset: string) => Promise<ImageData | undefined>,
   method: PixelSelection,

@@ -24,7 +24,7 @@ export interface MosaicReadOptions {
 }
 
 /** Printable ASCII only in a header (asset names may hold anything); undefined past the size bound. */
-export function assetsHeaderValue(assets: readonly string[]): string | undefined {
+function assetsHeaderValue(assets: readonly string[]): string | undefined {
   const escapeChar = (c: string): string => {
     try {
       return encodeURIComponent(c);

@@ -25,7 +25,7 @@ function escapeRegExp(s: string): string {
 }
 
 /** The assets to read, in the item's order, and the expression (400 when neither names an asset). */
-export async function stacLayer(stac: StacReader, layer: StacLayerOptions): Promise<LayerPlan> {
+async function stacLayer(stac: StacReader, layer: StacLayerOptions): Promise<LayerPlan> {
   const all = stac.assetNames;
   let names: string[];
   let expression: Expression | undefined;

@@ -19,7 +19,7 @@ import type { ByteRanges } from './byte-ranges.js';
 import { readTiffStructure, type TiffStructure, type TiffStructureLimits } from './tiff-structure.js';
 
 /** How much of a file's layout tessera reads to validate it: far more than any COG's IFDs need. */
-export const VALIDATION_LIMITS: TiffStructureLimits = { maxBytes: 8 * 1024 * 1024, maxDirectories: 256 };
+const VALIDATION_LIMITS: TiffStructureLimits = { maxBytes: 8 * 1024 * 1024, maxDirectories: 256 };
 
 /**
  * The `/cog/validate` report of `source`. GDAL opens it first, so what the driver allow-list refuses
@@ -66,7 +66,7 @@ function inDriverOrder(domain: string, values: Record<string, string>): Record<s
   return ordered;
 }
 
-export function datasetFacts(ds: Dataset): DatasetFacts {
+function datasetFacts(ds: Dataset): DatasetFacts {
   const metadata: DatasetFacts['metadata'] = [['', inDriverOrder('', (ds.getMetadata() ?? {}) as Record<string, string>)]];
   for (const domain of DOMAINS) {
     const values = (ds.getMetadata(domain) ?? {}) as Record<string, string>;
@@ -89,7 +89,7 @@ export interface Validation {
 }
 
 /** rio-cogeo's cog_validate over a GeoTIFF tessera opened. */
-export function validateLayout(meta: SourceMeta, facts: DatasetFacts, layout: TiffStructure): Validation {
+function validateLayout(meta: SourceMeta, facts: DatasetFacts, layout: TiffStructure): Validation {
   const errors: string[] = [];
   const warnings: string[] = [];
   const decimations = meta.overviews;
@@ -224,7 +224,7 @@ export interface CogReport {
   IFD: Array<{ Level: number; Width: number; Height: number; Blocksize: [number, number]; Decimation: number }>;
 }
 
-export function cogReport(
+function cogReport(
   path: string,
   meta: SourceMeta,
   facts: DatasetFacts,

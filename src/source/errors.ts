@@ -40,7 +40,7 @@ export function gdalOpenError(err: unknown, what: string, opts: { damaged?: bool
 }
 
 /** The gateway refused the upstream a raster (or one of its redirects) leads to. */
-export function refusedUpstream(what: string, cause?: unknown): TesseraError {
+function refusedUpstream(what: string, cause?: unknown): TesseraError {
   return new TesseraError(
     'BadRequest',
     `${what} is not allowed: it leads to an address or host tessera does not reach (loopback, private, link-local and other ` +

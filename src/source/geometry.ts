@@ -23,12 +23,6 @@ export function pyRound(x: number): number {
   return Math.abs(x % 1) === 0.5 && r % 2 !== 0 ? r - 1 : r;
 }
 
-/** Python's round(x, digits) for the window precision rio-tiler uses. */
-export function pyRoundTo(x: number, digits: number): number {
-  const f = 10 ** digits;
-  return pyRound(x * f) / f;
-}
-
 export function fromBounds(bounds: BBox, width: number, height: number): GeoTransform {
   const [w, s, e, n] = bounds;
   return [w, (e - w) / width, 0, n, 0, (s - n) / height];
@@ -107,10 +101,4 @@ export function vrtGrid(native: GeoTransform, bounds: BBox, height?: number, wid
   const vw = Math.max(1, pyRound((e - w) / xres));
   const vh = Math.max(1, pyRound((s - n) / yres));
   return { gt: fromBounds(bounds, vw, vh), width: vw, height: vh };
-}
-
-/** Whether a window is whole pixels (to 1e-6) — such reads need no fractional-window VRT. */
-export function isIntegral(win: Window): boolean {
-  const near = (v: number): boolean => Math.abs(v - Math.round(v)) < 1e-6;
-  return near(win.colOff) && near(win.rowOff) && near(win.width) && near(win.height);
 }

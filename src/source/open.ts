@@ -15,7 +15,7 @@ import { gdal, type Dataset } from '../gdal/gdal.js';
 import { UpstreamRefused, UpstreamTimeout, type UpstreamClient } from '../upstream/client.js';
 import type { Location } from '../upstream/url-policy.js';
 
-export const ALLOWED_DRIVERS_SETTING = 'TESSERA_ALLOWED_DRIVERS';
+const ALLOWED_DRIVERS_SETTING = 'TESSERA_ALLOWED_DRIVERS';
 
 /** No allowed driver opened the file; `diagnoseOpen` says why. */
 export class OpenRefused extends Error {
@@ -132,7 +132,7 @@ function isTiff(b: Uint8Array): boolean {
 const startsWith = (b: Uint8Array, magic: readonly number[]): boolean => magic.every((m, i) => b[i] === m);
 
 /** What the first bytes of a file look like, in words for an error message. */
-export function describeFormat(b: Uint8Array): string {
+function describeFormat(b: Uint8Array): string {
   if (isTiff(b)) return b[2] === 43 || b[3] === 43 ? 'a BigTIFF' : 'a TIFF';
   const text = Buffer.from(b.subarray(0, 512))
     .toString('latin1')

@@ -76,7 +76,7 @@ const GMF_ALPHA = 0x04;
 /** The source types tessera reads (GDAL's 64-bit integers and complex types are refused). */
 const READABLE: ReadonlySet<string> = new Set(['uint8', 'int8', 'uint16', 'int16', 'uint32', 'int32', 'float32', 'float64']);
 
-export function dtypeOf(band: BandMeta | undefined): DType {
+function dtypeOf(band: BandMeta | undefined): DType {
   const name = band ? numpyDtype(band.dataType) : '';
   const dtype = READABLE.has(name) ? (name as DType) : undefined;
   if (!dtype) throw new TesseraError('BadRequest', `Unsupported raster data type '${band?.dataType ?? '?'}'`);
@@ -136,7 +136,7 @@ const RASTERIO_NAMES: Partial<Record<ReadResampling, string>> = {
   gauss: 'Gauss',
 };
 
-export function alphaIndex(meta: SourceMeta): number | undefined {
+function alphaIndex(meta: SourceMeta): number | undefined {
   const i = meta.bands.findIndex((b) => b.colorInterp === 'alpha' || (b.maskFlags & GMF_ALPHA) !== 0);
   return i >= 0 ? i + 1 : undefined;
 }
@@ -151,7 +151,7 @@ export function nonAlphaIndexes(meta: SourceMeta): number[] {
 }
 
 /** The effective nodata: the user's, else band 1's (rasterio's `dataset.nodata`). */
-export function effectiveNodata(meta: SourceMeta, user: number | undefined): number | undefined {
+function effectiveNodata(meta: SourceMeta, user: number | undefined): number | undefined {
   if (user !== undefined) return user;
   const n = meta.bands[0]?.nodata;
   return n === null || n === undefined ? undefined : n;
@@ -193,7 +193,7 @@ function nodataArg(v: number): string {
  * 3.10's observed choices (eight switch points over several VRT sizes, overview factors 2 and 4,
  * nearest and bilinear) and reproduces every one of them. Returns undefined for full resolution.
  */
-export function implicitOverviewLevel(
+function implicitOverviewLevel(
   meta: SourceMeta,
   vrt: { width: number; height: number },
   out: { width: number; height: number },
@@ -371,7 +371,7 @@ export type WithHandle = <T>(fn: (ds: Dataset) => Promise<T>, affinity?: number)
 /** Blocks per side of an affinity region (4 × 4 blocks: coarse enough that a window rarely straddles two). */
 const REGION_BLOCKS = 4;
 
-export function regionAffinity(meta: SourceMeta, level: number | undefined, x: number, y: number, w: number, h: number): number {
+function regionAffinity(meta: SourceMeta, level: number | undefined, x: number, y: number, w: number, h: number): number {
   const [bw, bh] = meta.blockSize;
   const bx = Math.floor((x + w / 2) / Math.max(1, REGION_BLOCKS * bw));
   const by = Math.floor((y + h / 2) / Math.max(1, REGION_BLOCKS * bh));

@@ -276,15 +276,6 @@ export class RasterReader {
   }
 
   /**
-   * rio-tiler `feature`: `part` of the shape's bounds, then pixels not touched by the shape
-   * (GDAL all-touched rasterisation in the output CRS) are masked in every band.
-   */
-  async feature(plan: ReadPlan, shape: gdal.Geometry, shapeCrs: string, opts: ValueOptions): Promise<ImageData> {
-    const img = await this.read(plan, opts);
-    return applyCutline(img, shape, shapeCrs);
-  }
-
-  /**
    * False only when `bounds` (in `crsText`) certainly miss the data: the dataset's bounds transformed
    * into that CRS (cached), widened by a hundredth of their size against the densified edges'
    * approximation. A footprint the transform cannot express counts as intersecting.
@@ -326,7 +317,7 @@ export class RasterReader {
   }
 }
 
-/** Masks every band where the shape does not touch the pixel; keeps the outside raster as `cutline`. */
+/** Masks every band where the shape does not touch the pixel. */
 /** `shape` (in `shapeCrs`) in the CRS of `img`: itself when they agree, else a transformed copy. */
 function shapeInImageCrs(img: ImageData, shape: gdal.Geometry, shapeCrs: string): gdal.Geometry {
   const shapeSrs = srsFrom(shapeCrs);
@@ -350,14 +341,13 @@ export async function applyCutline(img: ImageData, shape: gdal.Geometry, shapeCr
     }
     return out;
   });
-  img.cutline = outside;
   return img;
 }
 
 /** rio-tiler's `cover_scale`: the shape is burnt at this many times the image's resolution. */
 const COVER_SCALE = 10;
 /** Fine-grid pixels one coverage array may burn (the fine grid is 100 bytes per image pixel). */
-export const MAX_COVER_PIXELS = 256 * 1024 * 1024;
+const MAX_COVER_PIXELS = 256 * 1024 * 1024;
 
 /**
  * rio-tiler `ImageData.get_coverage_array`: the fraction of each pixel the shape covers, from the

@@ -18,7 +18,7 @@ import { transformPoints, type TransformMemo } from '../gdal/crs.js';
 import type { BandArray } from '../image/image-data.js';
 
 /** gdalwarp's default error threshold for its approximate transformer, in source pixels. */
-export const GDALWARP_MAX_ERROR = 0.125;
+const GDALWARP_MAX_ERROR = 0.125;
 
 export type GeoTransform6 = readonly [number, number, number, number, number, number];
 
@@ -203,7 +203,7 @@ function rowAnchors(t: PixelTransform, row0: number, rows: number, x0: number, n
  * approximate transformer gives them (GDALApproxTransform), into xs/ys; ok[i] = 0 where it failed.
  * `anchors` (rowAnchors, this row at index `k`) holds the row's exact start, middle and end.
  */
-export function transformRow(
+function transformRow(
   t: PixelTransform,
   row: number,
   x0: number,

@@ -6,7 +6,7 @@ import { badRequest, TesseraError, pyList } from '../errors.js';
 import type { BBox } from '../tms/grid.js';
 
 /** rio-tiler 6's default `include_asset_types`. */
-export const READABLE_MEDIA_TYPES = new Set([
+const READABLE_MEDIA_TYPES = new Set([
   'image/tiff; application=geotiff',
   'image/tiff; application=geotiff; profile=cloud-optimized',
   'image/tiff; profile=cloud-optimized; application=geotiff',

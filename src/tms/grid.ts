@@ -61,7 +61,7 @@ export interface Tile {
 /** [minx, miny, maxx, maxy] */
 export type BBox = [number, number, number, number];
 
-export class InvalidZoomError extends Error {}
+class InvalidZoomError extends Error {}
 
 export class TileMatrixSet {
   readonly id: string;
@@ -200,7 +200,7 @@ export class TileMatrixSet {
 }
 
 /** Deepest zoom tessera serves in any grid (morecantile extrapolates quadtree grids without end). */
-export const MAX_ZOOM = 30;
+const MAX_ZOOM = 30;
 
 /**
  * A tile the grid does not have is the client's mistake: checked before any work, so that no

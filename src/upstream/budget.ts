@@ -19,11 +19,11 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { TesseraError } from '../errors.js';
 
-export const MAX_UPSTREAM_BYTES_SETTING = 'TESSERA_MAX_UPSTREAM_BYTES';
+const MAX_UPSTREAM_BYTES_SETTING = 'TESSERA_MAX_UPSTREAM_BYTES';
 
 /** Lanes (open handles) and slots (requests in flight) the shared arrays hold. */
-export const LANES = 4096;
-export const SLOTS = 4096;
+const LANES = 4096;
+const SLOTS = 4096;
 /** Lane 0 is never metered: handles opened past LANES share it. */
 export const UNMETERED_LANE = 0;
 

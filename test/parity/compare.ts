@@ -22,8 +22,8 @@ export function formatDifferences(diffs: readonly Difference[], max = 20): strin
 // Numbers and base URLs
 // ---------------------------------------------------------------------------------------------
 
-export const REL_TOLERANCE = 1e-9;
-export const ABS_TOLERANCE = 1e-12;
+const REL_TOLERANCE = 1e-9;
+const ABS_TOLERANCE = 1e-12;
 
 /** Equal within 1e-9 relative, or 1e-12 absolute near zero; NaN equals NaN (Python writes NaN). */
 export function numbersClose(a: number, b: number, rel = REL_TOLERANCE, abs = ABS_TOLERANCE): boolean {
@@ -33,7 +33,7 @@ export function numbersClose(a: number, b: number, rel = REL_TOLERANCE, abs = AB
   return Math.abs(a - b) <= Math.max(rel * Math.max(Math.abs(a), Math.abs(b)), abs);
 }
 
-export const BASE_PLACEHOLDER = '{BASE}';
+const BASE_PLACEHOLDER = '{BASE}';
 
 /**
  * Replaces the servers' own base URLs (`http://127.0.0.1:PORT`, also percent-encoded) by one
@@ -57,7 +57,7 @@ function escapeRegExp(s: string): string {
 // ---------------------------------------------------------------------------------------------
 
 /** A number as written: `float` is true when the literal had a fraction or an exponent. */
-export class JsonNumber {
+class JsonNumber {
   constructor(
     readonly value: number,
     readonly float: boolean,
@@ -69,7 +69,7 @@ export class JsonNumber {
 export type JsonValue = null | boolean | string | JsonNumber | JsonValue[] | JsonObject;
 export type JsonObject = Map<string, JsonValue>;
 
-export class JsonSyntaxError extends Error {
+class JsonSyntaxError extends Error {
   override name = 'JsonSyntaxError';
 }
 
@@ -363,7 +363,7 @@ export interface XmlElement {
   text: string;
 }
 
-export class XmlSyntaxError extends Error {
+class XmlSyntaxError extends Error {
   override name = 'XmlSyntaxError';
 }
 

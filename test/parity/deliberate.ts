@@ -27,7 +27,7 @@ export interface DeliberateDifference {
 }
 
 /** Grids tessera serves that TiTiler 0.18.10 does not. */
-export const EXTRA_TMS_IDS = ['NZTM2000'] as const;
+const EXTRA_TMS_IDS = ['NZTM2000'] as const;
 
 export const DELIBERATE: readonly DeliberateDifference[] = [
   {

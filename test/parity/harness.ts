@@ -17,7 +17,7 @@ import { REPO_ROOT } from '../helpers/paths.js';
 export const ROOT = REPO_ROOT;
 export const UVICORN = path.join(ROOT, '.parity/venv/bin/uvicorn');
 export const TESSERA_BIN = path.join(ROOT, 'bin/tessera');
-export const REPORT_PATH = path.join(ROOT, '.parity/report.md');
+const REPORT_PATH = path.join(ROOT, '.parity/report.md');
 
 const STARTUP_TIMEOUT_MS = 60_000;
 const STOP_GRACE_MS = 5_000;

@@ -16,7 +16,7 @@ export const PASS = 0.995;
 const COG_TYPE = 'image/tiff; application=geotiff; profile=cloud-optimized';
 
 /** One single-asset item per fixture (bbox from the raster's WGS84 bounds), and a multi-asset one. */
-export const ITEMS: Record<string, { bbox: [number, number, number, number]; assets: Record<string, string> }> = {
+const ITEMS: Record<string, { bbox: [number, number, number, number]; assets: Record<string, string> }> = {
   s2: { bbox: [23.106076, 31.505174, 24.296465, 32.519335], assets: { B01: 'B01.tif', B09: 'B09.tif', tci: 'TCI.tif' } },
   cog: { bbox: [-61.287624, 72.229798, -52.301599, 74.66298], assets: { cog: 'cog.tif' } },
   scale: { bbox: [126.724472, 36.936642, 127.986875, 37.943111], assets: { scale: 'cog_scale.tif' } },
@@ -25,7 +25,7 @@ export const ITEMS: Record<string, { bbox: [number, number, number, number]; ass
 };
 
 /** The STAC item of fixture set `name`, its asset hrefs on the file server at `base`. */
-export function itemDocument(base: string, name: string): string {
+function itemDocument(base: string, name: string): string {
   const { bbox, assets } = ITEMS[name]!;
   const [w, s, e, n] = bbox;
   return JSON.stringify({
@@ -175,7 +175,7 @@ export interface PixelCase {
  * layout for `image`, and decoded values (±1 on 99.5%, masks exact) for `npy` and `png`. Adds the
  * case's row (and figures) to the report.
  */
-export async function runPixelCase(p: Parity, c: PixelCase, rows: ReportRow[], figures: string[]): Promise<void> {
+async function runPixelCase(p: Parity, c: PixelCase, rows: ReportRow[], figures: string[]): Promise<void> {
   const x = await fetchBoth(p, c.path, c.body);
   const note = (text: string, verdict: 'equal' | 'differs' = 'equal'): void => {
     rows.push({ id: c.id, request: `${c.body ? 'POST' : 'GET'} ${c.path}`, verdict, note: text });

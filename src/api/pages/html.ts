@@ -13,12 +13,12 @@ export interface Basemap {
 }
 
 /** Text or attribute value → HTML. */
-export function escapeHtml(text: string): string {
+function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
 /** JSON safe inside <script>: no `</script>`, no `<!--`, no line separators JavaScript trips on. */
-export function scriptJson(value: unknown): string {
+function scriptJson(value: unknown): string {
   return JSON.stringify(value)
     .replace(/</g, '\\u003c')
     .replace(/>/g, '\\u003e')

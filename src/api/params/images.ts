@@ -8,7 +8,7 @@ import { IMAGE_FORMATS, type ImageFormat } from '../../image/formats.js';
 import { bool, family, int, type Query } from './family.js';
 
 /** Largest `buffer` and `padding`, in pixels: wider than any tile needs, small enough to size no read. */
-export const MAX_TILE_MARGIN = 1024;
+const MAX_TILE_MARGIN = 1024;
 
 export interface TileMargins {
   buffer: number | undefined;
@@ -46,7 +46,7 @@ export interface SizeOptions {
 }
 
 /** Output size; with both width and height, max_size is dropped (TiTiler's __post_init__). `fixed` comes from a path. */
-export function outputSize(q: Query, fixed?: { width: number; height: number }): SizeOptions {
+function outputSize(q: Query, fixed?: { width: number; height: number }): SizeOptions {
   const height = fixed?.height ?? (q['height'] as number | undefined);
   const width = fixed?.width ?? (q['width'] as number | undefined);
   const maxSize = q['max_size'] as number | undefined;

@@ -26,8 +26,6 @@ export {
   tileFormatQuery,
   tileDocument,
   wmtsEpsg,
-  outputSize,
-  MAX_TILE_MARGIN,
   type SizeOptions,
 } from './images.js';
 export { validateStrict, stacItem } from './extensions.js';

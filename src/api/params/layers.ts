@@ -62,7 +62,7 @@ function parseBidx(q: Query): number[] | undefined {
   return indexes && indexes.length > 0 ? indexes : undefined;
 }
 
-export const NO_LAYER = 'assets must be defined either via expression or assets options.';
+const NO_LAYER = 'assets must be defined either via expression or assets options.';
 
 /** The assets, expression and band choices of a STAC item; `required` applies TiTiler's "assets or expression" rule. */
 function stacLayerOf(q: Query, required: boolean): StacLayerOptions {

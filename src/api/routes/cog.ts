@@ -17,7 +17,7 @@ import { stacItemFromRaster } from '../../stac/from-raster.js';
 
 type Req = FastifyRequest<{ Querystring: Record<string, unknown> }>;
 
-export function cogFamily(services: Services): ReaderFamily<CogLayerOptions> {
+function cogFamily(services: Services): ReaderFamily<CogLayerOptions> {
   return {
     prefix: '/cog',
     layer: bandLayer,

@@ -29,7 +29,7 @@ import { readerRoutes, type ReaderFamily } from '../factory.js';
 
 type Req = FastifyRequest<{ Querystring: Record<string, unknown> }>;
 
-export function stacFamily(services: Services): ReaderFamily<StacLayerOptions> {
+function stacFamily(services: Services): ReaderFamily<StacLayerOptions> {
   return {
     prefix: '/stac',
     layer: stacLayer,

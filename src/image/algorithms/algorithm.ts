@@ -44,7 +44,7 @@ export interface Algorithm<P> {
 }
 
 /** Python's `str.title()` of a field name, as pydantic titles JSON-schema properties. */
-export function fieldTitle(name: string): string {
+function fieldTitle(name: string): string {
   return name
     .split('_')
     .map((w) => (w === '' ? w : w[0]!.toUpperCase() + w.slice(1).toLowerCase()))

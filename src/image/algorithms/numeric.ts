@@ -32,7 +32,7 @@ export function floorMod(a: number, b: number): number {
 }
 
 /** `numpy.finfo(float).tiny`, the tolerance of numpy.ma's safe division. */
-export const FLOAT64_TINY = 2.2250738585072014e-308;
+const FLOAT64_TINY = 2.2250738585072014e-308;
 
 /**
  * numpy.ma masks a division `a / b` where `|a| * tiny >= |b|` (division by zero, or so close to it

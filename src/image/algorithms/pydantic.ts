@@ -179,7 +179,7 @@ function validationErrorText(modelName: string, errors: readonly FieldError[]): 
 
 // ---- Python reprs of decoded JSON values ------------------------------------------------------
 
-export function pyTypeName(v: unknown): string {
+function pyTypeName(v: unknown): string {
   if (v === null || v === undefined) return 'NoneType';
   if (typeof v === 'boolean') return 'bool';
   if (typeof v === 'number') return isPyInt(v) ? 'int' : 'float';
@@ -209,7 +209,7 @@ function pyStrRepr(s: string): string {
 }
 
 /** Python's `repr()` of a value decoded from JSON. */
-export function pyRepr(v: unknown): string {
+function pyRepr(v: unknown): string {
   if (v === null || v === undefined) return 'None';
   if (typeof v === 'boolean') return v ? 'True' : 'False';
   if (typeof v === 'number') {
@@ -223,7 +223,7 @@ export function pyRepr(v: unknown): string {
 }
 
 /** pydantic-core shortens reprs over 50 UTF-8 bytes to their first 25 and last 24 bytes. */
-export function truncateRepr(repr: string): string {
+function truncateRepr(repr: string): string {
   const bytes = Buffer.from(repr, 'utf8');
   if (bytes.length <= 50) return repr;
   const isContinuation = (i: number): boolean => ((bytes[i] ?? 0) & 0xc0) === 0x80;

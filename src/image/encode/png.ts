@@ -258,7 +258,7 @@ function byteViews(planes: PngPlanes): Uint8Array[] {
  * candidates from the previous row, the unfiltered bytes from the row before, as current and
  * previous alternate), so the plane is skipped.
  */
-export function filterScanlines(planes: PngPlanes, width: number, height: number): Buffer {
+function filterScanlines(planes: PngPlanes, width: number, height: number): Buffer {
   checkPlanes(planes, width, height);
   const channels = planes.length;
   const bytesPerSample = planes[0] instanceof Uint16Array ? 2 : 1;
@@ -340,7 +340,7 @@ function subLane(src: Uint8Array, start: number, step: number, width: number, ou
  * choice per row made files only 0.4–1.1% smaller and cost ~40% more time (2.1 against 1.3 ms per
  * 256² RGBA tile): it computes four candidates where this computes one, written in place.
  */
-export function paethScanlines(planes: PngPlanes, width: number, height: number): Buffer {
+function paethScanlines(planes: PngPlanes, width: number, height: number): Buffer {
   checkPlanes(planes, width, height);
   const channels = planes.length;
   const bytesPerSample = planes[0] instanceof Uint16Array ? 2 : 1;

@@ -24,7 +24,7 @@ export function signOf(x: number): number {
   return x === 0 ? 0 : NaN;
 }
 
-export function isNegativeZeroOrLess(y: number): boolean {
+function isNegativeZeroOrLess(y: number): boolean {
   return y < 0 || (y === 0 && 1 / y < 0);
 }
 

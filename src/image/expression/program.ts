@@ -13,7 +13,7 @@ import { castKernel, kernelFor, storeNanToNumFloat32, storeNanToNumFloat64, stor
 import type { TypedNode } from './typing.js';
 
 /** Elements per pass: 16–64 KiB per temporary, small enough for L1/L2. */
-export const BLOCK = 2048;
+const BLOCK = 2048;
 
 interface Register {
   array: BandArray;

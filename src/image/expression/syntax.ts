@@ -30,8 +30,8 @@ export interface BlockContext {
   readonly offset: number;
 }
 
-export const MAX_NODES = 500;
-export const MAX_DEPTH = 64;
+const MAX_NODES = 500;
+const MAX_DEPTH = 64;
 
 /** 1-based position, counted in characters (code points), of a UTF-16 index of `text`. */
 export function characterPosition(text: string, index: number): number {
