@@ -37,6 +37,10 @@ export class TesseraError extends Error {
 
 export const badRequest = (message: string): TesseraError => new TesseraError('BadRequest', message);
 
+/** A band index the raster does not have (`what`: "the raster", "asset 'B01'" …), one message wherever it is found. */
+export const invalidBandIndex = (index: number, count: number, what = 'the raster'): TesseraError =>
+  badRequest(`Invalid band index ${index} for ${what}: it has ${count} band(s)`);
+
 /** Python's repr of a list of strings, used in messages TiTiler clients already parse. */
 export function pyList(items: readonly string[]): string {
   return `[${items.map((s) => `'${s}'`).join(', ')}]`;

@@ -14,7 +14,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { gdal, type Dataset } from '../gdal/gdal.js';
 import { getTms, WEB_MERCATOR_QUAD } from '../tms/registry.js';
-import type { BBox } from '../tms/grid.js';
+import { bboxesIntersect, type BBox } from '../tms/grid.js';
 import { hillshade, shadedRelief, statistics, synthesizeDem, type Stats } from './terrain.js';
 
 /** Bump when anything below changes the outputs, so existing demo folders get regenerated. */
@@ -290,10 +290,6 @@ function quadkey(x: number, y: number, z: number): string {
   return key;
 }
 
-function intersects(a: BBox, b: BBox): boolean {
-  return a[0] < b[2] && b[0] < a[2] && a[1] < b[3] && b[1] < a[3];
-}
-
 /** rio-cogeo's count of overview levels: halve while the smaller side stays above `minSize`. */
 function maximumOverviewLevel(width: number, height: number, minSize: number): number {
   let level = 0;
@@ -358,7 +354,7 @@ function mosaicJson(gridTransform: GeoTransform, baseUrl: string): object {
   for (let ty = first.y; ty <= last.y; ty++) {
     for (let tx = first.x; tx <= last.x; tx++) {
       const tileBbox = transformBbox(toWgs84, tms.xyBounds({ x: tx, y: ty, z: quadkeyZoom }));
-      const urls = assets.filter((a) => intersects(a.bbox, tileBbox)).map((a) => a.url);
+      const urls = assets.filter((a) => bboxesIntersect(a.bbox, tileBbox)).map((a) => a.url);
       if (urls.length) tiles[quadkey(tx, ty, quadkeyZoom)] = urls;
     }
   }

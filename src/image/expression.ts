@@ -135,6 +135,21 @@ export function parseExpression(text: string): Expression {
 }
 
 /**
+ * The bands an expression over one raster's `b1 … bn` reads (rio-tiler's `parse_expression`: its
+ * `b{i}` names, sorted); a 400 for any other name. `of` names the raster in messages ("asset 'B01'").
+ */
+export function expressionBands(expression: Expression, of?: string): number[] {
+  const where = of ? ` (${of})` : '';
+  const names = expression.variables.map((v) => ({ v, m: /^b([0-9]+)$/.exec(v) }));
+  const indexes = new Set(names.flatMap(({ m }) => (m && Number(m[1]) > 0 ? [Number(m[1])] : [])));
+  // rio-tiler looks for band names first: an expression with none says so, whatever else it names.
+  if (indexes.size === 0) throw new TesseraError('BadRequest', `Could not find any valid bands in '${expression.text}' expression${where}.`);
+  const other = names.find(({ m }) => !m || Number(m[1]) < 1);
+  if (other) throw new TesseraError('BadRequest', `Invalid expression: '${other.v}' is not a band name (use b1, b2 …)${where}`);
+  return [...indexes].sort((a, b) => a - b);
+}
+
+/**
  * Evaluates every block over `length` pixels. `inputs` binds names to bands; every variable of the
  * expression must be there (400 otherwise). Input arrays are only read.
  */

@@ -5,26 +5,13 @@
  */
 import type { RasterSource } from '../source/dataset.js';
 import { RasterReader } from '../source/reader.js';
-import { parseExpression, type Expression } from '../image/expression.js';
-import { badRequest } from '../errors.js';
+import { expressionBands, parseExpression } from '../image/expression.js';
 import { LayerPlan, LayerReader } from './layer.js';
 
 /** BidxExprParams, parsed. */
 export interface CogLayerOptions {
   bidx?: readonly number[];
   expression?: string;
-}
-
-/** The bands an expression reads (rio-tiler `parse_expression`: its `b{i}` names, sorted); 400 for other names. */
-export function expressionBands(expression: Expression): number[] {
-  const indexes = new Set<number>();
-  for (const v of expression.variables) {
-    const m = /^b([0-9]+)$/.exec(v);
-    if (!m || Number(m[1]) < 1) throw badRequest(`Invalid expression: '${v}' is not a band name (use b1, b2 …)`);
-    indexes.add(Number(m[1]));
-  }
-  if (indexes.size === 0) throw badRequest(`Could not find any valid bands in '${expression.text}' expression.`);
-  return [...indexes].sort((a, b) => a - b);
 }
 
 /** The reader of one COG and layer. */

@@ -8,16 +8,17 @@
  */
 import { type RasterReader, applyCutline, coverageArray, type ReadPlan, type ValueOptions, type PartOptions } from '../source/reader.js';
 import { nonAlphaIndexes } from '../source/read.js';
-import { srsFrom, sameCrs, transformBounds, TransformMemo } from '../gdal/crs.js';
+import { TransformMemo, WGS84 } from '../gdal/crs.js';
 import type { gdal } from '../gdal/gdal.js';
 import { promote, stackImages } from '../image/stack.js';
 import { allocate, type ImageData } from '../image/image-data.js';
 import { applyExpression, evaluateExpression, type Expression } from '../image/expression.js';
-import { TesseraError } from '../errors.js';
+import { TesseraError, invalidBandIndex } from '../errors.js';
 import { checkOutputValues, checkSourcePixels } from '../source/limits.js';
 import { mapLimited } from '../concurrency.js';
 import type { BandStatistics } from '../image/statistics.js';
 import { checkTile, type BBox, type TileMatrixSet } from '../tms/grid.js';
+import { tileTouches } from '../source/geometry.js';
 import { estimateImageBytes, sampleBytes } from '../image/whole-image-gate.js';
 import type { PreviewSize, ReadLimits, ReadOptions, Reader, ReaderImage, ReaderPoint, TileReadOptions, Zooms } from './reader.js';
 
@@ -41,8 +42,6 @@ export interface SourceRead {
  */
 export type BandNaming = 'bands' | 'assets' | 'asset-as-band';
 
-const WGS84 = 'EPSG:4326';
-
 /** What to read: the sources (in order) and the expression, checked against the band names. */
 export class LayerPlan {
   constructor(
@@ -60,7 +59,7 @@ export class LayerPlan {
 
   private invalidBand(r: SourceRead, i: number, count: number): TesseraError {
     const what = this.naming === 'bands' ? 'the raster' : `asset '${r.name}'`;
-    return new TesseraError('BadRequest', `Invalid band index ${i} for ${what}: it has ${count} band(s)`);
+    return invalidBandIndex(i, count, what);
   }
 
   private multiband(r: SourceRead): TesseraError {
@@ -163,18 +162,6 @@ export class LayerPlan {
   }
 }
 
-/** The tile's bounds against `bounds` (WGS84), strictly: rio-tiler's STAC-level `tile_exists`. */
-function boundsCoverTile(bounds: BBox, tms: TileMatrixSet, x: number, y: number, z: number): boolean {
-  let tb = tms.xyBounds({ x, y, z });
-  const tmsSrs = srsFrom(tms.srs);
-  const wgs = srsFrom(WGS84);
-  if (!sameCrs(tmsSrs, wgs)) tb = transformBounds(tmsSrs, wgs, tb, 21);
-  if (!tb.every(Number.isFinite)) return true;
-  const [l, b, r, t] = bounds;
-  const [tl, tbm, tr, tt] = [Math.min(tb[0], tb[2]), Math.min(tb[1], tb[3]), Math.max(tb[0], tb[2]), Math.max(tb[1], tb[3])];
-  return tl < r && tr > l && tt > b && tbm < t;
-}
-
 /** What a layer reader knows of its dataset beside the layer. */
 export interface LayerDataset {
   /** WGS84 bounds. */
@@ -213,7 +200,8 @@ export class LayerReader implements Reader {
     const { x, y, z } = tile;
     checkTile(tms, x, y, z);
     const outside = (): TesseraError => new TesseraError('TileOutsideBounds', `Tile(x=${x}, y=${y}, z=${z}) is outside bounds`);
-    if (this.dataset.checkItemBounds && !boundsCoverTile(this.bounds, tms, x, y, z)) throw outside();
+    // rio-tiler's STAC-level `tile_exists`, against the item's longitude/latitude bounds.
+    if (this.dataset.checkItemBounds && !tileTouches(tms, { x, y, z }, this.bounds, WGS84)) throw outside();
     const readers = this.plan.readers();
     const exists = await Promise.all(readers.map((r) => r.tileExists(tms, x, y, z)));
     if (exists.some((e) => !e)) throw outside();

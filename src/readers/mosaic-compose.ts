@@ -10,21 +10,20 @@
  * left unfed, as rio-tiler leaves the rest of its chunk. Assets the tile does not touch (rio-tiler's
  * TileOutsideBounds) are skipped; nothing read at all is a 204.
  */
-import { RasterReader, type ValueOptions, type PointValues, type ReadPlan } from '../source/reader.js';
+import { RasterReader, overviewFactor, type ValueOptions, type PointValues, type ReadPlan } from '../source/reader.js';
 import type { SourceContext, SourceMeta } from '../source/dataset.js';
 import type { UrlPolicy } from '../upstream/url-policy.js';
-import { sameCrs, srsFrom, transformBounds, transformPoint, TransformMemo } from '../gdal/crs.js';
+import { sameCrs, srsFrom, transformBounds, TransformMemo } from '../gdal/crs.js';
 import type { SpatialReference } from '../gdal/gdal.js';
 import type { StacReader } from '../stac/reader.js';
 import { stacItemReader, type StacLayerOptions } from './stac.js';
 import { mapLimited } from '../concurrency.js';
 import type { ReadLimits } from './reader.js';
-import { expressionBands } from './cog.js';
 import { allocate, intersectMasks, type ImageData } from '../image/image-data.js';
 import { resizeNearest } from '../image/stack.js';
-import { evaluateExpression, parseExpression, type Expression } from '../image/expression.js';
+import { evaluateExpression, expressionBands, parseExpression, type Expression } from '../image/expression.js';
 import type { BBox, TileMatrixSet } from '../tms/grid.js';
-import { TesseraError, badRequest } from '../errors.js';
+import { TesseraError, badRequest, invalidBandIndex } from '../errors.js';
 import { checkOutputValues, checkSourcePixels } from '../source/limits.js';
 import type { Mosaic } from '../mosaic/mosaic.js';
 import { pixelSelector, type PixelLayer, type PixelSelection } from '../mosaic/methods.js';
@@ -95,7 +94,7 @@ class CogLayer {
 
   checkIndexes(count: number, label: string): void {
     for (const i of this.indexes ?? []) {
-      if (i > count) throw badRequest(`Invalid band index ${i} for ${label}: it has ${count} band(s)`);
+      if (i > count) throw invalidBandIndex(i, count, label);
     }
   }
 
@@ -237,7 +236,8 @@ export class MosaicReader {
     const reader = this.reader(asset);
     const meta = await reader.meta();
     this.cog.checkIndexes(meta.count, `mosaic asset '${asset}'`);
-    if (!(await pointInside(reader, lon, lat, coordCrs))) return undefined;
+    // rio-tiler's PointOutsideBounds test, done before reading so the mosaic can skip the asset.
+    if (!(await reader.contains(lon, lat, coordCrs))) return undefined;
     const p = await reader.point(lon, lat, coordCrs, this.cog.valueOptions(opts));
     return this.cog.applyToPoint(p);
   }
@@ -250,7 +250,7 @@ export class MosaicReader {
     opts: ValueOptions,
   ): Promise<{ values: number[]; bandNames: string[] } | undefined> {
     const reader = await stacItemReader(await this.ctx.openStac(asset), this.stacLayer());
-    const inside = await Promise.all(reader.plan.readers().map((r) => pointInside(r, lon, lat, coordCrs)));
+    const inside = await Promise.all(reader.plan.readers().map((r) => r.contains(lon, lat, coordCrs)));
     if (inside.some((i) => !i)) return undefined;
     return reader.point(lon, lat, coordCrs, opts);
   }
@@ -305,23 +305,8 @@ function readCost(meta: SourceMeta, plan: ReadPlan): number {
     t.kind === 'warp'
       ? Math.min(t.grid.width / t.width, t.grid.height / t.height)
       : Math.min(Math.abs(t.window.width) / t.width, Math.abs(t.window.height) / t.height);
-  let factor = 1;
-  for (const f of meta.overviews) if (f <= decimation * 1.2 && f > factor) factor = f;
+  const factor = overviewFactor(meta, decimation);
   return Math.min(plan.sourcePixels, Math.ceil((meta.width * meta.height) / (factor * factor)));
-}
-
-/** rio-tiler's PointOutsideBounds test, done before reading so the mosaic can skip the asset. */
-async function pointInside(reader: RasterReader, x: number, y: number, coordCrs: string): Promise<boolean> {
-  const meta = await reader.meta();
-  let px: number;
-  let py: number;
-  try {
-    [px, py] = transformPoint(srsFrom(coordCrs), srsFrom(meta.crs), x, y);
-  } catch {
-    return false;
-  }
-  const [l, b, r, t] = meta.bounds;
-  return l < px && px < r && b < py && py < t;
 }
 
 type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };

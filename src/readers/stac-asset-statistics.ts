@@ -4,8 +4,8 @@
  * (`asset_bidx`, else `bidx`) or its own expression over `b1 … bn`. Every asset is planned first, and
  * the limits hold for all of them together before a pixel is read.
  */
-import { badRequest } from '../errors.js';
-import type { Expression } from '../image/expression.js';
+import { invalidBandIndex } from '../errors.js';
+import { expressionBands, type Expression } from '../image/expression.js';
 import type { StatisticsSpec } from '../image/post-process.js';
 import type { BandStatistics, StatisticsOptions } from '../image/statistics.js';
 import type { ImageData } from '../image/image-data.js';
@@ -24,17 +24,6 @@ export interface AssetStatisticsRequest {
   expressions: ReadonlyMap<string, Expression>;
   size: { maxSize?: number; height?: number; width?: number };
   statistics: StatisticsOptions;
-}
-
-/** The bands an asset expression reads (rio-tiler `parse_expression`: its `b{i}` names); 400 for other names. */
-function expressionIndexes(expr: Expression, asset: string): number[] {
-  const indexes = expr.variables
-    .map((v) => /^b(\d+)$/.exec(v))
-    .filter((m) => m !== null)
-    .map((m) => Number(m[1]));
-  if (indexes.length === 0) throw badRequest(`Could not find any valid bands in '${expr.text}' expression (asset '${asset}').`);
-  expr.checkVariables(indexes.map((i) => `b${i}`));
-  return indexes;
 }
 
 interface AssetJob {
@@ -59,9 +48,9 @@ export async function assetStatistics(
       const reader = new RasterReader(stac.source(asset));
       const meta = await reader.meta();
       const expression = request.expressions.get(asset.name);
-      const indexes = expression ? expressionIndexes(expression, asset.name) : (request.assetBidx.get(asset.name) ?? request.bidx);
+      const indexes = expression ? expressionBands(expression, `asset '${asset.name}'`) : (request.assetBidx.get(asset.name) ?? request.bidx);
       for (const i of indexes ?? []) {
-        if (i < 1 || i > meta.count) throw badRequest(`Invalid band index ${i} for asset '${asset.name}': it has ${meta.count} band(s)`);
+        if (i < 1 || i > meta.count) throw invalidBandIndex(i, meta.count, `asset '${asset.name}'`);
       }
       const plan = await reader.planPreview(request.size);
       return { name: asset.name, reader, expression, indexes, plan, bands: (indexes ?? nonAlphaIndexes(meta)).length };

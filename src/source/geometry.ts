@@ -5,7 +5,8 @@
  *
  * Geotransforms are GDAL's six numbers: [x0, xres, 0, y0, 0, yres] (north-up, yres < 0).
  */
-import type { BBox } from '../tms/grid.js';
+import { bboxesIntersect, type BBox, type TileMatrixSet } from '../tms/grid.js';
+import { sameCrs, srsFrom, transformBounds, transformPoint } from '../gdal/crs.js';
 
 export type GeoTransform = [number, number, number, number, number, number];
 
@@ -101,4 +102,33 @@ export function vrtGrid(native: GeoTransform, bounds: BBox, height?: number, wid
   const vw = Math.max(1, pyRound((e - w) / xres));
   const vh = Math.max(1, pyRound((s - n) / yres));
   return { gt: fromBounds(bounds, vw, vh), width: vw, height: vh };
+}
+
+/**
+ * rio-tiler's `tile_exists`: whether the tile's bounds, carried into `crs` (21 points per edge),
+ * strictly overlap `bounds`; true when the transform fails (unknown counts as touching).
+ */
+export function tileTouches(tms: TileMatrixSet, tile: { x: number; y: number; z: number }, bounds: BBox, crs: string): boolean {
+  let tb = tms.xyBounds(tile);
+  const tmsSrs = srsFrom(tms.srs);
+  const srs = srsFrom(crs);
+  if (!sameCrs(tmsSrs, srs)) tb = transformBounds(tmsSrs, srs, tb, 21);
+  if (!tb.every(Number.isFinite)) return true;
+  return bboxesIntersect([Math.min(tb[0], tb[2]), Math.min(tb[1], tb[3]), Math.max(tb[0], tb[2]), Math.max(tb[1], tb[3])], bounds);
+}
+
+/**
+ * (x, y) in `coordCrs` carried into `crs`, and whether it falls strictly inside `bounds` (rio-tiler's
+ * PointOutsideBounds test); a point the transform cannot carry is outside.
+ */
+export function pointIn(bounds: BBox, crs: string, x: number, y: number, coordCrs: string): { inside: boolean; x: number; y: number } {
+  let px = NaN;
+  let py = NaN;
+  try {
+    [px, py] = transformPoint(srsFrom(coordCrs), srsFrom(crs), x, y);
+  } catch {
+    // outside the CRS's domain
+  }
+  const [l, b, r, t] = bounds;
+  return { inside: l < px && px < r && b < py && py < t, x: px, y: py };
 }

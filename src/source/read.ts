@@ -20,7 +20,7 @@ import { ARRAY_OF, type BandArray, type DType } from '../image/image-data.js';
 import { maskFromAlpha, maskFromValues, normaliseMaskBand } from './masks.js';
 import { arrayBounds, type Grid, type Window } from './geometry.js';
 import { srsFrom, transformerBetween, transformPoints, type TransformMemo } from '../gdal/crs.js';
-import { TesseraError } from '../errors.js';
+import { TesseraError, invalidBandIndex } from '../errors.js';
 import { composeIndex, gather, gatherMasked, indexMask, invGeoTransform, nearestIndex, rasterIoNearestIndex, type GeoTransform6 } from './warp-nearest.js';
 
 export type ReadResampling = 'nearest' | 'bilinear' | 'cubic' | 'cubic_spline' | 'lanczos' | 'average' | 'mode' | 'gauss' | 'rms';
@@ -259,7 +259,7 @@ async function readAndMask(
   const bands: BandArray[] = [];
   for (const i of indexes) {
     if (i < 1 || i > ds.bands.count()) {
-      throw new TesseraError('BadRequest', `Invalid band index ${i}: the raster has ${ds.bands.count()} band(s)`);
+      throw invalidBandIndex(i, ds.bands.count());
     }
     bands.push(await readBandInto(ds.bands.get(i), dtype, win, width, height, resampling));
   }
@@ -700,7 +700,7 @@ async function readWarped(withHandle: WithHandle, meta: SourceMeta, target: Warp
   const dtype = dtypeOf(meta.bands[0]);
   const indexes = opts.indexes ? [...opts.indexes] : nonAlphaIndexes(meta);
   for (const i of indexes) {
-    if (i < 1 || i > meta.count) throw new TesseraError('BadRequest', `Invalid band index ${i}: the raster has ${meta.count} band(s)`);
+    if (i < 1 || i > meta.count) throw invalidBandIndex(i, meta.count);
   }
   const nodata = effectiveNodata(meta, opts.nodata);
   const srcAlpha = alphaIndex(meta);

@@ -16,11 +16,13 @@ import {
   vrtGrid,
   windowBounds,
   windowFromBounds,
+  pointIn,
+  tileTouches,
   type GeoTransform,
   type Grid,
 } from './geometry.js';
 import { gdal, type Dataset, type SpatialReference } from '../gdal/gdal.js';
-import { sameCrs, srsFrom, transformBounds, transformPoint } from '../gdal/crs.js';
+import { sameCrs, srsFrom, transformBounds, WGS84 } from '../gdal/crs.js';
 import { outsideMask } from './rasterize.js';
 import type { BBox, TileMatrixSet } from '../tms/grid.js';
 import type { DType, ImageData } from '../image/image-data.js';
@@ -69,7 +71,6 @@ export interface PointValues {
 }
 
 const WEB_MERCATOR = 'EPSG:3857';
-const WGS84 = 'EPSG:4326';
 
 export class RasterReader {
   constructor(readonly source: RasterSource) {}
@@ -84,14 +85,13 @@ export class RasterReader {
   /** rio-tiler `tile_exists`: strict intersection in the dataset CRS; unknown when the transform fails. */
   async tileExists(tms: TileMatrixSet, x: number, y: number, z: number): Promise<boolean> {
     const meta = await this.meta();
-    let tb = tms.xyBounds({ x, y, z });
-    const tmsSrs = srsFrom(tms.srs);
-    const dsSrs = srsFrom(meta.crs);
-    if (!sameCrs(tmsSrs, dsSrs)) tb = transformBounds(tmsSrs, dsSrs, tb, 21);
-    if (!tb.every(Number.isFinite)) return true;
-    const [l, b, r, t] = meta.bounds;
-    const [tl, tbm, tr, tt] = [Math.min(tb[0], tb[2]), Math.min(tb[1], tb[3]), Math.max(tb[0], tb[2]), Math.max(tb[1], tb[3])];
-    return tl < r && tr > l && tt > b && tbm < t;
+    return tileTouches(tms, { x, y, z }, meta.bounds, meta.crs);
+  }
+
+  /** Whether (x, y) in `coordCrs` falls strictly inside the raster (rio-tiler's PointOutsideBounds test). */
+  async contains(x: number, y: number, coordCrs: string): Promise<boolean> {
+    const meta = await this.meta();
+    return pointIn(meta.bounds, meta.crs, x, y, coordCrs).inside;
   }
 
   /** rio-tiler `tile` as `part` of the tile bounds in the TMS CRS at `tilesize` pixels. */
@@ -254,19 +254,9 @@ export class RasterReader {
   /** rio-tiler `point`: the pixel under (x, y) given in `coordCrs`; 404 when outside the data. */
   async point(x: number, y: number, coordCrs: string, opts: ValueOptions): Promise<PointValues> {
     const meta = await this.meta();
-    const dsSrs = srsFrom(meta.crs);
     if (!Number.isFinite(x) || !Number.isFinite(y)) throw new TesseraError('BadRequest', `Invalid point ${x},${y}: coordinates must be finite numbers`);
-    let px = NaN;
-    let py = NaN;
-    try {
-      [px, py] = transformPoint(srsFrom(coordCrs), dsSrs, x, y);
-    } catch {
-      // outside the CRS's domain: the comparison below reports it as outside the data
-    }
-    const [l, b, r, t] = meta.bounds;
-    if (!(l < px && px < r && b < py && py < t)) {
-      throw new TesseraError('NotFound', 'Point is outside dataset bounds');
-    }
+    const { inside, x: px, y: py } = pointIn(meta.bounds, meta.crs, x, y, coordCrs);
+    if (!inside) throw new TesseraError('NotFound', 'Point is outside dataset bounds');
     const gt = meta.geoTransform;
     const col = Math.floor((px - gt[0]!) / gt[1]!);
     const row = Math.floor((py - gt[3]!) / gt[5]!);
@@ -397,13 +387,21 @@ async function defaultTransform(src: SpatialReference, dst: SpatialReference, bo
 }
 
 /**
- * Source pixels a read of a `w`×`h` area at `outW`×`outH` really touches: GDAL reads the coarsest
- * overview not coarser than the decimation, so only full-resolution reads cost their full area.
+ * The decimation factor of the overview GDAL reads for a read `decimation` times coarser than the
+ * raster: the coarsest one not coarser than that (with GDAL's 1.2 tolerance), else full resolution.
  */
-function sourcePixels(meta: SourceMeta, w: number, h: number, outW: number, outH: number): number {
-  const decimation = Math.min(w / outW, h / outH);
+export function overviewFactor(meta: SourceMeta, decimation: number): number {
   let factor = 1;
   for (const f of meta.overviews) if (f <= decimation * 1.2 && f > factor) factor = f;
+  return factor;
+}
+
+/**
+ * Source pixels a read of a `w`×`h` area at `outW`×`outH` really touches: only full-resolution
+ * reads cost their full area.
+ */
+function sourcePixels(meta: SourceMeta, w: number, h: number, outW: number, outH: number): number {
+  const factor = overviewFactor(meta, Math.min(w / outW, h / outH));
   return Math.ceil((w * h) / (factor * factor));
 }
 

@@ -61,6 +61,11 @@ export interface Tile {
 /** [minx, miny, maxx, maxy] */
 export type BBox = [number, number, number, number];
 
+/** Strict overlap of two boxes (touching edges do not count), in one CRS. */
+export function bboxesIntersect(a: BBox, b: BBox): boolean {
+  return a[0] < b[2] && b[0] < a[2] && a[1] < b[3] && b[1] < a[3];
+}
+
 class InvalidZoomError extends Error {}
 
 export class TileMatrixSet {

@@ -6,8 +6,8 @@
  * (/asset_statistics).
  */
 import { badRequest } from '../../errors.js';
-import { parseExpression, type Expression } from '../../image/expression.js';
-import { expressionBands, type CogLayerOptions } from '../../readers/cog.js';
+import { expressionBands, parseExpression, type Expression } from '../../image/expression.js';
+import type { CogLayerOptions } from '../../readers/cog.js';
 import type { StacLayerOptions } from '../../readers/stac.js';
 import type { MosaicLayer } from '../../readers/mosaic-compose.js';
 import { PIXEL_SELECTION_METHODS, type PixelSelection } from '../../mosaic/methods.js';
