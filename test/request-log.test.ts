@@ -20,6 +20,8 @@ interface LogLine {
   ms?: number;
   bytesOut?: number | null;
   upstreamBytes?: number;
+  upstreamRequests?: number;
+  cache?: string | null;
 }
 
 describe('request logs', { timeout: 60_000 }, () => {
@@ -61,7 +63,18 @@ describe('request logs', { timeout: 60_000 }, () => {
     assert.ok(typeof line.ms === 'number' && line.ms > 0);
     assert.ok(line.bytesOut! > 100, 'bytes out');
     assert.ok(line.upstreamBytes! > 1000, 'upstream bytes of the tile');
+    assert.ok(line.upstreamRequests! >= 1, `upstream requests of the tile: ${line.upstreamRequests}`);
+    assert.equal(line.cache, 'miss', 'the tile cache outcome');
     assert.ok(!JSON.stringify(mine).includes('hidden'), 'the query is not logged');
+
+    // The same tile again comes from the tile cache: no upstream request.
+    const again = await fetch(`${tessera.url}/cog/tiles/WebMercatorQuad/9/289/207.png?url=${url}&rescale=0,1000`, { headers: { 'X-Request-Id': 'trace-42.b' } });
+    await again.arrayBuffer();
+    await new Promise((r) => setTimeout(r, 200));
+    const hit = lines().find((l) => l.reqId === 'trace-42.b')!;
+    assert.equal(hit.cache, 'hit');
+    assert.equal(hit.upstreamRequests, 0);
+    assert.equal(hit.upstreamBytes, 0);
   });
 
   it('makes its own id when none or a strange one is sent, and logs 404s too', async () => {

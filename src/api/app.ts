@@ -10,6 +10,7 @@ import compress from '@fastify/compress';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { Services } from '../services.js';
+import type { BudgetRelease } from '../upstream/budget.js';
 import type { Settings } from '../config.js';
 import { answerClientError, installErrorHandling, MAX_HEADER_BYTES } from './errors.js';
 import { LoopWatchdog } from './watchdog.js';
@@ -57,7 +58,7 @@ function stripRoot(url: string, root: string): string {
 const REQUEST_ID = /^[\w.:@/+=-]{1,128}$/;
 
 /** Each request's upstream byte count, read when its log line is written. */
-const upstreamSpent = new WeakMap<object, () => number>();
+const upstreamOf = new WeakMap<object, BudgetRelease>();
 
 export async function buildApp(services: Services, opts: { logger?: boolean | object } = {}): Promise<FastifyInstance> {
   const settings = services.settings;
@@ -162,7 +163,7 @@ export async function buildApp(services: Services, opts: { logger?: boolean | ob
   app.addHook('onRequest', async (request, reply) => {
     reply.raw.once('close', watchdog.begin(request.id, request.method, request.url));
     const budget = services.budgets.enter();
-    upstreamSpent.set(request, budget.spent);
+    upstreamOf.set(request, budget);
     reply.raw.once('close', budget);
     if (request.routeOptions.config.large === true) reply.raw.once('close', services.wholeImages.enter());
     const timer = setTimeout(() => {
@@ -196,7 +197,9 @@ export async function buildApp(services: Services, opts: { logger?: boolean | ob
         status: reply.statusCode,
         ms: Math.round(reply.elapsedTime * 10) / 10,
         bytesOut: Number.isFinite(length) ? length : null,
-        upstreamBytes: upstreamSpent.get(request)?.() ?? 0,
+        upstreamRequests: upstreamOf.get(request)?.requests() ?? 0,
+        upstreamBytes: upstreamOf.get(request)?.spent() ?? 0,
+        cache: reply.getHeader('x-cache') ?? null,
       },
       'request',
     );

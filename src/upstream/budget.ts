@@ -33,12 +33,20 @@ export interface BudgetMemory {
   laneSlot: Int32Array;
   /** Per slot: bytes the request may still fetch (may go below zero by the last chunk). */
   remaining: BigInt64Array;
+  /** Per slot: upstream requests the request has sent (for its log line). */
+  requests: Int32Array;
 }
 
 export function budgetMemory(): BudgetMemory {
   const laneSlot = new Int32Array(new SharedArrayBuffer(LANES * 4));
   laneSlot.fill(-1);
-  return { laneSlot, remaining: new BigInt64Array(new SharedArrayBuffer(SLOTS * 8)) };
+  return { laneSlot, remaining: new BigInt64Array(new SharedArrayBuffer(SLOTS * 8)), requests: new Int32Array(new SharedArrayBuffer(SLOTS * 4)) };
+}
+
+/** The gateway's side: counts one upstream request sent for the request reading on `lane`. */
+export function countRequest(memory: BudgetMemory, lane: number): void {
+  const slot = lane > UNMETERED_LANE && lane < LANES ? Atomics.load(memory.laneSlot, lane) : -1;
+  if (slot >= 0) Atomics.add(memory.requests, slot, 1);
 }
 
 /** The gateway's side: charges `bytes` to the request reading on `lane`; false once its budget is spent. */
@@ -62,8 +70,11 @@ interface RequestBudget {
   ended: boolean;
 }
 
-/** Ends a request's budget; `spent()` tells the bytes it fetched from upstream (frozen at release). */
-export type BudgetRelease = (() => void) & { spent: () => number };
+/**
+ * Ends a request's budget; `spent()` tells the bytes it fetched from upstream and `requests()` the
+ * upstream requests it sent (both frozen at release).
+ */
+export type BudgetRelease = (() => void) & { spent: () => number; requests: () => number };
 
 /** The main thread's side: slots per request, lanes per handle. */
 export class Budgets {
@@ -83,20 +94,30 @@ export class Budgets {
    */
   enter(): BudgetRelease {
     const slot = this.freeSlots.pop();
-    if (slot === undefined) return Object.assign(() => undefined, { spent: () => 0 });
+    if (slot === undefined) return Object.assign(() => undefined, { spent: () => 0, requests: () => 0 });
     const start = BigInt(Math.min(this.maxBytes, Number.MAX_SAFE_INTEGER));
     Atomics.store(this.memory.remaining, slot, start);
+    Atomics.store(this.memory.requests, slot, 0);
     const budget: RequestBudget = { slot, loads: 0, ended: false };
     this.current.enterWith(budget);
     let released: number | undefined;
+    let sent: number | undefined;
     const spent = (): number => released ?? Math.max(0, Number(start - Atomics.load(this.memory.remaining, slot)));
+    const requests = (): number => sent ?? Atomics.load(this.memory.requests, slot);
     const release = (): void => {
       if (released !== undefined) return;
       released = spent();
+      sent = requests();
       budget.ended = true;
       if (budget.loads === 0) this.close(budget);
     };
-    return Object.assign(release, { spent });
+    return Object.assign(release, { spent, requests });
+  }
+
+  /** Counts one upstream request sent on this thread (documents, byte ranges) for the current request. */
+  countCurrent(): void {
+    const budget = this.current.getStore();
+    if (budget) Atomics.add(this.memory.requests, budget.slot, 1);
   }
 
   /**

@@ -35,6 +35,8 @@ export interface UpstreamClientOptions {
   maxSockets?: number;
   maxRedirects?: number;
   userAgent?: string;
+  /** Called for every request sent (each redirect hop too): the current request's count, for its log line. */
+  onRequest?: () => void;
 }
 
 /** What one upstream host has been asked and answered, for /metrics. */
@@ -59,6 +61,8 @@ export interface UpstreamRequest {
   accept?: string;
   /** Ends the request (and its body) when aborted: the caller's total deadline. */
   signal: AbortSignal;
+  /** Called for every request this sends (each redirect hop too), beside the client's own `onRequest`. */
+  onSend?: () => void;
 }
 
 export class UpstreamClient {
@@ -150,6 +154,8 @@ export class UpstreamClient {
       const request = lib.request(target, { method: 'GET', headers, agent, signal: req.signal });
       const stats = this.statsOf(target.host);
       stats.requests++;
+      this.opts.onRequest?.();
+      req.onSend?.();
       const started = performance.now();
       let socket: Socket | undefined;
       let socketBytesAtStart = 0;

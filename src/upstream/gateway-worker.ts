@@ -13,7 +13,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { UrlPolicy, type UrlPolicyOptions } from './url-policy.js';
 import { UpstreamClient, UpstreamRefused, UpstreamTimeout } from './client.js';
 import { GATEWAY_BUDGET_STATUS, GATEWAY_REFUSED_STATUS } from './gateway.js';
-import { charge, mayFetch, type BudgetMemory } from './budget.js';
+import { charge, countRequest, mayFetch, type BudgetMemory } from './budget.js';
 
 export interface GatewayWorkerData {
   token: string;
@@ -56,8 +56,8 @@ function upstreamFault(): void {
 }
 
 /** One upstream GET under the policies; resolves with the final response, its body not consumed. */
-async function upstream(url: string, range: string | undefined, signal: AbortSignal): Promise<IncomingMessage> {
-  const res = await client.get(url, { range, signal });
+async function upstream(url: string, range: string | undefined, signal: AbortSignal, lane: number): Promise<IncomingMessage> {
+  const res = await client.get(url, { range, signal, onSend: () => countRequest(data.budgets, lane) });
   if ((res.statusCode ?? 0) >= 500) upstreamFault();
   if (res.statusCode === GATEWAY_REFUSED_STATUS) {
     res.resume();
@@ -119,7 +119,7 @@ function heldHead(url: string): Promise<Head> | undefined {
 
 async function probeOnce(url: string, lane: number): Promise<Head> {
   const signal = AbortSignal.timeout(data.timeoutMs);
-  const res = await upstream(url, `bytes=0-${data.probeBytes - 1}`, signal);
+  const res = await upstream(url, `bytes=0-${data.probeBytes - 1}`, signal, lane);
   const status = res.statusCode ?? 502;
   const headers = relayedHeaders(res.headers);
   delete headers['content-range'];
@@ -246,7 +246,7 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
 /** Streams one upstream answer to GDAL; a body cut short upstream is cut short here too. */
 async function relay(url: string, lane: number, range: string | undefined, res: ServerResponse): Promise<void> {
   const signal = AbortSignal.timeout(data.timeoutMs);
-  const up = await upstream(url, range, signal);
+  const up = await upstream(url, range, signal, lane);
   res.writeHead(up.statusCode ?? 502, relayedHeaders(up.headers));
   const onAbort = (): void => {
     up.destroy();
