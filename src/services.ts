@@ -46,7 +46,11 @@ export class Services {
     this.policy = new UrlPolicy(settings);
     this.budgets = new Budgets(settings.maxUpstreamBytes);
     this.wholeImages = new WholeImageGate(settings.largeRequests, settings.maxImageBytes);
-    this.client = new UpstreamClient({ policy: this.policy, connectTimeoutMs: settings.upstreamConnectTimeoutMs, onRequest: () => this.budgets.countCurrent() });
+    this.client = new UpstreamClient({
+      policy: this.policy,
+      connectTimeoutMs: settings.upstreamConnectTimeoutMs,
+      onRequest: () => this.budgets.countCurrent(),
+    });
     this.gateway = settings.upstreamGateway
       ? new UpstreamGateway({
           policy: { allowedLocalRoots: [], allowedHosts: settings.allowedHosts, deniedHosts: settings.deniedHosts, allowedNetworks: settings.allowedNetworks },

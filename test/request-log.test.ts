@@ -68,7 +68,9 @@ describe('request logs', { timeout: 60_000 }, () => {
     assert.ok(!JSON.stringify(mine).includes('hidden'), 'the query is not logged');
 
     // The same tile again comes from the tile cache: no upstream request.
-    const again = await fetch(`${tessera.url}/cog/tiles/WebMercatorQuad/9/289/207.png?url=${url}&rescale=0,1000`, { headers: { 'X-Request-Id': 'trace-42.b' } });
+    const again = await fetch(`${tessera.url}/cog/tiles/WebMercatorQuad/9/289/207.png?url=${url}&rescale=0,1000`, {
+      headers: { 'X-Request-Id': 'trace-42.b' },
+    });
     await again.arrayBuffer();
     await new Promise((r) => setTimeout(r, 200));
     const hit = lines().find((l) => l.reqId === 'trace-42.b')!;
