@@ -1,14 +1,26 @@
 /**
  * The `tessera` command (commander): `serve` starts the server, `demo` writes the built-in demo data
- * (COGs, a STAC item, a MosaicJSON). `--help` on every command (`serve --help` lists every
- * setting), `--version`. Exit codes: 0 done, 1 a setting or the server failed, 2 a usage mistake.
+ * (COGs, a STAC item, a MosaicJSON), `mosaic create` writes a MosaicJSON for a list of COGs as
+ * `cogeo-mosaic create` does. `--help` on every command (`serve --help` lists every setting),
+ * `--version`. Exit codes: 0 done, 1 a setting, the server or the work failed, 2 a usage mistake.
  */
 import path from 'node:path';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { loadSettings, settingsHelp, unknownSettings, type Settings } from './config.js';
 
-const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+/** The version in the nearest package.json above this module: dist/src/ or a private build's (tools/dev/build-to.sh). */
+function packageVersion(): string {
+  for (let dir = path.dirname(fileURLToPath(import.meta.url)); ; dir = path.dirname(dir)) {
+    const file = path.join(dir, 'package.json');
+    if (existsSync(file)) return (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version;
+    if (path.dirname(dir) === dir) return 'unknown';
+  }
+}
+
+const VERSION = packageVersion();
 
 /** A whole number in [min, max], or a usage error naming the option. */
 function wholeIn(what: string, min: number, max: number) {
@@ -62,6 +74,111 @@ program
     const written = await makeDemoData(path.resolve(options.out), baseUrl ? { baseUrl: baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/` } : {});
     for (const file of written) console.log(`demo: ${file}`);
   });
+
+const MOSAIC_CREATE_HELP = `
+Each line of the list is a COG's URL; blank lines and lines starting with # are skipped. The COGs are
+read as \`tessera serve\` reads them, under the same settings: http(s) URLs on public addresses
+(TESSERA_ALLOWED_NETWORKS opens others), local paths inside TESSERA_ALLOWED_LOCAL_ROOTS only,
+TESSERA_ALLOWED_HOSTS, TESSERA_ALLOWED_DRIVERS. A COG that cannot be read is reported and left out.
+The document is the one cogeo-mosaic 7.2 writes (MosaicJSON 0.0.3, WebMercatorQuad): zooms are the
+largest of the COGs' unless given, the quadkey zoom is the minzoom unless given.
+
+Examples:
+  $ tessera mosaic create urls.txt -o mosaic.json
+  $ grep -v B09 urls.txt | tessera mosaic create --quadkey-zoom 8 > mosaic.json
+  $ TESSERA_ALLOWED_LOCAL_ROOTS=/data tessera mosaic create tiles.txt --name 'Survey 2024' -o mosaic.json.gz
+
+Exit status: 0 written, 1 nothing written (no COG could be read, COGs of different data types, an
+unreadable list), 2 a usage mistake.
+`;
+
+interface MosaicCreateOptions {
+  output?: string;
+  minzoom?: number;
+  maxzoom?: number;
+  quadkeyZoom?: number;
+  threads: number;
+  name?: string;
+  description?: string;
+  attribution?: string;
+}
+
+const mosaic = program.command('mosaic').description('MosaicJSON documents');
+mosaic
+  .command('create')
+  .description('write a MosaicJSON document for a list of COG URLs (as cogeo-mosaic create)')
+  .argument('[list]', "file of COG URLs, one per line ('-' or none: standard input)")
+  .option('-o, --output <file>', 'write the document to this file (gzip-compressed if it ends with .gz) instead of standard output')
+  .option('--minzoom <z>', "the mosaic's minzoom instead of the largest of the COGs'", wholeIn('minzoom', 0, 30))
+  .option('--maxzoom <z>', "the mosaic's maxzoom instead of the largest of the COGs'", wholeIn('maxzoom', 0, 30))
+  .option('--quadkey-zoom <z>', 'zoom of the quadkeys indexing the COGs instead of the minzoom', wholeIn('quadkey zoom', 0, 30))
+  .option('--threads <n>', 'COGs read at once', wholeIn('number of threads', 1, 256), 20)
+  .option('--name <text>', "the document's name")
+  .option('--description <text>', "the document's description")
+  .option('--attribution <text>', "the document's attribution")
+  .addHelpText('after', MOSAIC_CREATE_HELP)
+  .showHelpAfterError('(tessera mosaic create --help: the options, the list and examples)')
+  .action(async (list: string | undefined, options: MosaicCreateOptions) => {
+    const fromStdin = list === undefined || list === '-';
+    const source = fromStdin ? 'standard input' : `'${list}'`;
+    if (fromStdin && process.stdin.isTTY) console.error('tessera: reading COG URLs from standard input, one per line (end with Ctrl-D)');
+    let text: string;
+    try {
+      text = fromStdin ? await readStdin() : readFileSync(list, 'utf8');
+    } catch (err) {
+      throw new Error(`cannot read the list of COG URLs ${source}: ${(err as Error).message}`);
+    }
+    const { parseUrlList, readFootprints } = await import('./mosaic/footprints.js');
+    const urls = parseUrlList(text);
+    if (urls.length === 0) throw new Error(`no COG URL in ${source}: give one URL per line`);
+    // The server's settings (policies, timeouts, drivers); nothing is rendered or cached for a tile.
+    const settings = loadSettings({ renderThreads: 0, cacheUrl: undefined, tileCacheBytes: 0 });
+    for (const name of unknownSettings()) console.error(`tessera: warning: ${name} is not a setting tessera knows (see tessera serve --help); it is ignored`);
+    const [{ Services }, { buildMosaicJson }, { getTms, WEB_MERCATOR_QUAD }, { pyDumps }] = await Promise.all([
+      import('./services.js'),
+      import('./mosaic/build.js'),
+      import('./tms/registry.js'),
+      import('./pyjson.js'),
+    ]);
+    const services = new Services(settings);
+    try {
+      const results = await readFootprints(urls, (url) => services.cog(url), getTms(WEB_MERCATOR_QUAD)!, options.threads);
+      const footprints = results.flatMap((r) => (r.ok ? [r.footprint] : []));
+      for (const r of results) if (!r.ok) console.error(`tessera: warning: ${r.url} is left out: ${r.message}`);
+      if (footprints.length === 0) throw new Error(`none of the ${urls.length} COG(s) in ${source} could be read (see the warnings above); nothing written`);
+      const built = buildMosaicJson(footprints, options);
+      for (const warning of built.warnings) console.error(`tessera: warning: ${warning}`);
+      const json = pyDumps(built.document);
+      if (options.output === undefined) process.stdout.write(`${json}\n`);
+      else writeOutput(options.output, json);
+      const bytes = Buffer.byteLength(json);
+      console.error(
+        `tessera: ${options.output ?? 'standard output'}: ${footprints.length} COG(s), ${built.quadkeys} quadkey(s) at zoom ${built.quadkeyZoom}, ${bytes} bytes`,
+      );
+      if (bytes > settings.maxDocumentBytes) {
+        console.error(
+          `tessera: warning: tessera reads MosaicJSON documents of up to ${settings.maxDocumentBytes} bytes (TESSERA_MAX_DOCUMENT_BYTES): raise it to serve this one, or choose a lower --quadkey-zoom`,
+        );
+      }
+    } finally {
+      await services.close();
+    }
+  });
+
+/** The document to a file, gzip-compressed as cogeo-mosaic's file backend writes `.gz` names. */
+function writeOutput(file: string, json: string): void {
+  try {
+    writeFileSync(file, file.endsWith('.gz') ? gzipSync(json, { level: 9 }) : json);
+  } catch (err) {
+    throw new Error(`cannot write the document to '${file}': ${(err as Error).message}`);
+  }
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   if (err instanceof CommanderError) {

@@ -53,6 +53,8 @@ function write(value: unknown, out: string[]): void {
     out.push(JSON.stringify(value));
   } else if (typeof value === 'boolean') {
     out.push(value ? 'true' : 'false');
+  } else if (value instanceof Map) {
+    writeEntries([...value], out);
   } else if (Array.isArray(value)) {
     out.push('[');
     value.forEach((v, i) => {
@@ -61,17 +63,21 @@ function write(value: unknown, out: string[]): void {
     });
     out.push(']');
   } else if (typeof value === 'object') {
-    out.push('{');
-    let first = true;
-    for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
-      if (v === undefined) continue;
-      if (!first) out.push(',');
-      first = false;
-      out.push(JSON.stringify(k), ':');
-      write(v, out);
-    }
-    out.push('}');
+    writeEntries(Object.entries(value as Record<string, unknown>), out);
   } else {
     out.push(JSON.stringify(String(value)));
   }
+}
+
+function writeEntries(entries: ReadonlyArray<[unknown, unknown]>, out: string[]): void {
+  out.push('{');
+  let first = true;
+  for (const [k, v] of entries) {
+    if (v === undefined) continue;
+    if (!first) out.push(',');
+    first = false;
+    out.push(JSON.stringify(String(k)), ':');
+    write(v, out);
+  }
+  out.push('}');
 }

@@ -2,6 +2,8 @@
  * The command line as operators use it: --version, --help on every command (serve's lists every
  * setting of config.ts), exit codes (0 done, 1 a bad setting, 2 a usage mistake), and a warning for
  * TESSERA_* / TITILER_API_* names tessera does not know, which used to be ignored silently.
+ * `mosaic create` runs from this build (BUILT_CLI; bin/tessera runs dist's); its documents are
+ * checked in mosaic-create.test.ts.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,10 +12,14 @@ import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { TESSERA_BIN } from './parity/harness.js';
 import { SETTINGS, loadSettings, unknownSettings } from '../src/config.js';
-import { REPO_ROOT } from './helpers/paths.js';
+import { BUILT_CLI, REPO_ROOT } from './helpers/paths.js';
 
 function run(args: string[], env: Record<string, string> = {}): { status: number | null; stdout: string; stderr: string } {
   return spawnSync(TESSERA_BIN, args, { encoding: 'utf8', timeout: 20_000, env: { ...process.env, ...env } });
+}
+
+function runBuilt(args: string[]): { status: number | null; stdout: string; stderr: string } {
+  return spawnSync(process.execPath, [BUILT_CLI, ...args], { encoding: 'utf8', timeout: 20_000 });
 }
 
 describe('tessera command line', () => {
@@ -64,5 +70,21 @@ describe('tessera command line', () => {
       'https://c.example',
       "tessera's name wins",
     );
+  });
+
+  it('mosaic create: --help with examples, exit 2 on usage mistakes, 1 on a list that cannot be read', () => {
+    const help = runBuilt(['mosaic', 'create', '--help']);
+    assert.equal(help.status, 0);
+    assert.match(help.stdout, /tessera mosaic create urls\.txt -o mosaic\.json/);
+    assert.match(help.stdout, /--quadkey-zoom <z>/);
+    assert.match(runBuilt(['--help']).stdout, /mosaic/);
+    for (const args of [['mosaic'], ['mosaic', 'create', '--minzoom', '31'], ['mosaic', 'create', '--threads', '0'], ['mosaic', 'create', '--bogus']]) {
+      const r = runBuilt(args);
+      assert.equal(r.status, 2, `${args.join(' ')}: ${r.stderr}`);
+    }
+    assert.match(runBuilt(['mosaic', 'create', '--quadkey-zoom', 'x']).stderr, /invalid quadkey zoom 'x' \(0 to 30\)[\s\S]*tessera mosaic create --help/);
+    const missing = runBuilt(['mosaic', 'create', path.join(REPO_ROOT, 'no-such-list.txt')]);
+    assert.equal(missing.status, 1);
+    assert.match(missing.stderr, /tessera: cannot read the list of COG URLs '.*no-such-list\.txt'/);
   });
 });

@@ -27,6 +27,15 @@ describe('pyDumps', () => {
   it('writes compact JSON with ints, floats and NaN as null', () => {
     assert.equal(pyDumps({ a: 1, b: float(1), c: [float(NaN), Infinity, 'é'], d: undefined, e: null }), '{"a":1,"b":1.0,"c":[null,null,"é"],"e":null}');
   });
+
+  it('writes a Map as an object in insertion order, integer-like keys included (a dict, not a JS object)', () => {
+    const tiles = new Map([
+      ['1221022', ['b.tif']],
+      ['0302300', ['a.tif']],
+      ['12', ['c.tif']],
+    ]);
+    assert.equal(pyDumps({ tiles }), '{"tiles":{"1221022":["b.tif"],"0302300":["a.tif"],"12":["c.tif"]}}');
+  });
 });
 
 describe('Python urlencode', () => {

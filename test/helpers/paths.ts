@@ -21,3 +21,9 @@ export const REPO_ROOT = findRoot(path.dirname(fileURLToPath(import.meta.url)));
 
 /** TiTiler's test fixtures, used in place beside the repository. */
 export const FIXTURES = process.env['TESSERA_FIXTURES'] ?? path.resolve(REPO_ROOT, '../shared/fixtures/titiler');
+
+/**
+ * The command line compiled with these tests (<build>/src/cli.js beside <build>/test/), so that a
+ * private build (tools/dev/build-to.sh) runs its own CLI, not dist's; run it with `process.execPath`.
+ */
+export const BUILT_CLI = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../src/cli.js');

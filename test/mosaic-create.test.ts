@@ -1,0 +1,333 @@
+/**
+ * `tessera mosaic create` against cogeo-mosaic 7.2, the tool whose documents it writes: the CLI of
+ * this build runs as a child process on lists of the shared fixtures served on 127.0.0.1, and
+ * tools/expected/mosaic_create.py runs cogeo-mosaic's `MosaicJSON.from_urls` on the same URLs in
+ * the parity venv. The documents must be equal as JSON, key order included (the `tiles` keys are in
+ * the order cogeo-mosaic burns them), numbers compared as numbers. The same script checks the two
+ * pieces of geometry that decide the tiles, on many cases no fixture reaches: GDAL's all-touched
+ * burn of a rectangle (against rasterio) and the whole index (against cogeo-mosaic's own
+ * `from_urls` over given footprints: tile-aligned ones, the antimeridian, the poles). Finally the
+ * document written is served by tessera's /mosaicjson/ routes.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { BUILT_CLI, FIXTURES, REPO_ROOT } from './helpers/paths.js';
+import { startFileServer, type FileServer } from './helpers/fileserver.js';
+import { startTessera } from './helpers/tessera.js';
+import { burnRectangle } from '../src/mosaic/burn.js';
+import { buildMosaicJson, type MosaicFootprint } from '../src/mosaic/build.js';
+import { quadkeyToTile } from '../src/mosaic/quadkey.js';
+import { pyDumps } from '../src/pyjson.js';
+import { getTms, WEB_MERCATOR_QUAD } from '../src/tms/registry.js';
+import { srsFrom, transformPoint, WGS84 } from '../src/gdal/crs.js';
+
+const PYTHON = path.join(REPO_ROOT, '.parity/venv/bin/python');
+const SCRIPT = path.join(REPO_ROOT, 'tools/expected/mosaic_create.py');
+const skip = existsSync(PYTHON) ? false : `cogeo-mosaic's parity venv is missing (${PYTHON}): make test sets it up (tools/parity/setup.sh)`;
+
+interface Run {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** A child process, asynchronously: the file server it reads answers from this process. */
+function run(command: string, args: string[], opts: { input?: string; env?: Record<string, string> } = {}): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { env: { ...process.env, ...opts.env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
+      stdout += d;
+    });
+    child.stderr.setEncoding('utf8').on('data', (d: string) => {
+      stderr += d;
+    });
+    child.on('error', reject);
+    child.on('close', (status) => resolve({ status, stdout, stderr }));
+    child.stdin.end(opts.input ?? '');
+  });
+}
+
+/** Loopback is refused by default; the fixtures are served there. */
+const LOOPBACK_ENV = { TESSERA_ALLOWED_NETWORKS: '127.0.0.0/8' };
+
+function tessera(args: string[], opts: { input?: string; env?: Record<string, string> } = {}): Promise<Run> {
+  return run(process.execPath, ['--enable-source-maps', BUILT_CLI, 'mosaic', 'create', ...args], { input: opts.input ?? '', env: opts.env ?? LOOPBACK_ENV });
+}
+
+function cogeoMosaic(mode: string, args: string[], input = ''): Promise<Run> {
+  return run(PYTHON, [SCRIPT, mode, ...args], { input });
+}
+
+/** JSON with objects as ordered entries: key order is part of what is compared. */
+type Ordered = null | boolean | number | string | Ordered[] | { entries: Array<[string, Ordered]> };
+
+function parseOrdered(text: string): Ordered {
+  let i = 0;
+  const token = /\s*("(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null|[{}[\],:])/y;
+  const next = (): string => {
+    token.lastIndex = i;
+    const m = token.exec(text);
+    if (!m) throw new Error(`not JSON at ${i}: ${text.slice(i, i + 40)}`);
+    i = token.lastIndex;
+    return m[1]!;
+  };
+  const value = (t = next()): Ordered => {
+    if (t === '{' || t === '[') {
+      const entries: Array<[string, Ordered]> = [];
+      const items: Ordered[] = [];
+      let u = next();
+      while (u !== (t === '{' ? '}' : ']')) {
+        if (u === ',') u = next();
+        if (t === '{') {
+          const key = JSON.parse(u) as string;
+          assert.equal(next(), ':');
+          entries.push([key, value()]);
+        } else {
+          items.push(value(u));
+        }
+        u = next();
+      }
+      return t === '{' ? { entries } : items;
+    }
+    return JSON.parse(t) as Ordered;
+  };
+  const out = value();
+  assert.match(text.slice(i), /^\s*$/, 'nothing after the JSON value');
+  return out;
+}
+
+/** The document as plain JSON, for reading fields. */
+type Doc = { bounds: number[]; minzoom: number; maxzoom: number; quadkey_zoom: number; tiles: Record<string, string[]> };
+
+describe('tessera mosaic create, against cogeo-mosaic 7.2', { skip }, () => {
+  let files: FileServer;
+  let tmp: string;
+  const url = (name: string): string => `${files.url}/${name}`;
+
+  before(async () => {
+    files = await startFileServer(FIXTURES);
+    tmp = mkdtempSync(path.join(os.tmpdir(), 'tessera-mosaic-create-'));
+  });
+  after(async () => {
+    await files?.close();
+    if (tmp) rmSync(tmp, { recursive: true, force: true });
+  });
+
+  /** Both tools on the same COGs: tessera given the list as `how` says; the documents must be equal. */
+  async function same(names: string[], how: 'file' | 'dash' | 'stdin', options: string[] = []): Promise<{ created: Run; expected: Run }> {
+    const urls = names.map(url);
+    const list = `# made by the test\n${urls.join('\n')}\n\n`;
+    let created: Run;
+    if (how === 'file') {
+      const file = path.join(tmp, `urls-${names.length}-${options.length}.txt`);
+      writeFileSync(file, list);
+      created = await tessera([file, ...options]);
+    } else {
+      created = await tessera([...(how === 'dash' ? ['-'] : []), ...options], { input: list });
+    }
+    const expected = await cogeoMosaic('urls', [...options, ...urls]);
+    assert.equal(expected.status, 0, expected.stderr);
+    assert.equal(created.status, 0, created.stderr);
+    assert.deepEqual(parseOrdered(created.stdout), parseOrdered(expected.stdout));
+    return { created, expected };
+  }
+
+  it('writes the document cogeo-mosaic writes for cog1.tif + cog2.tif (the list from a file)', async () => {
+    const { created } = await same(['cog1.tif', 'cog2.tif'], 'file');
+    assert.match(created.stderr, /2 COG\(s\), 9 quadkey\(s\) at zoom 7/);
+  });
+
+  it('reads the list from standard input, with - or with no argument (B01.tif + B09.tif, TCI.tif)', async () => {
+    await same(['B01.tif', 'B09.tif'], 'dash');
+    await same(['TCI.tif'], 'stdin');
+  });
+
+  it('keeps cogeo-mosaic key order where the quadkeys look like integers (TCI.tif at quadkey zoom 11), and writes --name', async () => {
+    const { created } = await same(['TCI.tif'], 'file', ['--quadkey-zoom', '11', '--name', 'Libya TCI']);
+    const doc = JSON.parse(created.stdout) as Doc & { name: string };
+    assert.equal(doc.name, 'Libya TCI');
+    assert.ok(Object.keys(doc.tiles).length > 20);
+  });
+
+  it("takes the largest zooms of the COGs with cogeo-mosaic's warnings, or the ones given", async () => {
+    const { created, expected } = await same(['cog.tif', 'cog1.tif', 'cog2.tif'], 'file');
+    assert.match(expected.stderr, /Multiple MinZoom/);
+    assert.match(created.stderr, /warning: Multiple MinZoom, Assets different minzoom values \(5, 7\): minzoom 7 is used/);
+    assert.equal((JSON.parse(created.stdout) as Doc).minzoom, 7);
+    const given = await same(['cog.tif', 'cog1.tif', 'cog2.tif'], 'file', ['--minzoom', '6', '--maxzoom', '11', '--quadkey-zoom', '9']);
+    assert.doesNotMatch(given.created.stderr, /Multiple/);
+    const doc = JSON.parse(given.created.stdout) as Doc;
+    assert.deepEqual([doc.minzoom, doc.maxzoom, doc.quadkey_zoom], [6, 11, 9]);
+  });
+
+  it('leaves out a COG it cannot read and says which, as cogeo-mosaic skips it', async () => {
+    const { created } = await same(['cog1.tif', 'missing.tif', 'cog2.tif'], 'file');
+    assert.match(created.stderr, new RegExp(`warning: ${url('missing.tif')} is left out: .*`));
+    assert.doesNotMatch(created.stdout, /missing/);
+  });
+
+  it("refuses COGs of different data types (exit 1), as cogeo-mosaic's MultipleDataTypeError", async () => {
+    const urls = [url('cog1.tif'), url('TCI.tif')];
+    const expected = await cogeoMosaic('urls', urls);
+    assert.equal(expected.status, 3, expected.stderr);
+    const created = await tessera([], { input: urls.join('\n') });
+    assert.equal(created.status, 1);
+    assert.equal(created.stdout, '');
+    assert.match(created.stderr, /different data types \(uint16, uint8\)/);
+  });
+
+  it("reads the COGs under the server's policies: exit 1 when none is left, saying what to set", async () => {
+    const refused = await tessera([], { input: url('cog1.tif'), env: { TESSERA_ALLOWED_NETWORKS: '' } });
+    assert.equal(refused.status, 1);
+    assert.match(refused.stderr, /is left out: .*TESSERA_ALLOWED_NETWORKS/);
+    assert.match(refused.stderr, /none of the 1 COG\(s\) in standard input could be read/);
+    const local = await tessera([], { input: path.join(FIXTURES, 'cog1.tif') });
+    assert.match(local.stderr, /local files are disabled/);
+    assert.equal(local.status, 1);
+    const empty = await tessera([], { input: '# nothing\n\n' });
+    assert.equal(empty.status, 1);
+    assert.match(empty.stderr, /no COG URL in standard input/);
+    const missing = await tessera([path.join(tmp, 'no-such-list.txt')]);
+    assert.equal(missing.status, 1);
+    assert.match(missing.stderr, /cannot read the list of COG URLs/);
+  });
+
+  it('writes --output (gzip-compressed for .gz), a document tessera serves', async () => {
+    const list = path.join(tmp, 'served.txt');
+    writeFileSync(list, `${url('cog1.tif')}\n${url('cog2.tif')}\n`);
+    const plain = path.join(tmp, 'mosaic.json');
+    const gz = path.join(tmp, 'mosaic.json.gz');
+    const [toStdout, toFile, toGz] = await Promise.all([tessera([list]), tessera([list, '-o', plain]), tessera([list, '--output', gz])]);
+    for (const r of [toStdout, toFile, toGz]) assert.equal(r.status, 0, r.stderr);
+    const text = readFileSync(plain, 'utf8');
+    assert.equal(`${text}\n`, toStdout.stdout);
+    assert.equal(gunzipSync(readFileSync(gz)).toString('utf8'), text);
+    assert.equal(toFile.stdout, '');
+
+    files.put('/made/mosaic.json', text, 'application/json');
+    const server = await startTessera();
+    try {
+      const mosaic = encodeURIComponent(`${files.url}/made/mosaic.json`);
+      const doc = JSON.parse(text) as Doc;
+      const info = await server.get(`/mosaicjson/info?url=${mosaic}`);
+      assert.equal(info.status, 200);
+      assert.deepEqual(((await info.json()) as { bounds: number[] }).bounds, doc.bounds);
+      const served = await server.get(`/mosaicjson/?url=${mosaic}`);
+      assert.deepEqual(Object.keys(((await served.json()) as Doc).tiles).sort(), Object.keys(doc.tiles).sort());
+      const [key, assets] = Object.entries(doc.tiles).find(([, list]) => list.length === 2)!;
+      const { x, y, z } = quadkeyToTile(key);
+      const listed = await server.get(`/mosaicjson/${z}/${x}/${y}/assets?url=${mosaic}`);
+      assert.deepEqual(await listed.json(), assets);
+      const tile = await server.get(`/mosaicjson/tiles/WebMercatorQuad/${z}/${x}/${y}.png?url=${mosaic}`);
+      assert.equal(tile.status, 200);
+      assert.equal(tile.headers.get('content-type'), 'image/png');
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+/** A deterministic generator (the cases must be the same on every run). */
+function random(seed: number): () => number {
+  let s = seed;
+  return () => {
+    s = (s * 1103515245 + 12345) % 2147483648;
+    return s / 2147483648;
+  };
+}
+
+describe('the geometry behind the tiles, against rasterio and cogeo-mosaic', { skip }, () => {
+  it("burns a rectangle's cells as GDAL's all-touched rasterize does, near cell boundaries too", async () => {
+    const rnd = random(17);
+    const [width, height] = [12, 9];
+    const offsets = [0, 0.5, 1e-3, 2e-4, 1.1e-4, 9e-5, 1e-6, 1e-12, -1e-12, -1e-6, -9e-5, -1.1e-4, -2e-4];
+    const coordinate = (n: number): number => Math.floor(rnd() * (n + 5)) - 2 + (rnd() < 0.2 ? rnd() : offsets[Math.floor(rnd() * offsets.length)]!);
+    const rects: Array<[number, number, number, number]> = [];
+    while (rects.length < 3000) {
+      const [x0, x1] = [coordinate(width), coordinate(width)].sort((a, b) => a - b) as [number, number];
+      const [r0, r1] = [coordinate(height), coordinate(height)].sort((a, b) => a - b) as [number, number];
+      if (x1 - x0 > 0.02 && r1 - r0 > 0.02) rects.push([x0, r0, x1, r1]);
+    }
+    const expected = await cogeoMosaic('rectangles', [], JSON.stringify({ width, height, rects }));
+    assert.equal(expected.status, 0, expected.stderr);
+    const lines = expected.stdout.trim().split('\n');
+    rects.forEach(([x0, r0, x1, r1], i) => {
+      // rasterio gets world y = height − row; GDAL computes the row back from it, as here.
+      const row = (r: number): number => height - (height - r);
+      const cells = burnRectangle(x0, x1, row(r0), row(r1), width, height).flatMap((run) => {
+        const out: Array<[number, number]> = [];
+        for (let r = run.r0; r <= run.r1; r++) for (let c = run.c0; c <= run.c1; c++) out.push([r, c]);
+        return out;
+      });
+      const ours = [...new Set(cells.map(([r, c]) => r * width + c))].sort((a, b) => a - b);
+      const theirs = (JSON.parse(lines[i]!) as Array<[number, number]>).map(([r, c]) => r * width + c);
+      assert.deepEqual(ours, theirs, `rectangle x ${x0}..${x1}, rows ${r0}..${r1}`);
+    });
+  });
+
+  it('lists the tiles and assets cogeo-mosaic lists for footprints anywhere, in its order', async () => {
+    const rnd = random(7);
+    const grid = getTms(WEB_MERCATOR_QUAD)!;
+    const [merc, wgs] = [srsFrom(grid.srs), srsFrom(WGS84)];
+    const tileCorner = (x: number, y: number, z: number): [number, number] => {
+      const [left, , , top] = grid.xyBounds({ x, y, z });
+      return transformPoint(merc, wgs, left, top);
+    };
+    const cases: Array<{ footprints: MosaicFootprint[]; quadkey_zoom: number }> = [];
+    for (let k = 0; k < 120; k++) {
+      const footprints: MosaicFootprint[] = [];
+      const count = 1 + Math.floor(rnd() * 6);
+      // cogeo-mosaic takes ~0.3 ms a tile: footprints of up to a few dozen tiles across at this zoom.
+      const quadkeyZoom = Math.floor(rnd() * 10);
+      for (let i = 0; i < count; i++) {
+        let bounds: [number, number, number, number];
+        if (rnd() < 0.3) {
+          // On tile edges: longitudes exactly (PROJ agrees on them to the bit), latitudes nearly
+          // (the last digits of an inverse Mercator differ between PROJ versions).
+          const z = Math.max(0, quadkeyZoom - 3) + Math.floor(rnd() * 5);
+          const n = 2 ** z;
+          const [x0, y0] = [Math.floor(rnd() * n), Math.floor(rnd() * n)];
+          const [x1, y1] = [Math.min(n, x0 + 1 + Math.floor(rnd() * 3)), Math.min(n, y0 + 1 + Math.floor(rnd() * 3))];
+          const [w, north] = tileCorner(x0, y0, z);
+          const [e, south] = tileCorner(x1, y1, z);
+          const near = (): number => (rnd() < 0.5 ? 1 : -1) * (1e-9 + rnd() * 1e-9);
+          bounds = [w, south + near(), e, north + near()];
+        } else {
+          // Anywhere, past the antimeridian and the poles too (cogeo-mosaic truncates them).
+          const [cx, cy] = [rnd() * 380 - 190, rnd() * 180 - 90];
+          const [w, h] = [rnd() * (rnd() < 0.5 ? 2 : 40), rnd() * (rnd() < 0.5 ? 2 : 30)];
+          bounds = [cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2];
+          // West past east, as rasterio gives a COG across the antimeridian: a polygon the other way round.
+          if (rnd() < 0.1) bounds = [bounds[2], bounds[1], bounds[0], bounds[3]];
+        }
+        footprints.push({ url: `https://example.com/${k}/${i}.tif`, bounds, minzoom: 3 + Math.floor(rnd() * 3), maxzoom: 8, datatype: 'uint8' });
+      }
+      cases.push({ footprints, quadkey_zoom: quadkeyZoom });
+    }
+    const expected = await cogeoMosaic('footprints', [], JSON.stringify(cases));
+    assert.equal(expected.status, 0, expected.stderr);
+    const lines = expected.stdout.trim().split('\n');
+    cases.forEach((c, i) => {
+      const ours = pyDumps(buildMosaicJson(c.footprints, { quadkeyZoom: c.quadkey_zoom }).document);
+      assert.deepEqual(parseOrdered(ours), parseOrdered(lines[i]!), `case ${i}: ${JSON.stringify(c)}`);
+    });
+  });
+});
+
+describe('buildMosaicJson limits', () => {
+  it('refuses an index too large to serve, and no footprints; says what quadkey zoom 0 means', () => {
+    const world: MosaicFootprint = { url: 'w.tif', bounds: [-180, -85, 180, 85], minzoom: 0, maxzoom: 12, datatype: 'uint8' };
+    assert.throws(() => buildMosaicJson([world], { quadkeyZoom: 11 }), /more than 1000000 quadkeys at zoom 11: choose a lower quadkey zoom/);
+    assert.throws(() => buildMosaicJson([]), /no COG/);
+    const zero = buildMosaicJson([{ ...world, minzoom: 2 }], { quadkeyZoom: 0 });
+    assert.equal(zero.quadkeyZoom, 2);
+    assert.deepEqual(zero.warnings, ['quadkey zoom 0 means the minzoom in a MosaicJSON document: 2 is used']);
+  });
+});
