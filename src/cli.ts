@@ -5,22 +5,11 @@
  * `--version`. Exit codes: 0 done, 1 a setting, the server or the work failed, 2 a usage mistake.
  */
 import path from 'node:path';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
-import { loadSettings, settingsHelp, unknownSettings, type Settings } from './config.js';
-
-/** The version in the nearest package.json above this module: dist/src/ or a private build's (tools/dev/build-to.sh). */
-function packageVersion(): string {
-  for (let dir = path.dirname(fileURLToPath(import.meta.url)); ; dir = path.dirname(dir)) {
-    const file = path.join(dir, 'package.json');
-    if (existsSync(file)) return (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version;
-    if (path.dirname(dir) === dir) return 'unknown';
-  }
-}
-
-const VERSION = packageVersion();
+import { applySettingsFile, loadSettings, settingsHelp, unknownSettings, type Settings } from './config.js';
+import { TESSERA_VERSION } from './version.js';
 
 /** A whole number in [min, max], or a usage error naming the option. */
 function wholeIn(what: string, min: number, max: number) {
@@ -34,7 +23,7 @@ function wholeIn(what: string, min: number, max: number) {
 const program = new Command()
   .name('tessera')
   .description('Raster tiles and metadata from COGs, STAC items and MosaicJSON (TiTiler 0.18 compatible)')
-  .version(VERSION, '-v, --version')
+  .version(TESSERA_VERSION, '-v, --version')
   .showHelpAfterError('(tessera --help, tessera serve --help: the commands, options and settings)')
   .exitOverride();
 
@@ -46,8 +35,11 @@ program
   .option('--workers <n>', 'server processes sharing the port (TESSERA_WORKERS)', wholeIn('number of workers', 1, 64))
   .option('--render-threads <n>', 'image threads per process (TESSERA_RENDER_THREADS)', wholeIn('number of render threads', 0, 64))
   .option('--demo <dir>', 'serve the demo data written by `tessera demo` under /demo/')
-  .addHelpText('after', `\nSettings (environment):\n${settingsHelp()}\n`)
-  .action(async (options: { host?: string; port?: number; workers?: number; renderThreads?: number; demo?: string }) => {
+  .option('--config <file>', 'settings file (TESSERA_CONFIG): NAME=value lines of the settings below, for those the environment leaves unset')
+  .addHelpText('after', `\nSettings (environment, or a --config file of NAME=value lines):\n${settingsHelp()}\n`)
+  .action(async (options: { host?: string; port?: number; workers?: number; renderThreads?: number; demo?: string; config?: string }) => {
+    const file = options.config ?? process.env['TESSERA_CONFIG'];
+    if (file) applySettingsFile(file);
     const overrides: Partial<Settings> = {};
     if (options.host !== undefined) overrides.host = options.host;
     if (options.port !== undefined) overrides.port = options.port;

@@ -1,5 +1,11 @@
-/** Settings, from TESSERA_* environment variables (command-line flags override a few). */
+/**
+ * Settings, from TESSERA_* environment variables (command-line flags override a few), and from a
+ * settings file of the same names (`tessera serve --config FILE` or TESSERA_CONFIG) for what the
+ * environment leaves unset.
+ */
 import os from 'node:os';
+import { readFileSync } from 'node:fs';
+import { parseEnv } from 'node:util';
 import { z } from 'zod';
 import { DEFAULT_PNG_LEVEL } from './image/encode/png.js';
 import { defaultImageBytes } from './image/whole-image-gate.js';
@@ -214,8 +220,49 @@ export const SETTINGS = {
   stallWarnMs: { env: 'TESSERA_STALL_WARN_MS', schema: whole(1), shown: '200', doc: 'event-loop stalls longer than this are logged' },
 } satisfies Record<string, SettingSpec>;
 
-/** TESSERA_* names that are not server settings (the install script's, the tests'). */
-const OTHER_NAMES = new Set(['TESSERA_INSTALL_BROWSER', 'TESSERA_FIXTURES']);
+/** TESSERA_* names that are not server settings (the settings file's, the install script's, the tests'). */
+const OTHER_NAMES = new Set(['TESSERA_CONFIG', 'TESSERA_INSTALL_BROWSER', 'TESSERA_FIXTURES']);
+
+function knownNames(): Set<string> {
+  const known = new Set<string>();
+  for (const spec of Object.values(SETTINGS) as SettingSpec[]) {
+    known.add(spec.env);
+    if (spec.alias) known.add(spec.alias);
+  }
+  return known;
+}
+
+/**
+ * Reads a settings file into `env` for every setting `env` leaves unset: the environment wins, so
+ * one value can be changed for one replica or container without editing the file. The file has
+ * the environment's names in the `.env` syntax that docker's --env-file, compose's env_file and
+ * systemd's EnvironmentFile read (`NAME=value`, `#` comments, quotes; Node's own parser). A name
+ * that is not a setting is an error here, unlike in the environment (which holds everything else
+ * too): a misspelt line in a file written for tessera must not be ignored. Returns the names taken.
+ */
+export function applySettingsFile(file: string, env: NodeJS.ProcessEnv = process.env): string[] {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new Error(`cannot read the settings file '${file}': ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+  const values = parseEnv(text);
+  const known = knownNames();
+  const unknown = Object.keys(values).filter((name) => !known.has(name));
+  if (unknown.length > 0) {
+    throw new Error(
+      `${file}: ${unknown.join(', ')} ${unknown.length === 1 ? 'is not a setting' : 'are not settings'} tessera knows (see tessera serve --help)`,
+    );
+  }
+  const taken: string[] = [];
+  for (const [name, value] of Object.entries(values)) {
+    if (env[name] !== undefined) continue;
+    env[name] = value;
+    taken.push(name);
+  }
+  return taken;
+}
 
 /** The value of one setting from the environment, or undefined when unset; a bad value throws naming it. */
 function read<T>(spec: SettingSpec, env: NodeJS.ProcessEnv): T | undefined {
@@ -232,11 +279,7 @@ function read<T>(spec: SettingSpec, env: NodeJS.ProcessEnv): T | undefined {
 
 /** Names in the environment that look like tessera's (or TiTiler's) but are not settings it knows. */
 export function unknownSettings(env: NodeJS.ProcessEnv = process.env): string[] {
-  const known = new Set<string>(OTHER_NAMES);
-  for (const spec of Object.values(SETTINGS) as SettingSpec[]) {
-    known.add(spec.env);
-    if (spec.alias) known.add(spec.alias);
-  }
+  const known = new Set<string>([...OTHER_NAMES, ...knownNames()]);
   return Object.keys(env)
     .filter((name) => (name.startsWith('TESSERA_') || name.startsWith('TITILER_API_')) && !known.has(name))
     .sort();

@@ -93,6 +93,7 @@ export class Services {
       size: settings.documentCacheSize,
       remotePath: gateway ? (url) => gateway.gdalPath(url) : undefined,
       upstreamFaults: gateway ? () => gateway.faults() : undefined,
+      remoteVersion: gateway ? (path) => gateway.version(path) : undefined,
       meter: gateway ? meter : undefined,
       diagnose: (loc, label) => diagnoseOpen(loc, label, settings.allowedDrivers, this.client, settings.upstreamTimeoutMs),
     });

@@ -1,17 +1,20 @@
 /**
  * The command line as operators use it: --version, --help on every command (serve's lists every
  * setting of config.ts), exit codes (0 done, 1 a bad setting, 2 a usage mistake), and a warning for
- * TESSERA_* / TITILER_API_* names tessera does not know, which used to be ignored silently.
+ * TESSERA_* / TITILER_API_* names tessera does not know, which used to be ignored silently, and
+ * settings files (`serve --config`, TESSERA_CONFIG) under the environment.
  * `mosaic create` runs from this build (BUILT_CLI; bin/tessera runs dist's); its documents are
  * checked in mosaic-create.test.ts.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import { createServer } from 'node:net';
 import { TESSERA_BIN } from './parity/harness.js';
-import { SETTINGS, loadSettings, unknownSettings } from '../src/config.js';
+import { SETTINGS, applySettingsFile, loadSettings, unknownSettings } from '../src/config.js';
 import { BUILT_CLI, REPO_ROOT } from './helpers/paths.js';
 
 function run(args: string[], env: Record<string, string> = {}): { status: number | null; stdout: string; stderr: string } {
@@ -87,4 +90,64 @@ describe('tessera command line', () => {
     assert.equal(missing.status, 1);
     assert.match(missing.stderr, /tessera: cannot read the list of COG URLs '.*no-such-list\.txt'/);
   });
+
+  it('takes settings from a --config file (or TESSERA_CONFIG) under the environment, refusing names it does not know', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'tessera-config-'));
+    try {
+      const file = path.join(dir, 'tessera.env');
+      writeFileSync(file, '# tessera settings\nTESSERA_MAX_QUEUE=64\nTESSERA_TRUST_PROXY=yes\nTITILER_API_ROOT_PATH="/tiles"\nTESSERA_CACHE_TTL=60\n');
+      const env: NodeJS.ProcessEnv = { TESSERA_CACHE_TTL: '900' };
+      assert.deepEqual(applySettingsFile(file, env), ['TESSERA_MAX_QUEUE', 'TESSERA_TRUST_PROXY', 'TITILER_API_ROOT_PATH']);
+      const settings = loadSettings({}, env);
+      assert.equal(settings.maxInFlight, 64);
+      assert.equal(settings.trustProxy, true);
+      assert.equal(settings.rootPath, '/tiles');
+      assert.equal(settings.cacheTtlSeconds, 900, 'the environment wins over the file');
+
+      // serve reads it: a bad value in the file fails the start naming the setting, a misspelt name names the file.
+      writeFileSync(file, 'TESSERA_MAX_QUEUE=lots\n');
+      const bad = run(['serve', '--config', file]);
+      assert.equal(bad.status, 1);
+      assert.match(bad.stderr, /TESSERA_MAX_QUEUE: expected a whole number, got 'lots'/);
+      writeFileSync(file, 'TESSERA_PROT=8001\n');
+      const misspelt = run(['serve'], { TESSERA_CONFIG: file });
+      assert.equal(misspelt.status, 1);
+      assert.match(misspelt.stderr, /tessera\.env: TESSERA_PROT is not a setting tessera knows/);
+      const missing = run(['serve', '--config', path.join(dir, 'none.env')]);
+      assert.equal(missing.status, 1);
+      assert.match(missing.stderr, /cannot read the settings file '.*none\.env': ENOENT/);
+
+      // A server started from the file listens where the file says.
+      const port = await freePort();
+      writeFileSync(file, `TESSERA_HOST=127.0.0.1\nTESSERA_PORT=${port}\nTESSERA_LOG_LEVEL=warn\n`);
+      const server = spawn(TESSERA_BIN, ['serve', '--config', file], { stdio: 'ignore' });
+      try {
+        let status = 0;
+        for (let i = 0; i < 100 && status !== 200; i++) {
+          await new Promise((r) => setTimeout(r, 100));
+          status = await fetch(`http://127.0.0.1:${port}/healthz`).then(
+            (r) => r.status,
+            () => 0,
+          );
+        }
+        assert.equal(status, 200, `tessera answers on the file's port ${port}`);
+      } finally {
+        server.kill('SIGTERM');
+        await new Promise((r) => server.once('exit', r));
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+}

@@ -25,7 +25,7 @@ const WEB_MERCATOR = getTms('WebMercatorQuad')!;
 const WGS1984 = getTms('WGS1984Quad')!;
 
 function open(doc: unknown): Mosaic {
-  return new Mosaic(parseMosaicDocument(doc), { url: 'memory', tilesInDocument: true });
+  return new Mosaic(parseMosaicDocument(doc), { url: 'memory', tilesInDocument: true, version: 'test' });
 }
 
 type Assets = Record<string, string[]>;

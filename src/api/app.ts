@@ -29,6 +29,7 @@ import { completeOpenApi } from './openapi.js';
 import { installMetrics } from './metrics.js';
 import { installEtags } from './etag.js';
 import { installTileCache } from './tile-cache.js';
+import { TESSERA_VERSION } from '../version.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -144,7 +145,11 @@ export async function buildApp(services: Services, opts: { logger?: boolean | ob
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
-      info: { title: 'tessera', description: 'Raster tiles and metadata from COGs, STAC items and MosaicJSON (TiTiler 0.18 compatible)', version: '0.1.0' },
+      info: {
+        title: 'tessera',
+        description: 'Raster tiles and metadata from COGs, STAC items and MosaicJSON (TiTiler 0.18 compatible)',
+        version: TESSERA_VERSION,
+      },
     },
   });
   // /api and /api.html show one document: the plugin's, completed once (api/openapi.ts).

@@ -37,6 +37,7 @@ import { parseBBoxPath, parseFormat, parseLonLat, parseSizeFormat, parseTilePath
 import { sendImage } from './image-response.js';
 import { parseFeatureBody, parseFeatureOrCollectionBody, featureBodyToJson } from './geojson.js';
 import { sendJson } from './reply.js';
+import { inputTags } from './etag.js';
 import { baseUrl, forwardedQuery, requestUrl } from './urls.js';
 import { tileJsonModel } from './models.js';
 import { mapPageResponder } from './pages/respond.js';
@@ -129,6 +130,8 @@ export function readerRoutes<L>(services: Services, family: ReaderFamily<L>) {
   const preValidation = family.layerFirst ? { preValidation: family.layerFirst } : {};
   const mount = { point: true, wholeImages: true, statistics: true, featureStatistics: true, ...family.mount };
   const mapPage = mapPageResponder(settings);
+  /** 304 before reading when the client holds the answer already (api/etag.ts). */
+  const unchanged = inputTags(settings);
   const layer = family.layer;
   const statisticsLayer = family.statisticsLayer ?? family.layer;
   /** The image families every picture route takes, in the order TiTiler's dependencies run. */
@@ -149,6 +152,7 @@ export function readerRoutes<L>(services: Services, family: ReaderFamily<L>) {
       const tms = gridOf(request, 'grid' in p ? (p.grid as TileMatrixSet) : undefined);
       checkTile(tms, path.x, path.y, path.z);
       const reader = await family.open(p.url, p.layer);
+      if (await unchanged(request, reply, reader)) return reply;
       const result = await reader.tile(
         tms,
         { x: path.x, y: path.y, z: path.z },
@@ -270,6 +274,7 @@ export function readerRoutes<L>(services: Services, family: ReaderFamily<L>) {
         const p = pointQuery.parse(request.query);
         const reader = await family.open(p.url, p.layer);
         if (!reader.point) return notFound(reply);
+        if (await unchanged(request, reply, reader)) return reply;
         const point = await reader.point(lonlat[0], lonlat[1], p.coordCrs, p.values);
         return sendJson(reply, { coordinates: floats(lonlat), values: floats(point.values), band_names: point.bandNames });
       });
@@ -295,6 +300,7 @@ export function readerRoutes<L>(services: Services, family: ReaderFamily<L>) {
       const format = pathFormat ?? (p as { format?: ImageFormat }).format;
       const reader = await family.open(p.url, p.layer);
       if (!reader.preview) return notFound(reply);
+      if (await unchanged(req, reply, reader)) return reply;
       const result = await reader.preview({ ...p.size, ...(p.dstCrs ? { dstCrs: p.dstCrs } : {}) }, { ...p.values, limits, deferExpression: true });
       return sendImage(reply, services.renderer, result.image, format, renderSpec(p.algorithm, p.render, result));
     };
@@ -319,6 +325,7 @@ export function readerRoutes<L>(services: Services, family: ReaderFamily<L>) {
       const size = p.size(parsed.width !== undefined && parsed.height !== undefined ? { width: parsed.width, height: parsed.height } : undefined);
       const reader = await family.open(p.url, p.layer);
       if (!reader.part) return notFound(reply);
+      if (await unchanged(request, reply, reader)) return reply;
       const result = await reader.part(
         parsed.bbox,
         { ...size, boundsCrs: p.coordCrs, dstCrs: p.dstCrs ?? p.coordCrs },
@@ -378,6 +385,7 @@ export function readerRoutes<L>(services: Services, family: ReaderFamily<L>) {
       const p = previewStatisticsQuery.parse((req as Req).query);
       const reader = await family.open(p.url, p.layer);
       if (!reader.preview) return notFound(reply);
+      if (await unchanged(req, reply, reader)) return reply;
       // Read here, summarised in a render thread: sorting 64 M values for percentiles takes seconds.
       const result = await reader.preview(p.size, { ...p.values, limits: statisticsLimits, deferExpression: true });
       return sendJson(reply, statisticsMapToJson(await services.renderer.statistics(result.image, statisticsSpec(p.algorithm, p.statistics, result))));

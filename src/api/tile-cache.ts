@@ -16,7 +16,7 @@ import type { TileStore } from '../cache/tile-store.js';
 /** Larger answers are not kept (a 4× npy of many bands): they would crowd out thousands of tiles. */
 const MAX_TILE_BYTES = 4 * 1024 * 1024;
 /** Headers set per answer by other hooks, not replayed from the store. */
-const NOT_REPLAYED = new Set(['content-length', 'x-request-id', 'cache-control', 'etag', 'vary', 'x-cache', 'date', 'connection', 'content-encoding']);
+const NOT_REPLAYED = new Set(['content-length', 'x-request-id', 'cache-control', 'vary', 'x-cache', 'date', 'connection', 'content-encoding']);
 
 export function tileKey(url: string): string {
   const q = url.indexOf('?');

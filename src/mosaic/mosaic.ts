@@ -22,6 +22,8 @@ export interface MosaicOrigin {
   url: string;
   /** False for the SQLite backend, whose model carries no tiles (`tiles: {}` in the document). */
   tilesInDocument: boolean;
+  /** The version of the bytes the document was read from (upstream/documents.ts `contentVersion`). */
+  version: string;
 }
 
 export interface MosaicInfo {

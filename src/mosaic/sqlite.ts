@@ -13,6 +13,7 @@ import initSqlJs from 'sql.js';
 import type { SqlJsStatic, SqlValue, Statement } from 'sql.js';
 import { TesseraError, badRequest } from '../errors.js';
 import type { UrlPolicy } from '../upstream/url-policy.js';
+import { contentVersion } from '../upstream/documents.js';
 
 const METADATA_TABLE = 'mosaicjson_metadata';
 const URL_RE = /^sqlite:\/\/\/(.+):([A-Za-z0-9_.-]+)$/;
@@ -50,7 +51,8 @@ export function parseSqliteUrl(url: string, policy: UrlPolicy): SqliteLocation {
  * The mosaic `name` of the database as a raw MosaicJSON object (metadata columns plus `tiles`
  * from the mosaic's table), for the document parser to validate.
  */
-export async function readSqliteMosaic(loc: SqliteLocation, maxBytes: number): Promise<Record<string, unknown>> {
+/** The mosaic's document as cogeo-mosaic's SQLite backend reads it, and the version of the database's bytes. */
+export async function readSqliteMosaic(loc: SqliteLocation, maxBytes: number): Promise<{ raw: Record<string, unknown>; version: string }> {
   let bytes: Buffer;
   try {
     const s = await stat(loc.path);
@@ -86,7 +88,7 @@ export async function readSqliteMosaic(loc: SqliteLocation, maxBytes: number): P
       if (!(key in tiles)) tiles[key] = typeof r['assets'] === 'string' ? parseJsonColumn(r['assets'], 'assets', loc) : r['assets'];
     }
     doc['tiles'] = tiles;
-    return doc;
+    return { raw: doc, version: contentVersion(bytes) };
   } finally {
     db.close();
   }

@@ -48,10 +48,10 @@ export class MosaicStore {
     }
     if (isSqliteUrl(url)) {
       const loc = parseSqliteUrl(url, this.opts.fetcher.policy);
-      const raw = await readSqliteMosaic(loc, this.opts.maxBytes);
-      return new Mosaic(parseMosaicDocument(raw, `mosaic '${loc.name}' in ${loc.path}`), { url, tilesInDocument: false });
+      const { raw, version } = await readSqliteMosaic(loc, this.opts.maxBytes);
+      return new Mosaic(parseMosaicDocument(raw, `mosaic '${loc.name}' in ${loc.path}`), { url, tilesInDocument: false, version });
     }
-    const raw = await this.opts.fetcher.json(url, 'MosaicJSON document');
-    return new Mosaic(parseMosaicDocument(raw, `MosaicJSON document at '${url}'`), { url, tilesInDocument: true });
+    const { value, version } = await this.opts.fetcher.document(url, 'MosaicJSON document');
+    return new Mosaic(parseMosaicDocument(value, `MosaicJSON document at '${url}'`), { url, tilesInDocument: true, version });
   }
 }

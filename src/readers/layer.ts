@@ -169,6 +169,8 @@ export interface LayerDataset {
   zooms(tms: TileMatrixSet): Promise<Zooms>;
   /** An item's own bounds check before its assets' (rio-tiler's STAC `tile_exists`); none for a COG. */
   checkItemBounds: boolean;
+  /** The version of the document naming the sources (a STAC item's); none for a COG. */
+  version?: string;
 }
 
 /** The image verbs over a layer: the COG and STAC item readers are this with their own layer and dataset. */
@@ -184,6 +186,13 @@ export class LayerReader implements Reader {
 
   zooms(tms: TileMatrixSet): Promise<Zooms> {
     return this.dataset.zooms(tms);
+  }
+
+  /** The document's version and those of the layer's rasters (their metadata, cached: no pixel is read). */
+  async version(): Promise<string | undefined> {
+    const metas = await Promise.all(this.plan.readers().map((r) => r.meta()));
+    const versions = metas.map((m) => m.version);
+    return versions.every((v) => v !== undefined) ? JSON.stringify([this.dataset.version ?? null, ...versions]) : undefined;
   }
 
   /** The stack, with the expression evaluated here or handed to the caller. */

@@ -51,6 +51,15 @@ export class MosaicDocumentReader implements Reader {
     return this.mosaic.zooms(tms);
   }
 
+  /**
+   * The document's version alone: it names every asset of every tile, and opening the assets of a
+   * tile to learn theirs would cost what a low-zoom tile's reads cost. An asset replaced under the
+   * same URL keeps its tiles' tags until the document changes (the tile cache's TTL still holds).
+   */
+  async version(): Promise<string | undefined> {
+    return this.mosaic.origin.version;
+  }
+
   async tile(tms: TileMatrixSet, tile: { x: number; y: number; z: number }, opts: TileReadOptions): Promise<ReaderImage> {
     const { x, y, z } = tile;
     checkTile(tms, x, y, z);

@@ -68,6 +68,12 @@ export interface ReaderPoint {
 export interface Reader {
   /** Bounds in WGS84 (lon/lat). */
   readonly bounds: BBox;
+  /**
+   * What identifies the version of every input the layer reads (documents by their bytes, rasters
+   * by their upstream validators), without reading a pixel; undefined when an input has none.
+   * Answers are tagged by it, so that a revalidation costs no rendering (api/etag.ts).
+   */
+  version(): Promise<string | undefined>;
   /** Zoom levels of `tms` the dataset spans. */
   zooms(tms: TileMatrixSet): Promise<Zooms>;
   tile(tms: TileMatrixSet, tile: { x: number; y: number; z: number }, opts: TileReadOptions): Promise<ReaderImage>;

@@ -66,5 +66,6 @@ export async function stacItemReader(stac: StacReader, layer: StacLayerOptions):
     // STAC items span every zoom of the grid (rio-tiler 6).
     zooms: async (tms: TileMatrixSet) => ({ minzoom: tms.minzoom, maxzoom: tms.maxzoom }),
     checkItemBounds: true,
+    version: stac.version,
   });
 }

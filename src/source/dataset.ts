@@ -2,6 +2,7 @@
  * A raster source: its metadata (read once per open handle set and cached), its zoom range in a
  * TileMatrixSet, its geographic bounds, and rio-tiler's `info` document.
  */
+import { stat } from 'node:fs/promises';
 import { sharedLoad, type PromiseTable } from '../concurrency.js';
 import { LRUCache } from 'lru-cache';
 import type { Dataset } from '../gdal/gdal.js';
@@ -44,6 +45,12 @@ export interface SourceMeta {
   /** Block size of band 1 [x, y]. */
   blockSize: [number, number];
   colormap: Record<string, [number, number, number, number]> | undefined;
+  /**
+   * What identifies the version of the file this metadata was read from (its upstream ETag,
+   * Last-Modified and size; a local file's size and mtime); undefined when upstream sent no
+   * validator. Answers made from the file are tagged by it (api/etag.ts).
+   */
+  version?: string | undefined;
 }
 
 export interface RasterInfo {
@@ -186,6 +193,8 @@ export class SourceContext {
   /** Why no allowed driver opened a raster (source/open.ts); one look per source at a time. */
   private readonly diagnose: (loc: Location, label: string) => Promise<TesseraError>;
   private readonly diagnosing = new Map<string, Promise<TesseraError>>();
+  /** The version of a remote file as its last open saw it (the gateway's validators); none: unknown. */
+  private readonly remoteVersion: ((path: string) => Promise<string | undefined>) | undefined;
 
   constructor(
     readonly pool: DatasetPool,
@@ -196,8 +205,10 @@ export class SourceContext {
       diagnose?: ((loc: Location, label: string) => Promise<TesseraError>) | undefined;
       upstreamFaults?: (() => number) | undefined;
       meter?: Meter | undefined;
+      remoteVersion?: ((path: string) => Promise<string | undefined>) | undefined;
     },
   ) {
+    this.remoteVersion = opts.remoteVersion;
     this.upstreamFaults = opts.upstreamFaults;
     this.meter = opts.meter;
     this.remotePath = opts.remotePath ?? ((url) => gdalPath({ kind: 'http', url }));
@@ -225,6 +236,15 @@ export class SourceContext {
   /** The source at a location the URL policy allowed. */
   sourceAt(loc: Location, label: string): RasterSource {
     return new RasterSource(loc.kind === 'http' ? this.remotePath(loc.url) : loc.path, label, this, loc);
+  }
+
+  /** The version of the file behind `source`, as of now (SourceMeta.version). */
+  async versionOf(source: RasterSource): Promise<string | undefined> {
+    if (source.location.kind === 'file') {
+      const s = await stat(source.location.path).catch(() => undefined);
+      return s ? `file ${s.size} ${s.mtimeMs} ${s.ino}` : undefined;
+    }
+    return this.remoteVersion?.(source.path);
   }
 
   /** The error to answer when no allowed driver opened `source`. */
@@ -277,6 +297,8 @@ export class RasterSource {
     this.ctx.metaStats.misses++;
     return this.ctx.sharedLoad(this.ctx.metaPending, this.path, async () => {
       const meta = await this.use((ds) => readMeta(ds));
+      // After the read: the open that preceded it has seen the file's validators.
+      meta.version = await this.ctx.versionOf(this);
       this.ctx.metaCache.set(this.path, meta);
       return meta;
     });

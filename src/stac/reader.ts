@@ -10,13 +10,15 @@ import type { BBox, TileMatrixSet } from '../tms/grid.js';
 export class StacReader {
   private constructor(
     readonly item: StacItem,
+    /** The version of the item document's bytes (upstream/documents.ts). */
+    readonly version: string,
     private readonly sources: SourceContext,
     private readonly fetcher: DocumentFetcher,
   ) {}
 
   static async open(url: string, fetcher: DocumentFetcher, sources: SourceContext): Promise<StacReader> {
-    const doc = await fetcher.json(url, 'STAC item');
-    return new StacReader(parseItem(doc, url), sources, fetcher);
+    const doc = await fetcher.document(url, 'STAC item');
+    return new StacReader(parseItem(doc.value, url), doc.version, sources, fetcher);
   }
 
   get assetNames(): string[] {

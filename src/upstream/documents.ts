@@ -3,7 +3,12 @@
  * the upstream client (client.ts: redirects and addresses under the policies): bounded in bytes and
  * time, gzip understood (a `.json.gz` as sent; no transfer encoding is asked for), parsed
  * documents cached briefly (concurrent requests for one URL share one fetch).
+ *
+ * Each document carries a version: a hash of its bytes as fetched. Answers made from it are tagged
+ * by it (api/etag.ts); its bytes, unlike an upstream's ETag or Last-Modified, always exist and
+ * change exactly when the document does.
  */
+import { createHash } from 'node:crypto';
 import { readFile, stat } from 'node:fs/promises';
 import { gunzipSync } from 'node:zlib';
 import { LRUCache } from 'lru-cache';
@@ -25,8 +30,19 @@ export interface DocumentFetcherOptions {
   cacheSize: number;
 }
 
+/** A parsed document and the version of the bytes it was parsed from. */
+export interface FetchedDocument {
+  value: unknown;
+  version: string;
+}
+
+/** The version of a document's bytes (what api/etag.ts derives tags from). */
+export function contentVersion(bytes: Buffer): string {
+  return createHash('sha256').update(bytes).digest('base64url');
+}
+
 export class DocumentFetcher {
-  private readonly cache: LRUCache<string, Promise<unknown>>;
+  private readonly cache: LRUCache<string, Promise<FetchedDocument>>;
   /** Parsed documents served from the cache, and fetched (for /metrics). */
   readonly cacheStats = { hits: 0, misses: 0 };
   constructor(private readonly opts: DocumentFetcherOptions) {
@@ -37,8 +53,8 @@ export class DocumentFetcher {
     return this.opts.policy;
   }
 
-  /** The parsed JSON at `input` (a client-supplied URL), from cache when fresh. */
-  async json(input: string, what: string): Promise<unknown> {
+  /** The parsed JSON at `input` (a client-supplied URL) and its version, from cache when fresh. */
+  async document(input: string, what: string): Promise<FetchedDocument> {
     const loc = this.opts.policy.resolve(input);
     const key = loc.kind === 'http' ? loc.url : `file:${loc.path}`;
     if (this.cache.has(key)) this.cacheStats.hits++;
@@ -50,8 +66,12 @@ export class DocumentFetcher {
     return sharedLoad(this.cache, key, () => budgets.shared(() => this.load(loc, input, what)), { keep: true, startAgain: (err) => budgets.startAgain(err) });
   }
 
-  private async load(loc: Location, input: string, what: string): Promise<unknown> {
+  private async load(loc: Location, input: string, what: string): Promise<FetchedDocument> {
     const bytes = loc.kind === 'http' ? await this.fetchHttp(loc.url, what) : await this.readLocal(loc.path, input, what);
+    return { value: this.parse(bytes, input, what), version: contentVersion(bytes) };
+  }
+
+  private parse(bytes: Buffer, input: string, what: string): unknown {
     let text: string;
     try {
       const raw = bytes[0] === 0x1f && bytes[1] === 0x8b ? gunzipSync(bytes, { maxOutputLength: this.opts.maxBytes }) : bytes;

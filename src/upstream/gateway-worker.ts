@@ -91,6 +91,21 @@ interface HeadEntry {
 /** Probes by URL, oldest first (a Map keeps insertion order); only those holding bytes stay. */
 const heads = new Map<string, HeadEntry>();
 
+/** Files' versions remembered (about 200 bytes each): more than any server keeps metadata for. */
+const MAX_VERSIONS = 50_000;
+/** The validators of each file's last probe, by URL, oldest first (gateway.ts `version`). */
+const versions = new Map<string, string>();
+
+function rememberVersion(url: string, headers: IncomingHttpHeaders, size: number | undefined): void {
+  const etag = headers.etag;
+  const modified = headers['last-modified'];
+  versions.delete(url);
+  // Size alone does not tell two versions of a file apart.
+  if (etag === undefined && modified === undefined) return;
+  versions.set(url, JSON.stringify([etag ?? null, modified ?? null, size ?? null]));
+  if (versions.size > MAX_VERSIONS) versions.delete(versions.keys().next().value as string);
+}
+
 /**
  * GDAL asks for a file's size (HEAD) before its first ranged read, one round trip each. The probe
  * answers the HEAD with a ranged GET of the file's first bytes instead, taking the size from
@@ -137,6 +152,7 @@ async function probeOnce(url: string, lane: number): Promise<Head> {
     res.destroy();
   }
   delete headers['content-length'];
+  if (status === 200 || status === 206) rememberVersion(url, res.headers, size);
   return { status: status === 206 ? 200 : status, headers, size, bytes };
 }
 
@@ -303,9 +319,16 @@ server.listen(data.port, '127.0.0.1', () => {
   Atomics.notify(data.ready, 0);
 });
 parentPort?.on('message', (msg: unknown) => {
-  if (msg === 'close') server.close();
-  // /metrics asks for the upstream counts of GDAL's reads (gateway.ts hostStats).
-  else if (typeof msg === 'object' && msg !== null && (msg as { type?: unknown }).type === 'host-stats') {
-    parentPort?.postMessage({ type: 'host-stats', id: (msg as { id: unknown }).id, hosts: client.hostStats() });
+  if (msg === 'close') {
+    server.close();
+    return;
+  }
+  if (typeof msg !== 'object' || msg === null) return;
+  const { type, id, path } = msg as { type?: unknown; id?: unknown; path?: unknown };
+  // /metrics asks for the upstream counts of GDAL's reads; the source layer for a file's version (gateway.ts).
+  if (type === 'host-stats') parentPort?.postMessage({ type: 'answer', id, answer: client.hostStats() });
+  else if (type === 'version' && typeof path === 'string') {
+    const target = targetOf(path);
+    parentPort?.postMessage({ type: 'answer', id, answer: typeof target === 'number' ? undefined : versions.get(target.url) });
   }
 });

@@ -87,21 +87,38 @@ export class UpstreamGateway {
    * The upstream counts of GDAL's reads, per host, asked of the gateway's thread (for /metrics);
    * empty if it does not answer within a second. Counts restart with a replacement thread.
    */
-  hostStats(): Promise<Array<[string, HostStats]>> {
+  async hostStats(): Promise<Array<[string, HostStats]>> {
+    return ((await this.ask({ type: 'host-stats' })) as Array<[string, HostStats]> | undefined) ?? [];
+  }
+
+  /**
+   * The validators (ETag, Last-Modified, size) upstream sent with the last probe of the file a GDAL
+   * path from `gdalPath` names, as one string; undefined when it sent none or the gateway has
+   * forgotten the file (answers are then tagged by their content, api/etag.ts).
+   */
+  async version(path: string): Promise<string | undefined> {
+    const prefix = `/vsicurl/http://127.0.0.1:${this.port}`;
+    if (!path.startsWith(prefix)) return undefined;
+    const answer = await this.ask({ type: 'version', path: path.slice(prefix.length) });
+    return typeof answer === 'string' ? answer : undefined;
+  }
+
+  /** A question to the gateway's thread, answered within a second or undefined. */
+  private ask(question: Record<string, unknown>): Promise<unknown> {
     const id = ++this.asked;
     const worker = this.worker;
     return new Promise((resolve) => {
-      const done = (hosts: Array<[string, HostStats]>): void => {
+      const done = (answer: unknown): void => {
         clearTimeout(timer);
         worker.off('message', onMessage);
-        resolve(hosts);
+        resolve(answer);
       };
-      const onMessage = (msg: { type?: string; id?: number; hosts?: Array<[string, HostStats]> }): void => {
-        if (msg?.type === 'host-stats' && msg.id === id) done(msg.hosts ?? []);
+      const onMessage = (msg: { type?: string; id?: number; answer?: unknown }): void => {
+        if (msg?.type === 'answer' && msg.id === id) done(msg.answer);
       };
-      const timer = setTimeout(() => done([]), 1000);
+      const timer = setTimeout(() => done(undefined), 1000);
       worker.on('message', onMessage);
-      worker.postMessage({ type: 'host-stats', id });
+      worker.postMessage({ ...question, id });
     });
   }
 

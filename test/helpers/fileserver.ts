@@ -2,7 +2,8 @@
  * A static file server with HTTP Range support on 127.0.0.1, the stand-in for object storage in
  * tests: GDAL's /vsicurl/ reads the fixtures through it exactly as it would read a remote COG.
  * It counts requests (to check how many round trips a tile costs), can delay every answer, can
- * serve generated documents, and can truncate a file to simulate a broken upstream.
+ * serve generated documents, and can truncate a file to simulate a broken upstream. Like nginx and
+ * object stores it sends an ETag and Last-Modified with every file, unless told not to.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createReadStream, promises as fs } from 'node:fs';
@@ -24,6 +25,8 @@ export interface FileServerStats {
 export interface FileServerOptions {
   /** Keep the per-request `log` (tests read it; a long benchmark would only grow it). Default true. */
   keepLog?: boolean;
+  /** Send ETag and Last-Modified (nginx's: size and modification time). Default true. */
+  validators?: boolean;
 }
 
 export interface FileServer {
@@ -47,7 +50,8 @@ const TYPES: Record<string, string> = {
 
 export async function startFileServer(root: string, options: FileServerOptions = {}): Promise<FileServer> {
   const keepLog = options.keepLog ?? true;
-  const docs = new Map<string, { body: Buffer; type: string }>();
+  const validators = options.validators ?? true;
+  const docs = new Map<string, { body: Buffer; type: string; modified: Date }>();
   const log: string[] = [];
   const state = { delayMs: 0 };
   const counters: FileServerStats = { requests: 0, bytes: 0, rounds: 0 };
@@ -67,11 +71,13 @@ export async function startFileServer(root: string, options: FileServerOptions =
     let type = 'application/octet-stream';
     let filePath: string | undefined;
     let size: number;
+    let modified: Date;
     const doc = docs.get(url.pathname);
     if (doc) {
       body = doc.body;
       type = doc.type;
       size = body.length;
+      modified = doc.modified;
     } else {
       filePath = path.join(root, decodeURIComponent(url.pathname));
       if (!filePath.startsWith(path.resolve(root))) {
@@ -82,6 +88,7 @@ export async function startFileServer(root: string, options: FileServerOptions =
         const stat = await fs.stat(filePath);
         if (!stat.isFile()) throw new Error('not a file');
         size = stat.size;
+        modified = stat.mtime;
         type = TYPES[path.extname(filePath)] ?? type;
       } catch {
         const text = 'not found';
@@ -92,6 +99,10 @@ export async function startFileServer(root: string, options: FileServerOptions =
     }
 
     const headers: Record<string, string | number> = { 'Accept-Ranges': 'bytes', 'Content-Type': type };
+    if (validators) {
+      headers['ETag'] = `"${Math.floor(modified.getTime() / 1000).toString(16)}-${size.toString(16)}"`;
+      headers['Last-Modified'] = modified.toUTCString();
+    }
     let start = 0;
     let end = size - 1;
     let status = 200;
@@ -142,7 +153,7 @@ export async function startFileServer(root: string, options: FileServerOptions =
       counters.rounds = 0;
     },
     put(urlPath, content, contentType = 'application/json') {
-      docs.set(urlPath, { body: Buffer.isBuffer(content) ? content : Buffer.from(content), type: contentType });
+      docs.set(urlPath, { body: Buffer.isBuffer(content) ? content : Buffer.from(content), type: contentType, modified: new Date() });
     },
     get delayMs() {
       return state.delayMs;
