@@ -49,7 +49,7 @@ type Obj = Record<string, unknown>;
 const isObject = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** `{api}/search`, or the URL itself when it already names the search endpoint. */
-export function searchEndpoint(api: string): string {
+function searchEndpoint(api: string): string {
   const url = new URL(api);
   if (!/\/search\/?$/.test(url.pathname)) url.pathname = `${url.pathname.replace(/\/$/, '')}/search`;
   return url.href;

@@ -55,14 +55,14 @@ export class DocumentFetcher {
    * cached (pages change); http(s) only, under the same policies and limits as `json`.
    */
   async send(input: string, what: string, body?: unknown): Promise<unknown> {
-    const loc = this.opts.policy.resolve(input);
+    const loc = this.opts.policy.resolve(input, what);
     if (loc.kind !== 'http') throw badRequest(`${what} '${input}' is not an http(s) URL`);
     return this.parse(await this.fetchHttp(loc.url, what, body === undefined ? undefined : JSON.stringify(body)), input, what);
   }
 
   /** The bytes at `input` as sent (a `.json.gz` still compressed), never cached; http(s) only. */
   async bytes(input: string, what: string): Promise<Buffer> {
-    const loc = this.opts.policy.resolve(input);
+    const loc = this.opts.policy.resolve(input, what);
     if (loc.kind !== 'http') throw badRequest(`${what} '${input}' is not an http(s) URL`);
     return this.fetchHttp(loc.url, what);
   }
