@@ -1,8 +1,8 @@
 /**
  * The `tessera` command (commander): `serve` starts the server, `demo` writes the built-in demo data
  * (COGs, a STAC item, a MosaicJSON), `mosaic create|footprint|info` make and read MosaicJSON as
- * cogeo-mosaic's commands do (mosaic/command.ts), for a list of COGs or a STAC API search. `--help` on every command (`serve --help` lists every setting),
- * `--version`. Exit codes: 0 done, 1 a setting, the server or the work failed, 2 a usage mistake.
+ * cogeo-mosaic's commands do (cli-mosaic.ts), for a list of COGs or a STAC API search. `--help` on
+ * every command (`serve --help` lists every setting), `--version`. Exit codes: 0 done, 1 a setting, the server or the work failed, 2 a usage mistake.
  */
 import path from 'node:path';
 import { existsSync, readFileSync } from 'node:fs';
@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { loadSettings, settingsHelp, unknownSettings, type Settings } from './config.js';
 import type { MosaicOptions } from './mosaic/build.js';
-import type { AssetOptions } from './mosaic/command.js';
+import type { AssetOptions } from './cli-mosaic.js';
 
 /** The version in the nearest package.json above this module: dist/src/ or a private build's (tools/dev/build-to.sh). */
 function packageVersion(): string {
@@ -203,7 +203,7 @@ assetOptions(mosaic.command('create').description('write a MosaicJSON document f
   .addHelpText('after', MOSAIC_CREATE_HELP)
   .showHelpAfterError('(tessera mosaic create --help: the options, the list and examples)')
   .action(async (list: string | undefined, options: AssetOptions & MosaicOptions) => {
-    const { mosaicCreate } = await import('./mosaic/command.js');
+    const { mosaicCreate } = await import('./cli-mosaic.js');
     await mosaicCreate(list, options);
   });
 
@@ -212,7 +212,7 @@ assetOptions(mosaic.command('footprint').description("write the GeoJSON of the C
   .addHelpText('after', MOSAIC_FOOTPRINT_HELP)
   .showHelpAfterError('(tessera mosaic footprint --help: the options and examples)')
   .action(async (list: string | undefined, options: AssetOptions) => {
-    const { mosaicFootprint } = await import('./mosaic/command.js');
+    const { mosaicFootprint } = await import('./cli-mosaic.js');
     await mosaicFootprint(list, options);
   });
 
@@ -224,7 +224,7 @@ mosaic
   .addHelpText('after', MOSAIC_INFO_HELP)
   .showHelpAfterError('(tessera mosaic info --help: the options and examples)')
   .action(async (document: string, options: { json?: boolean }) => {
-    const { mosaicInfo } = await import('./mosaic/command.js');
+    const { mosaicInfo } = await import('./cli-mosaic.js');
     await mosaicInfo(document, options);
   });
 

@@ -16,6 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { BUILT_CLI, FIXTURES, REPO_ROOT } from './helpers/paths.js';
 import { startFileServer, type FileServer } from './helpers/fileserver.js';
+import { searchStac, type SearchFetch } from '../src/stac/search.js';
 
 interface Run {
   status: number | null;
@@ -253,5 +254,49 @@ describe('tessera mosaic --stac, against stac-fastapi-pgstac on loopback', () =>
     const nothing = await tessera(['create', '--stac', apiUrl, '--collections', 'none-such', '--asset', 'data']);
     assert.equal(nothing.status, 1);
     assert.match(nothing.stderr, /found no item: check --collections/);
+  });
+});
+
+describe('searchStac paging (the STAC API paging rules pgstac does not use)', () => {
+  const feature = (id: string): Record<string, unknown> => ({
+    id,
+    assets: { data: { href: `${id}.tif` } },
+    links: [{ rel: 'self', href: `https://api.example.com/items/${id}` }],
+  });
+
+  it('follows GET next links and POST links with merge, resolves relative hrefs, and stops on a page seen before', async () => {
+    const asked: Array<[string, unknown]> = [];
+    const pages: unknown[] = [
+      { features: [feature('a')], links: [{ rel: 'next', href: '/search?page=2' }] },
+      { features: [feature('b')], links: [{ rel: 'next', href: 'https://api.example.com/search', method: 'POST', body: { token: 't3' }, merge: true }] },
+      { features: [feature('c')], links: [{ rel: 'next', href: 'https://api.example.com/search', method: 'POST', body: { token: 't4' } }], numberMatched: 4 },
+      { features: [{ id: 'd', assets: { other: { href: 'd.tif' } } }], links: [] },
+    ];
+    const fetch: SearchFetch = async (url, body) => {
+      asked.push([url, body]);
+      return pages[asked.length - 1];
+    };
+    const found = await searchStac('https://api.example.com/', { collections: ['c'], limit: 1, maxItems: 10 }, 'data', fetch);
+    assert.deepEqual(asked, [
+      ['https://api.example.com/search', { limit: 1, collections: ['c'] }],
+      ['https://api.example.com/search?page=2', undefined],
+      // merge: the link's body over the previous request's (a GET: none).
+      ['https://api.example.com/search', { token: 't3' }],
+      ['https://api.example.com/search', { token: 't4' }],
+    ]);
+    assert.deepEqual(
+      found.assets.map((a) => a.href),
+      ['https://api.example.com/items/a.tif', 'https://api.example.com/items/b.tif', 'https://api.example.com/items/c.tif'],
+    );
+    assert.deepEqual(found.missing, [{ item: 'd', has: ['other'] }]);
+    assert.equal(found.pages, 4);
+    assert.equal(found.truncated, false);
+
+    const looping: SearchFetch = async () => ({ features: [feature('x')], links: [{ rel: 'next', href: 'https://api.example.com/search?page=1' }] });
+    await assert.rejects(searchStac('https://api.example.com/search', { limit: 1, maxItems: 10 }, 'data', looping), /repeats a page already read/);
+    await assert.rejects(
+      searchStac('https://api.example.com', { limit: 1, maxItems: 10 }, 'data', async () => ({ type: 'Catalog' })),
+      /not an ItemCollection/,
+    );
   });
 });

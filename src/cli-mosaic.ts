@@ -6,16 +6,16 @@
  */
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { loadSettings, unknownSettings } from '../config.js';
-import { pyDumps, pyFloatRepr } from '../pyjson.js';
-import { Progress } from '../progress.js';
-import { Services } from '../services.js';
-import { validateCog } from '../source/cog-validation.js';
-import { searchStac, type StacSearchQuery } from '../stac/search.js';
-import { getTms, WEB_MERCATOR_QUAD } from '../tms/registry.js';
-import { buildMosaicJson, type MosaicFootprint, type MosaicOptions } from './build.js';
-import { parseMosaicDocument } from './document.js';
-import { mixedCrs, parseUrlList, readFootprints } from './footprints.js';
+import { loadSettings, unknownSettings } from './config.js';
+import { pyDumps, pyFloatRepr } from './pyjson.js';
+import { Progress } from './progress.js';
+import { Services } from './services.js';
+import { validateCog } from './source/cog-validation.js';
+import { searchStac, type StacSearchQuery } from './stac/search.js';
+import { getTms, WEB_MERCATOR_QUAD } from './tms/registry.js';
+import { buildMosaicJson, type MosaicFootprint, type MosaicOptions } from './mosaic/build.js';
+import { parseMosaicDocument } from './mosaic/document.js';
+import { mixedCrs, parseUrlList, readFootprints } from './mosaic/footprints.js';
 
 export interface AssetOptions {
   stac?: string;
