@@ -42,6 +42,8 @@ format: install
 
 test: build lint
 	@bash tools/parity/setup.sh
+	@bash tools/parity/cogeo9.sh
+	@bash tools/stac-api/setup.sh
 	@node --test --test-concurrency=1 --test-reporter=spec "dist/test/**/*.test.js"
 
 parity: build

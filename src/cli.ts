@@ -1,14 +1,15 @@
 /**
  * The `tessera` command (commander): `serve` starts the server, `demo` writes the built-in demo data
- * (COGs, a STAC item, a MosaicJSON), `mosaic create` writes a MosaicJSON for a list of COGs as
- * `cogeo-mosaic create` does. `--help` on every command (`serve --help` lists every setting),
- * `--version`. Exit codes: 0 done, 1 a setting, the server or the work failed, 2 a usage mistake.
+ * (COGs, a STAC item, a MosaicJSON), `mosaic create|footprint|info` make and read MosaicJSON as
+ * cogeo-mosaic's commands do (cli-mosaic.ts), for a list of COGs or a STAC API search. `--help` on
+ * every command (`serve --help` lists every setting), `--version`. Exit codes: 0 done, 1 a setting, the server or the work failed, 2 a usage
+ * mistake.
  */
 import path from 'node:path';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { gzipSync } from 'node:zlib';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { applySettingsFile, loadSettings, settingsHelp, unknownSettings, type Settings } from './config.js';
+import type { MosaicOptions } from './mosaic/build.js';
+import type { AssetOptions } from './cli-mosaic.js';
 import { TESSERA_VERSION } from './version.js';
 
 /** A whole number in [min, max], or a usage error naming the option. */
@@ -67,110 +68,157 @@ program
     for (const file of written) console.log(`demo: ${file}`);
   });
 
+/** A list of comma-separated words (`a,b`). */
+function words(value: string): string[] {
+  const list = value
+    .split(',')
+    .map((w) => w.trim())
+    .filter((w) => w !== '');
+  if (list.length === 0) throw new InvalidArgumentError('give one or more names separated by commas');
+  return list;
+}
+
+/** `west,south,east,north` in degrees. */
+function bbox(value: string): number[] {
+  const n = value.split(',').map((v) => Number(v.trim()));
+  if ((n.length !== 4 && n.length !== 6) || n.some((v) => !Number.isFinite(v))) throw new InvalidArgumentError(`'${value}' is not west,south,east,north`);
+  return n;
+}
+
+/** The Query extension's JSON object. */
+function queryJson(value: string): Record<string, unknown> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    throw new InvalidArgumentError(`'${value}' is not JSON: give an object such as '{"eo:cloud_cover": {"lt": 10}}'`);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    throw new InvalidArgumentError('give a JSON object such as \'{"eo:cloud_cover": {"lt": 10}}\'');
+  return parsed as Record<string, unknown>;
+}
+
+const POLICIES_HELP = `The COGs (and a STAC API) are read as \`tessera serve\` reads them, under the same settings: http(s)
+URLs on public addresses (TESSERA_ALLOWED_NETWORKS opens others, e.g. 10.0.0.0/8 or 127.0.0.0/8),
+local paths inside TESSERA_ALLOWED_LOCAL_ROOTS only, TESSERA_ALLOWED_HOSTS, TESSERA_ALLOWED_DRIVERS.
+
+Each line of a list is a COG's URL; blank lines and lines starting with # are skipped. With --stac,
+the API's POST /search is asked for the items (--collections, --bbox, --datetime, --query; pages of
+--limit items followed by their 'next' links, at most --max-items items), and each item's --asset
+is its COG, in the order the API answers.
+
+Every asset is checked: one that cannot be read (unreachable, refused, not a raster), is no Cloud
+Optimized GeoTIFF (rio-cogeo's rules), or is in another CRS than the others (unless
+--allow-mixed-crs), and every item without the --asset, is named with the reason; then nothing is
+written and the exit status is 1, unless --skip-errors leaves them out.
+
+Progress goes to standard error: a bar on a terminal, plain lines otherwise.`;
+
+/** The options `create` and `footprint` share: where the COGs come from and how they are read. */
+function assetOptions(command: Command): Command {
+  return command
+    .argument('[list]', "file of COG URLs, one per line ('-' or none: standard input; not with --stac)")
+    .option('--stac <url>', 'a STAC API (its root or its /search endpoint) to search for the COGs instead of a list')
+    .option('--collections <names>', 'with --stac: collections to search, comma-separated', words)
+    .option('--bbox <w,s,e,n>', 'with --stac: items intersecting this box (degrees)', bbox)
+    .option('--datetime <range>', "with --stac: items of this time or range (RFC 3339: '2024-01-01T00:00:00Z/..')")
+    .option('--query <json>', 'with --stac: a Query extension object, e.g. \'{"eo:cloud_cover": {"lt": 10}}\'', queryJson)
+    .option('--asset <name>', "with --stac: the asset of each item that is its COG (e.g. 'visual')")
+    .option('--limit <n>', 'with --stac: items per page', wholeIn('page limit', 1, 10000), 100)
+    .option('--max-items <n>', 'with --stac: items read at most', wholeIn('number of items', 1, 1_000_000), 10000)
+    .option('--threads <n>', 'COGs read at once', wholeIn('number of threads', 1, 256), 20)
+    .option('--skip-errors', 'leave out (with a warning) the assets that cannot be used instead of failing')
+    .option('--allow-mixed-crs', 'take COGs in different CRSs (tiles are reprojected anyway; cogeo-mosaic does not check)');
+}
+
 const MOSAIC_CREATE_HELP = `
-Each line of the list is a COG's URL; blank lines and lines starting with # are skipped. The COGs are
-read as \`tessera serve\` reads them, under the same settings: http(s) URLs on public addresses
-(TESSERA_ALLOWED_NETWORKS opens others), local paths inside TESSERA_ALLOWED_LOCAL_ROOTS only,
-TESSERA_ALLOWED_HOSTS, TESSERA_ALLOWED_DRIVERS. A COG that cannot be read is reported and left out.
-The document is the one cogeo-mosaic 7.2 writes (MosaicJSON 0.0.3, WebMercatorQuad): zooms are the
-largest of the COGs' unless given, the quadkey zoom is the minzoom unless given.
+${POLICIES_HELP}
+
+The document is the one cogeo-mosaic writes (MosaicJSON 0.0.3, WebMercatorQuad; its 7.2 and 9.x agree
+on it): zooms are the largest of the COGs' unless given, the quadkey zoom is the minzoom unless given.
 
 Examples:
   $ tessera mosaic create urls.txt -o mosaic.json
   $ grep -v B09 urls.txt | tessera mosaic create --quadkey-zoom 8 > mosaic.json
   $ TESSERA_ALLOWED_LOCAL_ROOTS=/data tessera mosaic create tiles.txt --name 'Survey 2024' -o mosaic.json.gz
+  $ tessera mosaic create --stac https://earth-search.aws.element84.com/v1 --collections sentinel-2-l2a \\
+      --bbox 5.9,45.8,10.5,47.8 --datetime 2024-07-01T00:00:00Z/2024-07-31T23:59:59Z \\
+      --query '{"eo:cloud_cover": {"lt": 10}}' --asset visual --skip-errors --allow-mixed-crs -o swiss.json
 
-Exit status: 0 written, 1 nothing written (no COG could be read, COGs of different data types, an
-unreadable list), 2 a usage mistake.
+Exit status: 0 written, 1 nothing written (an asset that cannot be used without --skip-errors, no
+COG left, COGs of different data types, a failed search, an unreadable list), 2 a usage mistake.
 `;
 
-interface MosaicCreateOptions {
-  output?: string;
-  minzoom?: number;
-  maxzoom?: number;
-  quadkeyZoom?: number;
-  threads: number;
-  name?: string;
-  description?: string;
-  attribution?: string;
-}
+const MOSAIC_FOOTPRINT_HELP = `
+${POLICIES_HELP}
 
-const mosaic = program.command('mosaic').description('MosaicJSON documents');
-mosaic
-  .command('create')
-  .description('write a MosaicJSON document for a list of COG URLs (as cogeo-mosaic create)')
-  .argument('[list]', "file of COG URLs, one per line ('-' or none: standard input)")
+The output is the FeatureCollection \`cogeo-mosaic footprint\` writes: one polygon per COG (its
+geographic bounds), with properties path, bounds, minzoom, maxzoom and datatype.
+
+Examples:
+  $ tessera mosaic footprint urls.txt -o footprints.geojson
+  $ tessera mosaic footprint --stac https://stac.example.com --collections dem --asset data > dem.geojson
+
+Exit status: 0 written, 1 nothing written (as for create), 2 a usage mistake.
+`;
+
+const MOSAIC_INFO_HELP = `
+Reads a MosaicJSON document (a local file, gzip-compressed or not, or an http(s) URL read under the
+server's policies, as for create) and prints what \`cogeo-mosaic info\` prints: the profile (name,
+version), the geography (bounds, center, zooms, quadkey zoom) and the tiles (quadkeys, assets per
+quadkey), plus the number of distinct assets.
+
+Examples:
+  $ tessera mosaic info mosaic.json
+  $ tessera mosaic info mosaic.json.gz --json | jq '.TILES'
+  $ tessera mosaic info https://data.example.com/mosaics/2024.json
+
+Exit status: 0 printed, 1 the document cannot be read or is not MosaicJSON, 2 a usage mistake.
+`;
+
+const mosaic = program
+  .command('mosaic')
+  .description('MosaicJSON documents: create, footprint, info')
+  .addHelpText(
+    'after',
+    '\nExamples:\n  $ tessera mosaic create urls.txt -o mosaic.json\n  $ tessera mosaic info mosaic.json\n  $ tessera mosaic create --help\n',
+  );
+
+assetOptions(mosaic.command('create').description('write a MosaicJSON document for a list of COG URLs or a STAC search (as cogeo-mosaic create)'))
   .option('-o, --output <file>', 'write the document to this file (gzip-compressed if it ends with .gz) instead of standard output')
   .option('--minzoom <z>', "the mosaic's minzoom instead of the largest of the COGs'", wholeIn('minzoom', 0, 30))
   .option('--maxzoom <z>', "the mosaic's maxzoom instead of the largest of the COGs'", wholeIn('maxzoom', 0, 30))
   .option('--quadkey-zoom <z>', 'zoom of the quadkeys indexing the COGs instead of the minzoom', wholeIn('quadkey zoom', 0, 30))
-  .option('--threads <n>', 'COGs read at once', wholeIn('number of threads', 1, 256), 20)
   .option('--name <text>', "the document's name")
   .option('--description <text>', "the document's description")
   .option('--attribution <text>', "the document's attribution")
   .addHelpText('after', MOSAIC_CREATE_HELP)
   .showHelpAfterError('(tessera mosaic create --help: the options, the list and examples)')
-  .action(async (list: string | undefined, options: MosaicCreateOptions) => {
-    const fromStdin = list === undefined || list === '-';
-    const source = fromStdin ? 'standard input' : `'${list}'`;
-    if (fromStdin && process.stdin.isTTY) console.error('tessera: reading COG URLs from standard input, one per line (end with Ctrl-D)');
-    let text: string;
-    try {
-      text = fromStdin ? await readStdin() : readFileSync(list, 'utf8');
-    } catch (err) {
-      throw new Error(`cannot read the list of COG URLs ${source}: ${(err as Error).message}`);
-    }
-    const { parseUrlList, readFootprints } = await import('./mosaic/footprints.js');
-    const urls = parseUrlList(text);
-    if (urls.length === 0) throw new Error(`no COG URL in ${source}: give one URL per line`);
-    // The server's settings (policies, timeouts, drivers); nothing is rendered or cached for a tile.
-    const settings = loadSettings({ renderThreads: 0, cacheUrl: undefined, tileCacheBytes: 0 });
-    for (const name of unknownSettings()) console.error(`tessera: warning: ${name} is not a setting tessera knows (see tessera serve --help); it is ignored`);
-    const [{ Services }, { buildMosaicJson }, { getTms, WEB_MERCATOR_QUAD }, { pyDumps }] = await Promise.all([
-      import('./services.js'),
-      import('./mosaic/build.js'),
-      import('./tms/registry.js'),
-      import('./pyjson.js'),
-    ]);
-    const services = new Services(settings);
-    try {
-      const results = await readFootprints(urls, (url) => services.cog(url), getTms(WEB_MERCATOR_QUAD)!, options.threads);
-      const footprints = results.flatMap((r) => (r.ok ? [r.footprint] : []));
-      for (const r of results) if (!r.ok) console.error(`tessera: warning: ${r.url} is left out: ${r.message}`);
-      if (footprints.length === 0) throw new Error(`none of the ${urls.length} COG(s) in ${source} could be read (see the warnings above); nothing written`);
-      const built = buildMosaicJson(footprints, options);
-      for (const warning of built.warnings) console.error(`tessera: warning: ${warning}`);
-      const json = pyDumps(built.document);
-      if (options.output === undefined) process.stdout.write(`${json}\n`);
-      else writeOutput(options.output, json);
-      const bytes = Buffer.byteLength(json);
-      console.error(
-        `tessera: ${options.output ?? 'standard output'}: ${footprints.length} COG(s), ${built.quadkeys} quadkey(s) at zoom ${built.quadkeyZoom}, ${bytes} bytes`,
-      );
-      if (bytes > settings.maxDocumentBytes) {
-        console.error(
-          `tessera: warning: tessera reads MosaicJSON documents of up to ${settings.maxDocumentBytes} bytes (TESSERA_MAX_DOCUMENT_BYTES): raise it to serve this one, or choose a lower --quadkey-zoom`,
-        );
-      }
-    } finally {
-      await services.close();
-    }
+  .action(async (list: string | undefined, options: AssetOptions & MosaicOptions) => {
+    const { mosaicCreate } = await import('./cli-mosaic.js');
+    await mosaicCreate(list, options);
   });
 
-/** The document to a file, gzip-compressed as cogeo-mosaic's file backend writes `.gz` names. */
-function writeOutput(file: string, json: string): void {
-  try {
-    writeFileSync(file, file.endsWith('.gz') ? gzipSync(json, { level: 9 }) : json);
-  } catch (err) {
-    throw new Error(`cannot write the document to '${file}': ${(err as Error).message}`);
-  }
-}
+assetOptions(mosaic.command('footprint').description("write the GeoJSON of the COGs' footprints (as cogeo-mosaic footprint)"))
+  .option('-o, --output <file>', 'write the GeoJSON to this file (gzip-compressed if it ends with .gz) instead of standard output')
+  .addHelpText('after', MOSAIC_FOOTPRINT_HELP)
+  .showHelpAfterError('(tessera mosaic footprint --help: the options and examples)')
+  .action(async (list: string | undefined, options: AssetOptions) => {
+    const { mosaicFootprint } = await import('./cli-mosaic.js');
+    await mosaicFootprint(list, options);
+  });
 
-async function readStdin(): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
-}
+mosaic
+  .command('info')
+  .description("print a MosaicJSON document's summary (as cogeo-mosaic info)")
+  .argument('<document>', 'a MosaicJSON file (.json or .json.gz) or http(s) URL')
+  .option('--json', 'print it as JSON (the fields of cogeo-mosaic info --json)')
+  .addHelpText('after', MOSAIC_INFO_HELP)
+  .showHelpAfterError('(tessera mosaic info --help: the options and examples)')
+  .action(async (document: string, options: { json?: boolean }) => {
+    const { mosaicInfo } = await import('./cli-mosaic.js');
+    await mosaicInfo(document, options);
+  });
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   if (err instanceof CommanderError) {

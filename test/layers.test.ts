@@ -13,7 +13,7 @@ const SRC = path.join(REPO_ROOT, 'src');
 
 /** Floors, bottom first: a module may import from its floor and the ones below. */
 const FLOORS: Array<[number, RegExp]> = [
-  [0, /^(tms\/|errors\.ts$|pyjson\.ts$|concurrency\.ts$|version\.ts$)/],
+  [0, /^(tms\/|errors\.ts$|pyjson\.ts$|concurrency\.ts$|progress\.ts$|version\.ts$)/],
   [1, /^gdal\//],
   [2, /^image\//],
   [3, /^(upstream|cache)\//],
@@ -24,7 +24,7 @@ const FLOORS: Array<[number, RegExp]> = [
   [8, /^api\/(?!routes\/|app\.ts$)/],
   [9, /^api\/routes\//],
   // The application assembles the route plugins; the process entry points start it.
-  [10, /^(api\/app|server|cli|cluster|banner)\.ts$/],
+  [10, /^(api\/app|server|cli|cli-mosaic|cluster|banner)\.ts$/],
 ];
 
 function floorOf(rel: string): number {

@@ -1,9 +1,11 @@
 /**
- * `tessera mosaic create` against cogeo-mosaic 7.2, the tool whose documents it writes: the CLI of
- * this build runs as a child process on lists of the shared fixtures served on 127.0.0.1, and
- * tools/expected/mosaic_create.py runs cogeo-mosaic's `MosaicJSON.from_urls` on the same URLs in
- * the parity venv. The documents must be equal as JSON, key order included (the `tiles` keys are in
- * the order cogeo-mosaic burns them), numbers compared as numbers. The same script checks the two
+ * `tessera mosaic create|footprint|info` against cogeo-mosaic, the tool whose documents it writes:
+ * the CLI of this build runs as a child process on lists of the shared fixtures served on
+ * 127.0.0.1; tools/expected/mosaic_create.py runs cogeo-mosaic 7.2's `MosaicJSON.from_urls` on the
+ * same URLs in the parity venv (the version TiTiler 0.18.10 pins), and the `cogeo-mosaic` command of
+ * the current 9.x runs from a throw-away venv (tools/parity/cogeo9.sh). The documents must be equal
+ * to both as JSON, key order included (the `tiles` keys are in the order cogeo-mosaic burns them),
+ * numbers compared as numbers; `footprint` and `info --json` are compared with 9.x's. The same script checks the two
  * pieces of geometry that decide the tiles, on many cases no fixture reaches: GDAL's all-touched
  * burn of a rectangle (against rasterio) and the whole index (against cogeo-mosaic's own
  * `from_urls` over given footprints: tile-aligned ones, the antimeridian, the poles). Finally the
@@ -11,11 +13,11 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
+import { run, type Run } from './helpers/run.js';
 import { BUILT_CLI, FIXTURES, REPO_ROOT } from './helpers/paths.js';
 import { startFileServer, type FileServer } from './helpers/fileserver.js';
 import { startTessera } from './helpers/tessera.js';
@@ -23,42 +25,25 @@ import { burnRectangle } from '../src/mosaic/burn.js';
 import { buildMosaicJson, type MosaicFootprint } from '../src/mosaic/build.js';
 import { quadkeyToTile } from '../src/mosaic/quadkey.js';
 import { pyDumps } from '../src/pyjson.js';
+import { Progress } from '../src/progress.js';
 import { getTms, WEB_MERCATOR_QUAD } from '../src/tms/registry.js';
 import { srsFrom, transformPoint, WGS84 } from '../src/gdal/crs.js';
 
 const PYTHON = path.join(REPO_ROOT, '.parity/venv/bin/python');
+const COGEO9 = path.join(REPO_ROOT, '.parity/cogeo9/bin/cogeo-mosaic');
 const SCRIPT = path.join(REPO_ROOT, 'tools/expected/mosaic_create.py');
 const skip = existsSync(PYTHON) ? false : `cogeo-mosaic's parity venv is missing (${PYTHON}): make test sets it up (tools/parity/setup.sh)`;
 
-interface Run {
-  status: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 /** A child process, asynchronously: the file server it reads answers from this process. */
-function run(command: string, args: string[], opts: { input?: string; env?: Record<string, string> } = {}): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { env: { ...process.env, ...opts.env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (d: string) => {
-      stdout += d;
-    });
-    child.stderr.setEncoding('utf8').on('data', (d: string) => {
-      stderr += d;
-    });
-    child.on('error', reject);
-    child.on('close', (status) => resolve({ status, stdout, stderr }));
-    child.stdin.end(opts.input ?? '');
-  });
-}
 
 /** Loopback is refused by default; the fixtures are served there. */
 const LOOPBACK_ENV = { TESSERA_ALLOWED_NETWORKS: '127.0.0.0/8' };
 
-function tessera(args: string[], opts: { input?: string; env?: Record<string, string> } = {}): Promise<Run> {
-  return run(process.execPath, ['--enable-source-maps', BUILT_CLI, 'mosaic', 'create', ...args], { input: opts.input ?? '', env: opts.env ?? LOOPBACK_ENV });
+function tessera(args: string[], opts: { input?: string; env?: Record<string, string>; command?: string } = {}): Promise<Run> {
+  return run(process.execPath, ['--enable-source-maps', BUILT_CLI, 'mosaic', opts.command ?? 'create', ...args], {
+    input: opts.input ?? '',
+    env: opts.env ?? LOOPBACK_ENV,
+  });
 }
 
 function cogeoMosaic(mode: string, args: string[], input = ''): Promise<Run> {
@@ -106,12 +91,14 @@ function parseOrdered(text: string): Ordered {
 /** The document as plain JSON, for reading fields. */
 type Doc = { bounds: number[]; minzoom: number; maxzoom: number; quadkey_zoom: number; tiles: Record<string, string[]> };
 
-describe('tessera mosaic create, against cogeo-mosaic 7.2', { skip }, () => {
+describe('tessera mosaic create, against cogeo-mosaic 7.2 and 9.x', { skip }, () => {
   let files: FileServer;
   let tmp: string;
   const url = (name: string): string => `${files.url}/${name}`;
 
   before(async () => {
+    const setup = await run('bash', [path.join(REPO_ROOT, 'tools/parity/cogeo9.sh')]);
+    assert.equal(setup.status, 0, `tools/parity/cogeo9.sh failed: ${setup.stderr}`);
     files = await startFileServer(FIXTURES);
     tmp = mkdtempSync(path.join(os.tmpdir(), 'tessera-mosaic-create-'));
   });
@@ -120,22 +107,27 @@ describe('tessera mosaic create, against cogeo-mosaic 7.2', { skip }, () => {
     if (tmp) rmSync(tmp, { recursive: true, force: true });
   });
 
-  /** Both tools on the same COGs: tessera given the list as `how` says; the documents must be equal. */
-  async function same(names: string[], how: 'file' | 'dash' | 'stdin', options: string[] = []): Promise<{ created: Run; expected: Run }> {
+  /**
+   * The three tools on the same COGs: tessera given the list as `how` says (and `extra` options only
+   * it knows), cogeo-mosaic 7.2's from_urls and 9.x's `cogeo-mosaic create`; the documents must be equal.
+   */
+  async function same(names: string[], how: 'file' | 'dash' | 'stdin', options: string[] = [], extra: string[] = []): Promise<{ created: Run; expected: Run }> {
     const urls = names.map(url);
     const list = `# made by the test\n${urls.join('\n')}\n\n`;
-    let created: Run;
-    if (how === 'file') {
-      const file = path.join(tmp, `urls-${names.length}-${options.length}.txt`);
-      writeFileSync(file, list);
-      created = await tessera([file, ...options]);
-    } else {
-      created = await tessera([...(how === 'dash' ? ['-'] : []), ...options], { input: list });
-    }
+    const file = path.join(tmp, `urls-${names.length}-${options.length}-${how}.txt`);
+    writeFileSync(file, list);
+    const created =
+      how === 'file' ? await tessera([file, ...options, ...extra]) : await tessera([...(how === 'dash' ? ['-'] : []), ...options, ...extra], { input: list });
     const expected = await cogeoMosaic('urls', [...options, ...urls]);
     assert.equal(expected.status, 0, expected.stderr);
     assert.equal(created.status, 0, created.stderr);
-    assert.deepEqual(parseOrdered(created.stdout), parseOrdered(expected.stdout));
+    assert.deepEqual(parseOrdered(created.stdout), parseOrdered(expected.stdout), 'cogeo-mosaic 7.2');
+    // 9.x reads the list file itself (its own comment handling is none: the list it gets has only URLs).
+    const plain = path.join(tmp, `plain-${names.length}-${options.length}-${how}.txt`);
+    writeFileSync(plain, `${urls.join('\n')}\n`);
+    const nine = await run(COGEO9, ['create', plain, '--quiet', ...options]);
+    assert.equal(nine.status, 0, nine.stderr);
+    assert.deepEqual(parseOrdered(created.stdout), parseOrdered(nine.stdout), 'cogeo-mosaic 9.x');
     return { created, expected };
   }
 
@@ -157,19 +149,33 @@ describe('tessera mosaic create, against cogeo-mosaic 7.2', { skip }, () => {
   });
 
   it("takes the largest zooms of the COGs with cogeo-mosaic's warnings, or the ones given", async () => {
-    const { created, expected } = await same(['cog.tif', 'cog1.tif', 'cog2.tif'], 'file');
+    // cog.tif is in another UTM zone than cog1.tif and cog2.tif: cogeo-mosaic does not check CRSs.
+    const { created, expected } = await same(['cog.tif', 'cog1.tif', 'cog2.tif'], 'file', [], ['--allow-mixed-crs']);
     assert.match(expected.stderr, /Multiple MinZoom/);
     assert.match(created.stderr, /warning: Multiple MinZoom, Assets different minzoom values \(5, 7\): minzoom 7 is used/);
     assert.equal((JSON.parse(created.stdout) as Doc).minzoom, 7);
-    const given = await same(['cog.tif', 'cog1.tif', 'cog2.tif'], 'file', ['--minzoom', '6', '--maxzoom', '11', '--quadkey-zoom', '9']);
+    const given = await same(['cog.tif', 'cog1.tif', 'cog2.tif'], 'file', ['--minzoom', '6', '--maxzoom', '11', '--quadkey-zoom', '9'], ['--allow-mixed-crs']);
     assert.doesNotMatch(given.created.stderr, /Multiple/);
     const doc = JSON.parse(given.created.stdout) as Doc;
     assert.deepEqual([doc.minzoom, doc.maxzoom, doc.quadkey_zoom], [6, 11, 9]);
   });
 
-  it('leaves out a COG it cannot read and says which, as cogeo-mosaic skips it', async () => {
-    const { created } = await same(['cog1.tif', 'missing.tif', 'cog2.tif'], 'file');
-    assert.match(created.stderr, new RegExp(`warning: ${url('missing.tif')} is left out: .*`));
+  it('names each asset it cannot use with the reason and writes nothing (exit 1); --skip-errors leaves them out as cogeo-mosaic skips them', async () => {
+    const names = ['cog1.tif', 'missing.tif', 'non_cog.tif', 'cog2.tif', 'cog.tif'];
+    const strict = await tessera([], { input: names.map(url).join('\n') });
+    assert.equal(strict.status, 1);
+    assert.equal(strict.stdout, '');
+    assert.match(strict.stderr, new RegExp(`error: ${url('missing.tif')} not found \\(upstream answered 404\\)`));
+    assert.match(
+      strict.stderr,
+      new RegExp(`error: ${url('non_cog.tif')}: not a Cloud Optimized GeoTIFF: The file is greater than 512xH or 512xW, but is not tiled`),
+    );
+    assert.match(strict.stderr, new RegExp(`error: ${url('cog.tif')}: its CRS is EPSG:32621, while 2 other COG\\(s\\) are in EPSG:32618: .*--allow-mixed-crs`));
+    assert.match(strict.stderr, /3 of the assets of standard input cannot be used \(see above\); nothing written: .* --skip-errors/);
+    // Plain progress lines off a terminal.
+    assert.match(strict.stderr, /tessera: footprints: 5\/5\n/);
+    const { created } = await same(['cog1.tif', 'missing.tif', 'cog2.tif'], 'file', [], ['--skip-errors']);
+    assert.match(created.stderr, new RegExp(`warning: left out: ${url('missing.tif')} not found`));
     assert.doesNotMatch(created.stdout, /missing/);
   });
 
@@ -177,7 +183,8 @@ describe('tessera mosaic create, against cogeo-mosaic 7.2', { skip }, () => {
     const urls = [url('cog1.tif'), url('TCI.tif')];
     const expected = await cogeoMosaic('urls', urls);
     assert.equal(expected.status, 3, expected.stderr);
-    const created = await tessera([], { input: urls.join('\n') });
+    // TCI.tif is in another UTM zone too: taken here, so that the data types are what is refused.
+    const created = await tessera(['--allow-mixed-crs'], { input: urls.join('\n') });
     assert.equal(created.status, 1);
     assert.equal(created.stdout, '');
     assert.match(created.stderr, /different data types \(uint16, uint8\)/);
@@ -186,8 +193,11 @@ describe('tessera mosaic create, against cogeo-mosaic 7.2', { skip }, () => {
   it("reads the COGs under the server's policies: exit 1 when none is left, saying what to set", async () => {
     const refused = await tessera([], { input: url('cog1.tif'), env: { TESSERA_ALLOWED_NETWORKS: '' } });
     assert.equal(refused.status, 1);
-    assert.match(refused.stderr, /is left out: .*TESSERA_ALLOWED_NETWORKS/);
-    assert.match(refused.stderr, /none of the 1 COG\(s\) in standard input could be read/);
+    assert.match(refused.stderr, /error: .*cog1\.tif.* is not allowed: .*TESSERA_ALLOWED_NETWORKS/);
+    assert.match(refused.stderr, /1 of the assets of standard input cannot be used/);
+    const skipped = await tessera(['--skip-errors'], { input: url('cog1.tif'), env: { TESSERA_ALLOWED_NETWORKS: '' } });
+    assert.equal(skipped.status, 1);
+    assert.match(skipped.stderr, /none of the 1 COG\(s\) of standard input could be used/);
     const local = await tessera([], { input: path.join(FIXTURES, 'cog1.tif') });
     assert.match(local.stderr, /local files are disabled/);
     assert.equal(local.status, 1);
@@ -230,6 +240,61 @@ describe('tessera mosaic create, against cogeo-mosaic 7.2', { skip }, () => {
       assert.equal(tile.headers.get('content-type'), 'image/png');
     } finally {
       await server.close();
+    }
+  });
+
+  it("writes cogeo-mosaic 9.x's footprint FeatureCollection for the same COGs", async () => {
+    const list = path.join(tmp, 'footprints.txt');
+    writeFileSync(list, `${['cog1.tif', 'cog2.tif', 'B01.tif'].map(url).join('\n')}\n`);
+    const ours = await tessera([list, '--allow-mixed-crs'], { command: 'footprint' });
+    assert.equal(ours.status, 0, ours.stderr);
+    const theirs = await run(COGEO9, ['footprint', list, '--quiet']);
+    assert.equal(theirs.status, 0, theirs.stderr);
+    assert.deepEqual(parseOrdered(ours.stdout), parseOrdered(theirs.stdout));
+  });
+
+  it("prints cogeo-mosaic 9.x's info (its --json fields, plus the number of distinct assets) for a file, a .json.gz and a URL", async () => {
+    const list = path.join(tmp, 'info.txt');
+    writeFileSync(list, `${url('cog1.tif')}\n${url('cog2.tif')}\n`);
+    const plain = path.join(tmp, 'info.json');
+    const gz = path.join(tmp, 'info.json.gz');
+    for (const out of [plain, gz]) assert.equal((await tessera([list, '-o', out, '--name', 'Info test'])).status, 0);
+    for (const file of [plain, gz]) {
+      const ours = await tessera([file, '--json'], { command: 'info' });
+      assert.equal(ours.status, 0, ours.stderr);
+      const theirs = await run(COGEO9, ['info', file, '--json']);
+      assert.equal(theirs.status, 0, theirs.stderr);
+      const expected = JSON.parse(theirs.stdout) as { TILES: Record<string, number> };
+      expected.TILES['Nb Assets'] = 2;
+      assert.deepEqual(JSON.parse(ours.stdout), expected);
+      const text = await tessera([file], { command: 'info' });
+      assert.match(text.stdout, /Name: +Info test\n/);
+      assert.match(text.stdout, /QuadKey Zoom: +7\n/);
+      assert.match(text.stdout, /Nb Tiles: +9\n/);
+    }
+    files.put('/made/info.json', readFileSync(plain));
+    const remote = await tessera([`${files.url}/made/info.json`, '--json'], { command: 'info' });
+    assert.equal(remote.status, 0, remote.stderr);
+    assert.deepEqual((JSON.parse(remote.stdout) as { TILES: unknown }).TILES, {
+      'Nb Tiles': 9,
+      'Min Files': 1,
+      'Max Files': 2,
+      'Mean Files': 1.67,
+      'Nb Assets': 2,
+    });
+    const refused = await tessera([`${files.url}/made/info.json`], { command: 'info', env: { TESSERA_ALLOWED_NETWORKS: '' } });
+    assert.equal(refused.status, 1);
+    assert.match(refused.stderr, /TESSERA_ALLOWED_NETWORKS/);
+    const notMosaic = await tessera([path.join(FIXTURES, 'item.json')], { command: 'info' });
+    assert.equal(notMosaic.status, 1);
+    assert.match(notMosaic.stderr, /mosaicjson/);
+  });
+
+  it('has --help with examples on every mosaic command', async () => {
+    for (const command of ['create', 'footprint', 'info']) {
+      const help = await tessera(['--help'], { command });
+      assert.equal(help.status, 0);
+      assert.match(help.stdout, /Examples:\n {2}\$ tessera mosaic/);
     }
   });
 });
@@ -318,6 +383,40 @@ describe('the geometry behind the tiles, against rasterio and cogeo-mosaic', { s
       const ours = pyDumps(buildMosaicJson(c.footprints, { quadkeyZoom: c.quadkey_zoom }).document);
       assert.deepEqual(parseOrdered(ours), parseOrdered(lines[i]!), `case ${i}: ${JSON.stringify(c)}`);
     });
+  });
+});
+
+describe('progress on standard error', () => {
+  /** A stream that keeps what is written. */
+  const sink = (): { stream: NodeJS.WriteStream; text: () => string } => {
+    const chunks: string[] = [];
+    return { stream: { write: (c: string) => chunks.push(c) > 0 } as unknown as NodeJS.WriteStream, text: () => chunks.join('') };
+  };
+
+  it('draws a bar redrawn in place on a terminal, messages above it', () => {
+    const out = sink();
+    const progress = new Progress('footprints', 4, out.stream, true);
+    progress.update(1);
+    progress.log('tessera: warning: something');
+    progress.update(4);
+    progress.end();
+    const text = out.text();
+    assert.match(text, /tessera: warning: something\n/);
+    const warning = text.indexOf('tessera: warning: something');
+    const last = text.lastIndexOf('footprints [==============================] 4/4 100%');
+    assert.ok(last > warning, `the finished bar is drawn below the message: ${JSON.stringify(text)}`);
+    assert.ok(text.endsWith('\n'), 'the bar keeps its line when done');
+  });
+
+  it('writes a plain line a tenth of the way elsewhere', () => {
+    const out = sink();
+    const progress = new Progress('footprints', 40, out.stream, false);
+    for (let i = 1; i <= 40; i++) progress.update(i);
+    progress.end();
+    const lines = out.text().trim().split('\n');
+    assert.equal(lines.length, 10);
+    assert.equal(lines[0], 'tessera: footprints: 4/40');
+    assert.equal(lines[9], 'tessera: footprints: 40/40');
   });
 });
 

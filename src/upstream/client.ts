@@ -63,6 +63,8 @@ export interface UpstreamRequest {
   signal: AbortSignal;
   /** Called for every request this sends (each redirect hop too), beside the client's own `onRequest`. */
   onSend?: () => void;
+  /** A JSON body to POST instead of a GET (a STAC API search); 307/308 redirects send it again, others turn to a GET. */
+  json?: string | undefined;
 }
 
 export class UpstreamClient {
@@ -75,20 +77,23 @@ export class UpstreamClient {
   }
 
   /**
-   * GETs `url` (already allowed by the URL policy), following redirects that the policies allow.
+   * GETs `url` (already allowed by the URL policy), or POSTs `req.json` to it, following redirects that the policies allow.
    * Resolves with the final response, body unread (the caller consumes or destroys it). Refusals
    * reject with UpstreamRefused, timeouts with UpstreamTimeout, network failures with node's error.
    */
   async get(url: string, req: UpstreamRequest): Promise<IncomingMessage> {
     let current = url;
+    let hopReq = req;
     const maxRedirects = this.opts.maxRedirects ?? 5;
     for (let hop = 0; hop <= maxRedirects; hop++) {
-      const res = await this.once(current, req);
+      const res = await this.once(current, hopReq);
       const location = res.headers.location;
       const status = res.statusCode ?? 0;
       if (status >= 300 && status < 400 && location) {
         res.resume();
         current = this.redirectTarget(location, current);
+        // As browsers and curl do: only 307 and 308 repeat a POST; the others are followed with a GET.
+        if (hopReq.json !== undefined && status !== 307 && status !== 308) hopReq = { ...hopReq, json: undefined };
         continue;
       }
       return res;
@@ -150,8 +155,12 @@ export class UpstreamClient {
       const headers: Record<string, string> = { 'User-Agent': this.opts.userAgent ?? 'tessera', 'Accept-Encoding': 'identity' };
       if (req.range) headers['Range'] = req.range;
       if (req.accept) headers['Accept'] = req.accept;
+      if (req.json !== undefined) {
+        headers['Content-Type'] = 'application/json';
+        headers['Content-Length'] = String(Buffer.byteLength(req.json));
+      }
       const agent = this.agents[target.protocol as 'http:' | 'https:'];
-      const request = lib.request(target, { method: 'GET', headers, agent, signal: req.signal });
+      const request = lib.request(target, { method: req.json === undefined ? 'GET' : 'POST', headers, agent, signal: req.signal });
       const stats = this.statsOf(target.host);
       stats.requests++;
       this.opts.onRequest?.();
@@ -193,7 +202,7 @@ export class UpstreamClient {
         else if (err.name === 'AbortError' || err.name === 'TimeoutError') reject(new UpstreamTimeout('upstream did not answer in time'));
         else reject(err);
       });
-      request.end();
+      request.end(req.json);
     });
   }
 }

@@ -66,6 +66,23 @@ export class DocumentFetcher {
     return sharedLoad(this.cache, key, () => budgets.shared(() => this.load(loc, input, what)), { keep: true, startAgain: (err) => budgets.startAgain(err) });
   }
 
+  /**
+   * The JSON answer to a GET of `input`, or to a POST of `body` as JSON (a STAC API search), never
+   * cached (pages change); http(s) only, under the same policies and limits as `json`.
+   */
+  async send(input: string, what: string, body?: unknown): Promise<unknown> {
+    const loc = this.opts.policy.resolve(input, what);
+    if (loc.kind !== 'http') throw badRequest(`${what} '${input}' is not an http(s) URL`);
+    return this.parse(await this.fetchHttp(loc.url, what, body === undefined ? undefined : JSON.stringify(body)), input, what);
+  }
+
+  /** The bytes at `input` as sent (a `.json.gz` still compressed), never cached; http(s) only. */
+  async bytes(input: string, what: string): Promise<Buffer> {
+    const loc = this.opts.policy.resolve(input, what);
+    if (loc.kind !== 'http') throw badRequest(`${what} '${input}' is not an http(s) URL`);
+    return this.fetchHttp(loc.url, what);
+  }
+
   private async load(loc: Location, input: string, what: string): Promise<FetchedDocument> {
     const bytes = loc.kind === 'http' ? await this.fetchHttp(loc.url, what) : await this.readLocal(loc.path, input, what);
     return { value: this.parse(bytes, input, what), version: contentVersion(bytes) };
@@ -98,14 +115,20 @@ export class DocumentFetcher {
     }
   }
 
-  private async fetchHttp(url: string, what: string): Promise<Buffer> {
+  private async fetchHttp(url: string, what: string, json?: string): Promise<Buffer> {
     const signal = AbortSignal.timeout(this.opts.timeoutMs);
     try {
-      const res = await this.opts.client.get(url, { signal, accept: 'application/json, application/geo+json;q=0.9, */*;q=0.1' });
+      const res = await this.opts.client.get(url, { signal, accept: 'application/json, application/geo+json;q=0.9, */*;q=0.1', json });
       const status = res.statusCode ?? 502;
       if (status < 200 || status >= 300) {
-        res.resume();
-        throw upstreamStatus(status, what, url);
+        if (json === undefined) {
+          res.resume();
+          throw upstreamStatus(status, what, url);
+        }
+        // An API says what was wrong with a query: its words go with the status.
+        const said = (await readLimited(res, 64 * 1024, what, url, this.opts.budgets).catch(() => Buffer.alloc(0))).toString('utf8').trim();
+        const error = upstreamStatus(status, what, url);
+        throw new TesseraError(error.kind, said ? `${error.message}: ${said.slice(0, 500)}` : error.message);
       }
       const declared = Number(res.headers['content-length'] ?? NaN);
       if (declared > this.opts.maxBytes) {

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Serves a STAC API on 127.0.0.1:API_PORT until it is sent SIGTERM: a PostgreSQL cluster of its own
+# in DIR (listening on 127.0.0.1:PG_PORT only), pgstac's schema migrated into it, the collections
+# (one JSON file each) and items (newline-delimited JSON) loaded, and stac-fastapi-pgstac in front.
+# Usage: serve.sh DIR PG_PORT API_PORT ITEMS.ndjson COLLECTION.json...   (setup.sh first)
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+dir=$1 pg_port=$2 api_port=$3 items=$4
+shift 4
+bin=/usr/lib/postgresql/15/bin
+venv=$root/.parity/pgstac
+# PostgreSQL does not run as root: its files belong to the postgres user Debian's package made.
+as_pg=(); [ "$(id -u)" = 0 ] && as_pg=(runuser -u postgres --)
+mkdir -p "$dir/pg"
+if [ "$(id -u)" = 0 ]; then chown postgres "$dir/pg"; chmod a+x "$dir"; fi
+"${as_pg[@]}" "$bin/initdb" -D "$dir/pg/data" -A trust -U postgres >"$dir/initdb.log"
+stop() {
+  [ -n "${api:-}" ] && kill "$api" 2>/dev/null
+  "${as_pg[@]}" "$bin/pg_ctl" -D "$dir/pg/data" -m fast stop >/dev/null 2>&1 || true
+}
+trap stop EXIT
+trap 'exit 0' TERM INT
+"${as_pg[@]}" "$bin/pg_ctl" -D "$dir/pg/data" -o "-p $pg_port -k $dir/pg -c listen_addresses=127.0.0.1" -l "$dir/pg/log" -w start >/dev/null
+export PGHOST=127.0.0.1 PGPORT=$pg_port PGUSER=postgres PGPASSWORD=unused PGDATABASE=postgres
+"$venv/bin/pypgstac" migrate >/dev/null
+for collection in "$@"; do "$venv/bin/pypgstac" load collections "$collection" --method upsert >/dev/null; done
+"$venv/bin/pypgstac" load items "$items" --method upsert >/dev/null
+"$venv/bin/uvicorn" stac_fastapi.pgstac.app:create_app --factory --host 127.0.0.1 --port "$api_port" --log-level warning &
+api=$!
+wait "$api"
