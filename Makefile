@@ -10,7 +10,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 SRC := $(shell find src test tools -name '*.ts' 2>/dev/null) tsconfig.json package.json
 
-.PHONY: install build run lint format test parity fuzz bench bench-quick bench-deploy soak clean
+.PHONY: install build run lint format test parity fuzz bench bench-quick bench-low-zoom bench-deploy soak clean
 
 install:
 	@bash scripts/install.sh
@@ -64,6 +64,11 @@ bench-quick: build
 	@bash tools/parity/setup.sh
 	@node dist/tools/bench/main.js --quick $(BENCH_ARGS)
 	@node dist/tools/bench/micro.js --quick
+
+# Not a test: the benchmark's low-zoom phase alone (a 1,024-COG mosaic, made once in .bench/data/large), both servers.
+bench-low-zoom: build
+	@bash tools/parity/setup.sh
+	@node dist/tools/bench/main.js --low-zoom-only $(BENCH_ARGS)
 
 # Not a test: two replicas behind deploy/nginx.conf with a shared Redis cache, tiles/s cold and warm.
 bench-deploy: build

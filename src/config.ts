@@ -57,6 +57,8 @@ export interface Settings {
   /** Send the `X-Assets` header (the assets a mosaic tile used) on mosaic tiles. */
   mosaicAssetsHeader: boolean;
   /** Asset reads in flight per mosaic request. */
+  /** Below a mosaic's minzoom, how long a tile waits for its assets before it is made of those read (0: no deadline). */
+  mosaicLowZoomDeadlineMs: number;
   mosaicConcurrency: number;
   /** Refuse mosaic tiles outside the mosaic's zoom range (TiTiler's MOSAIC_STRICT_ZOOM). */
   mosaicStrictZoom: boolean;
@@ -177,6 +179,12 @@ export const SETTINGS = {
   maxSourcePixels: { env: 'TESSERA_MAX_SOURCE_PIXELS', schema: whole(0), shown: '268435456', doc: 'source pixels one request may read' },
   mosaicAssetsHeader: { env: 'TESSERA_MOSAIC_ASSETS_HEADER', schema: boolean, shown: 'true', doc: 'send X-Assets on mosaic tiles' },
   mosaicConcurrency: { env: 'TESSERA_MOSAIC_CONCURRENCY', schema: whole(1), shown: '8', doc: 'asset reads in flight per mosaic request' },
+  mosaicLowZoomDeadlineMs: {
+    env: 'TESSERA_MOSAIC_LOW_ZOOM_DEADLINE_MS',
+    schema: whole(0),
+    shown: '2000',
+    doc: 'below a mosaic minzoom, a tile waits this long for its assets, then shows those read (X-Tessera-Partial, not cached); 0: no deadline',
+  },
   mosaicStrictZoom: { env: 'TESSERA_MOSAIC_STRICT_ZOOM', schema: boolean, shown: 'false', doc: 'refuse mosaic tiles outside its zoom range' },
   demoDir: { env: 'TESSERA_DEMO_DIR', schema: text, shown: 'none', doc: 'demo data served under /demo/ (--demo)' },
   basemapUrl: { env: 'TESSERA_BASEMAP_URL', schema: basemap, shown: 'none', doc: 'XYZ template of a basemap under the maps' },
@@ -326,6 +334,7 @@ export function loadSettings(overrides: Partial<Settings> = {}, env: NodeJS.Proc
     maxSourcePixels: get('maxSourcePixels') ?? 256 * 1024 * 1024,
     mosaicAssetsHeader: get('mosaicAssetsHeader') ?? true,
     mosaicConcurrency: get('mosaicConcurrency') ?? 8,
+    mosaicLowZoomDeadlineMs: get('mosaicLowZoomDeadlineMs') ?? 2000,
     mosaicStrictZoom: get('mosaicStrictZoom') ?? false,
     demoDir: get('demoDir') || undefined,
     basemapUrl: get('basemapUrl') ?? '',

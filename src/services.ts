@@ -118,6 +118,7 @@ export class Services {
       policy: this.policy,
       openStac: (url) => this.stac(url),
       concurrency: settings.mosaicConcurrency,
+      lowZoomDeadlineMs: settings.mosaicLowZoomDeadlineMs,
       limits: { maxOutputPixels: settings.maxOutputPixels, maxSourcePixels: settings.maxSourcePixels },
     };
     this.tiles = new TileStore({

@@ -19,6 +19,7 @@ import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Settings } from '../config.js';
 import type { Reader } from '../readers/reader.js';
+import { PARTIAL_HEADER } from '../readers/mosaic.js';
 import { TESSERA_VERSION } from '../version.js';
 import { tileKey } from './tile-cache.js';
 
@@ -67,8 +68,9 @@ export function inputTags(settings: Settings): AnswerIfUnchanged {
 export function installEtags(app: FastifyInstance): void {
   app.addHook('onSend', async (request, reply, payload) => {
     if (request.method !== 'GET' && request.method !== 'HEAD') return payload;
-    if (reply.statusCode !== 200) {
-      // A tag set from the inputs before reading belongs to the picture, not to a 204 or an error.
+    // A tag set from the inputs before reading belongs to the picture, not to a 204, an error or a
+    // partial mosaic tile (which another request would make whole).
+    if (reply.statusCode !== 200 || reply.hasHeader(PARTIAL_HEADER)) {
       if (reply.statusCode !== 304) reply.removeHeader('etag');
       return payload;
     }

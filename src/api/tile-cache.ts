@@ -12,6 +12,7 @@
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TileStore } from '../cache/tile-store.js';
+import { PARTIAL_HEADER } from '../readers/mosaic.js';
 
 /** Larger answers are not kept (a 4× npy of many bands): they would crowd out thousands of tiles. */
 const MAX_TILE_BYTES = 4 * 1024 * 1024;
@@ -49,7 +50,8 @@ export function installTileCache(app: FastifyInstance, store: TileStore): void {
     const key = misses.get(request);
     if (key === undefined) return payload;
     misses.delete(request);
-    if (reply.statusCode === 200 && Buffer.isBuffer(payload) && payload.length <= MAX_TILE_BYTES) {
+    // A partial mosaic tile (readers/mosaic.ts) is not the tile: the next request tries again.
+    if (reply.statusCode === 200 && Buffer.isBuffer(payload) && payload.length <= MAX_TILE_BYTES && !reply.hasHeader(PARTIAL_HEADER)) {
       const headers: Record<string, string> = {};
       for (const [name, value] of Object.entries(reply.getHeaders())) {
         if (!NOT_REPLAYED.has(name.toLowerCase()) && value !== undefined) headers[name] = String(value);

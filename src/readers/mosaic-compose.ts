@@ -19,7 +19,7 @@ import type { StacReader } from '../stac/reader.js';
 import { stacItemReader, type StacLayerOptions } from './stac.js';
 import { mapLimited } from '../concurrency.js';
 import type { ReadLimits } from './reader.js';
-import { allocate, intersectMasks, type ImageData } from '../image/image-data.js';
+import { allocate, intersectMasks, type BandArray, type ImageData } from '../image/image-data.js';
 import { resizeNearest } from '../image/stack.js';
 import { evaluateExpression, expressionBands, parseExpression, type Expression } from '../image/expression.js';
 import type { BBox, TileMatrixSet } from '../tms/grid.js';
@@ -35,6 +35,11 @@ export interface MosaicContext {
   openStac(url: string): Promise<StacReader>;
   /** Asset reads in flight per request. */
   concurrency: number;
+  /**
+   * Below the mosaic's minzoom, how long a tile waits for its assets (ms; 0: as long as the request
+   * may last): past it the tile is made of the assets read so far and marked partial.
+   */
+  lowZoomDeadlineMs: number;
   limits: ReadLimits;
 }
 
@@ -57,6 +62,8 @@ export interface MosaicTile {
   image: ImageData;
   /** The assets whose pixels were fed to the pixel selection, in order. */
   assetsUsed: string[];
+  /** Set when the deadline passed first: the tile's assets, and how many of them were read in time. */
+  partial?: { read: number; assets: number };
 }
 
 /** The read options alone, without the tile and selection parameters. */
@@ -160,9 +167,12 @@ export class MosaicReader {
     const footprint = new TileFootprint(tms, x, y, z);
     // Every asset warps onto this tile's grid: where they share a CRS, their transformations repeat.
     const shared = { ...opts, transformMemo: new TransformMemo() };
+    // Below the mosaic's minzoom each asset covers a small part of the tile: it is read for that part alone.
+    const partial = z < this.mosaic.zooms(tms).minzoom && opts.buffer === undefined && opts.padding === undefined;
     const read = (asset: string): Promise<ImageData | undefined> =>
-      isStacItem(this.mosaic, asset) ? this.stacTile(asset, tms, x, y, z, shared) : this.cogTile(asset, tms, x, y, z, shared, budget, footprint);
-    return composite(assets, read, opts.pixelSelection, this.ctx.concurrency);
+      isStacItem(this.mosaic, asset) ? this.stacTile(asset, tms, x, y, z, shared) : this.cogTile(asset, tms, x, y, z, shared, budget, footprint, partial);
+    const deadline = partial && this.ctx.lowZoomDeadlineMs > 0 ? Date.now() + this.ctx.lowZoomDeadlineMs : undefined;
+    return composite(assets, read, opts.pixelSelection, this.ctx.concurrency, deadline);
   }
 
   /** Values at a point for every asset that covers it, in asset order (no pixel selection). */
@@ -193,22 +203,26 @@ export class MosaicReader {
     opts: MosaicTileOptions,
     budget: { sourcePixels: number },
     footprint: TileFootprint,
+    partial: boolean,
   ): Promise<ImageData | undefined> {
     const reader = this.reader(asset);
     const meta = await reader.meta();
     this.cog.checkIndexes(meta.count, `mosaic asset '${asset}'`);
     if (!footprint.touches(meta)) return undefined;
-    const plan = await reader.planTile(tms, x, y, z, opts.tilesize, {
-      ...(opts.buffer !== undefined ? { buffer: opts.buffer } : {}),
-      ...(opts.padding !== undefined ? { padding: opts.padding } : {}),
-    });
+    const window = partial ? await assetWindow(reader, tms, { x, y, z }, opts.tilesize) : undefined;
+    const plan = window
+      ? await reader.planPart(window.bounds, { dstCrs: tms.srs, boundsCrs: tms.srs, width: window.width, height: window.height, covered: true })
+      : await reader.planTile(tms, x, y, z, opts.tilesize, {
+          ...(opts.buffer !== undefined ? { buffer: opts.buffer } : {}),
+          ...(opts.padding !== undefined ? { padding: opts.padding } : {}),
+        });
     const limits = this.ctx.limits;
     const bands = this.cog.outputBands(meta.count);
     checkOutputValues(plan.width * plan.height * bands, limits, `${plan.width}x${plan.height} pixels × ${bands} band(s)`);
     budget.sourcePixels += readCost(meta, plan);
     checkSourcePixels(budget.sourcePixels, limits, "the tile's assets", 'zoom in');
-    const img = await reader.read(plan, this.cog.valueOptions(valuesOf(opts)));
-    return this.cog.apply(img);
+    const img = this.cog.apply(await reader.read(plan, this.cog.valueOptions(valuesOf(opts))));
+    return window ? placeInTile(img, window, opts.tilesize, tms.xyBounds({ x, y, z })) : img;
   }
 
   private async stacTile(asset: string, tms: TileMatrixSet, x: number, y: number, z: number, opts: MosaicTileOptions): Promise<ImageData | undefined> {
@@ -294,6 +308,66 @@ class TileFootprint {
   }
 }
 
+/** The part of a tile's pixel grid an asset is read for, and its bounds in the grid's CRS. */
+interface TileWindow {
+  col: number;
+  row: number;
+  width: number;
+  height: number;
+  bounds: BBox;
+}
+
+/**
+ * The tile pixels an asset's footprint touches, with a pixel of margin; undefined where that is
+ * most of the tile (or the footprint cannot be expressed in the grid's CRS). Outside it a whole-tile
+ * read gives only masked pixels, so reading this window alone gives the same tile, but for where
+ * the warper's approximate transformer, run over the window's rows instead of the tile's, picks
+ * another source pixel (within its error of an eighth of a pixel: 0.6–2% of an asset's pixels on
+ * the fixtures, test/mosaic-low-zoom.test.ts). Used below the mosaic's minzoom
+ * only, where a tile needs tens to hundreds of assets and warping each onto the whole tile cost
+ * most of its time; at minzoom and above tiles stay pixel for pixel as rio-tiler makes them.
+ */
+async function assetWindow(reader: RasterReader, tms: TileMatrixSet, tile: { x: number; y: number; z: number }, size: number): Promise<TileWindow | undefined> {
+  const fp = await reader.footprintIn(tms.srs);
+  if (!fp.every(Number.isFinite)) return undefined;
+  const [l, b, r, t] = tms.xyBounds(tile);
+  const px = (r - l) / size;
+  const py = (t - b) / size;
+  const col0 = Math.max(0, Math.floor((fp[0] - l) / px) - 1);
+  const col1 = Math.min(size, Math.ceil((fp[2] - l) / px) + 1);
+  const row0 = Math.max(0, Math.floor((t - fp[3]) / py) - 1);
+  const row1 = Math.min(size, Math.ceil((t - fp[1]) / py) + 1);
+  if (col1 <= col0 || row1 <= row0 || (col1 - col0) * (row1 - row0) * 2 > size * size) return undefined;
+  return { col: col0, row: row0, width: col1 - col0, height: row1 - row0, bounds: [l + col0 * px, t - row1 * py, l + col1 * px, t - row0 * py] };
+}
+
+/** A window's image placed on the whole tile: masked elsewhere (values 0, as a read outside the data gives). */
+function placeInTile(img: ImageData, window: TileWindow, size: number, bounds: BBox): ImageData {
+  const n = size * size;
+  const masks = new Map<Uint8Array, Uint8Array>();
+  const place = <T extends BandArray | Uint8Array>(from: T, to: T): T => {
+    for (let row = 0; row < window.height; row++) {
+      to.set(from.subarray(row * window.width, (row + 1) * window.width) as never, (window.row + row) * size + window.col);
+    }
+    return to;
+  };
+  return {
+    ...img,
+    width: size,
+    height: size,
+    bounds,
+    bands: img.bands.map((band) => place(band, allocate(img.dtype, n))),
+    masks: img.masks.map((mask) => {
+      let placed = masks.get(mask);
+      if (!placed) {
+        placed = place(mask, new Uint8Array(n));
+        masks.set(mask, placed);
+      }
+      return placed;
+    }),
+  };
+}
+
 /**
  * Source pixels one asset's tile read costs: the plan's estimate, but never more than the whole
  * dataset at the overview GDAL picks — a low-zoom tile's grid spans far more than a small asset,
@@ -311,42 +385,80 @@ function readCost(meta: SourceMeta, plan: ReadPlan): number {
 
 type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };
 
+/** A read in flight, and its outcome once it has one (looked at without waiting when the deadline passes). */
+interface Slot {
+  pending: Promise<Settled<ImageData | undefined>>;
+  settled?: Settled<ImageData | undefined>;
+}
+
 /**
  * Feeds each asset's image to the pixel selection in asset order, reading ahead in a window of
  * `concurrency` assets: asset i + concurrency starts once asset i has been fed. So once the
  * selection is done (or a read failed) no further read starts, and at most `concurrency` images
  * wait in memory; a slow asset holds the window, as a chunk holds rio-tiler's.
+ *
+ * With a `deadline` (a time), the images that have arrived when it passes are fed, in asset order,
+ * and the tile says it is partial; reads still in flight end with the request. A tile with nothing
+ * yet waits for its first image.
  */
 async function composite(
   assets: readonly string[],
   read: (asset: string) => Promise<ImageData | undefined>,
   method: PixelSelection,
   concurrency: number,
+  deadline?: number,
 ): Promise<MosaicTile> {
   const selector = pixelSelector(method);
-  const slots: Array<Promise<Settled<ImageData | undefined>> | undefined> = new Array(assets.length);
+  const slots: Array<Slot | undefined> = new Array(assets.length);
   const window = Math.max(1, concurrency);
   let started = 0;
   let first: ImageData | undefined;
   const used: string[] = [];
-  for (let i = 0; i < assets.length; i++) {
-    while (started < assets.length && started < i + window) {
-      const k = started++;
-      // Settled, never rejected: reads left behind by an early stop must not raise unhandled rejections.
-      slots[k] = read(assets[k]!).then(
-        (value): Settled<ImageData | undefined> => ({ ok: true, value }),
-        (error: unknown): Settled<ImageData | undefined> => ({ ok: false, error }),
-      );
-    }
-    const settled = await slots[i]!;
-    slots[i] = undefined;
+  let arrived = 0;
+  let late = false;
+  let timer: NodeJS.Timeout | undefined;
+  const expired =
+    deadline === undefined ? undefined : new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), Math.max(0, deadline - Date.now()))));
+  const feed = (i: number, settled: Settled<ImageData | undefined>): boolean => {
     if (!settled.ok) throw settled.error;
+    arrived++;
     const img = settled.value;
-    if (!img) continue;
+    if (!img) return false;
     if (!first) first = img;
     selector.feed(fitTo(first, img, assets[i]!));
     used.push(assets[i]!);
-    if (selector.exitWhenFilled && selector.done()) break;
+    return selector.exitWhenFilled && selector.done();
+  };
+  try {
+    for (let i = 0; i < assets.length; i++) {
+      while (started < assets.length && started < i + window) {
+        const k = started++;
+        // Settled, never rejected: reads left behind by an early stop must not raise unhandled rejections.
+        const slot: Slot = {
+          pending: read(assets[k]!).then(
+            (value): Settled<ImageData | undefined> => (slot.settled = { ok: true, value }),
+            (error: unknown): Settled<ImageData | undefined> => (slot.settled = { ok: false, error }),
+          ),
+        };
+        slots[k] = slot;
+      }
+      const slot = slots[i]!;
+      // The deadline holds once the tile has something to show: until then it waits for the first image.
+      const settled = slot.settled ?? (expired && first ? await Promise.race([slot.pending, expired]) : await slot.pending);
+      if (settled === 'late') {
+        // What has arrived, in asset order; failures of those late ones are not waited for either.
+        late = true;
+        for (let k = i; k < started; k++) {
+          const done = slots[k]!.settled;
+          if (done?.ok && feed(k, done)) break;
+        }
+        break;
+      }
+      slots[i] = undefined;
+      if (feed(i, settled)) break;
+    }
+  } finally {
+    clearTimeout(timer);
   }
   const result = selector.result();
   if (!first || !result) throw new TesseraError('NoContent', 'Method returned an empty array');
@@ -364,6 +476,7 @@ async function composite(
       assets: used,
     },
     assetsUsed: used,
+    ...(late ? { partial: { read: arrived, assets: assets.length } } : {}),
   };
 }
 

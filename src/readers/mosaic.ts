@@ -11,6 +11,12 @@ import { checkTile, type BBox, type TileMatrixSet } from '../tms/grid.js';
 import { badRequest } from '../errors.js';
 import type { Reader, ReaderImage, TileReadOptions, Zooms } from './reader.js';
 
+/**
+ * On a mosaic tile made before every asset arrived (below minzoom, past the low-zoom deadline):
+ * `read/assets`, the assets that arrived in time and all of the tile's.
+ */
+export const PARTIAL_HEADER = 'x-tessera-partial';
+
 /** Past this, X-Assets is left out: proxies and clients refuse very long headers. */
 const MAX_ASSETS_HEADER = 8192;
 
@@ -78,6 +84,13 @@ export class MosaicDocumentReader implements Reader {
       pixelSelection: this.opts.pixelSelection,
     });
     const header = this.opts.assetsHeader ? assetsHeaderValue(result.assetsUsed) : undefined;
-    return { image: result.image, ...(header !== undefined ? { headers: { 'x-assets': header } } : {}) };
+    const headers: Record<string, string> = {};
+    if (header !== undefined) headers['x-assets'] = header;
+    // A tile made before all its assets arrived: said, and kept by no cache (api/tile-cache.ts, etag.ts).
+    if (result.partial) {
+      headers[PARTIAL_HEADER] = `${result.partial.read}/${result.partial.assets}`;
+      headers['cache-control'] = 'no-store';
+    }
+    return { image: result.image, ...(Object.keys(headers).length > 0 ? { headers } : {}) };
   }
 }

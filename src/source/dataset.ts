@@ -5,7 +5,7 @@
 import { stat } from 'node:fs/promises';
 import { sharedLoad, type PromiseTable } from '../concurrency.js';
 import { LRUCache } from 'lru-cache';
-import type { Dataset } from '../gdal/gdal.js';
+import type { Dataset, SpatialReference } from '../gdal/gdal.js';
 import type { DatasetPool } from './pool.js';
 import { gdalOpenError } from './errors.js';
 import { srsFrom, transformBounds, WGS84, sameCrs } from '../gdal/crs.js';
@@ -105,10 +105,32 @@ function colorInterpName(name: string | null): string {
 const GMF_PER_DATASET = 0x02;
 const GMF_ALPHA = 0x04;
 
+/** WKT by authority code (EPSG:32633): the files of a mosaic mostly share a few CRSs. */
+const wktByAuthority = new Map<string, string>();
+
+/** The CRS as WKT: exported once per authority code, as GDAL builds the same CRS for the same code. */
+function wktOf(srs: SpatialReference): string {
+  const name = srs.getAuthorityName(null);
+  const code = srs.getAuthorityCode(null);
+  if (!name || !code) return srs.toWKT();
+  const key = `${name}:${code}`;
+  let wkt = wktByAuthority.get(key);
+  if (wkt === undefined) {
+    wkt = srs.toWKT();
+    if (wktByAuthority.size < 1024) wktByAuthority.set(key, wkt);
+  }
+  return wkt;
+}
+
 async function readMeta(ds: Dataset): Promise<SourceMeta> {
+  // GDAL reads a TIFF's overview directories when first asked about overviews (or masks): asked
+  // here on the thread pool, so that the synchronous calls below find them read, and the event
+  // loop never waits on the network (a thousand-asset mosaic opens spent seconds of it here).
+  if (ds.bands.count() > 0) await ds.bands.get(1).overviews.countAsync();
   const size = ds.rasterSize;
   const gt = ds.geoTransform ?? [0, 1, 0, 0, 0, 1];
-  const srs = ds.srs;
+  // Building the CRS from the file's keys takes 1–25 ms (PROJ's database): on the thread pool too.
+  const srs = await ds.srsAsync;
   const bands: BandMeta[] = [];
   let overviews: number[] = [];
   let overviewSizes: Array<[number, number]> = [];
@@ -149,7 +171,7 @@ async function readMeta(ds: Dataset): Promise<SourceMeta> {
     height: size.y,
     count: bands.length,
     geoTransform: gt,
-    crs: srs ? srs.toWKT() : '',
+    crs: srs ? wktOf(srs) : '',
     bounds: [Math.min(...xs), Math.min(...ys), Math.max(...xs), Math.max(...ys)],
     bands,
     overviews,

@@ -271,7 +271,21 @@ export class RasterReader {
    * approximation. A footprint the transform cannot express counts as intersecting.
    */
   private async mayIntersect(bounds: BBox, crsText: string, crs: SpatialReference): Promise<boolean> {
-    const footprint = await this.source.derived(`footprint ${crsText}`, async () => {
+    const footprint = await this.footprintIn(crsText, crs);
+    if (!footprint.every(Number.isFinite)) return true;
+    const [l, b, r, t] = footprint;
+    const mx = (r - l) / 100;
+    const my = (t - b) / 100;
+    const [bl, bb, br, bt] = [Math.min(bounds[0], bounds[2]), Math.min(bounds[1], bounds[3]), Math.max(bounds[0], bounds[2]), Math.max(bounds[1], bounds[3])];
+    return bl < r + mx && br > l - mx && bt > b - my && bb < t + my;
+  }
+
+  /**
+   * The dataset's bounds in another CRS (a 21-point densified transform), computed once per source
+   * and CRS; NaNs when the transform cannot express them.
+   */
+  footprintIn(crsText: string, crs: SpatialReference = srsFrom(crsText)): Promise<BBox> {
+    return this.source.derived(`footprint ${crsText}`, async () => {
       const meta = await this.meta();
       try {
         return transformBounds(srsFrom(meta.crs), crs, meta.bounds, 21);
@@ -279,12 +293,6 @@ export class RasterReader {
         return [NaN, NaN, NaN, NaN] as BBox;
       }
     });
-    if (!footprint.every(Number.isFinite)) return true;
-    const [l, b, r, t] = footprint;
-    const mx = (r - l) / 100;
-    const my = (t - b) / 100;
-    const [bl, bb, br, bt] = [Math.min(bounds[0], bounds[2]), Math.min(bounds[1], bounds[3]), Math.max(bounds[0], bounds[2]), Math.max(bounds[1], bounds[3])];
-    return bl < r + mx && br > l - mx && bt > b - my && bb < t + my;
   }
 
   /** GDAL's suggested warp output (rasterio `calculate_default_transform`), cached per target CRS. */

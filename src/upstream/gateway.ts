@@ -57,6 +57,8 @@ export class UpstreamGateway {
   private port = 0;
   private closing = false;
   private asked = 0;
+  /** Questions asked of the thread and not yet answered, by id (one listener answers them all). */
+  private readonly questions = new Map<number, (answer: unknown) => void>();
 
   constructor(private readonly opts: GatewayOptions) {
     keepCurlOffProxies();
@@ -106,19 +108,17 @@ export class UpstreamGateway {
   /** A question to the gateway's thread, answered within a second or undefined. */
   private ask(question: Record<string, unknown>): Promise<unknown> {
     const id = ++this.asked;
-    const worker = this.worker;
     return new Promise((resolve) => {
-      const done = (answer: unknown): void => {
+      const timer = setTimeout(() => {
+        this.questions.delete(id);
+        resolve(undefined);
+      }, 1000);
+      this.questions.set(id, (answer) => {
         clearTimeout(timer);
-        worker.off('message', onMessage);
+        this.questions.delete(id);
         resolve(answer);
-      };
-      const onMessage = (msg: { type?: string; id?: number; answer?: unknown }): void => {
-        if (msg?.type === 'answer' && msg.id === id) done(msg.answer);
-      };
-      const timer = setTimeout(() => done(undefined), 1000);
-      worker.on('message', onMessage);
-      worker.postMessage({ ...question, id });
+      });
+      this.worker.postMessage({ ...question, id });
     });
   }
 
@@ -147,6 +147,9 @@ export class UpstreamGateway {
     this.port = port;
     // A failing thread exits after 'error'; without a listener the error would end the process.
     worker.on('error', () => undefined);
+    worker.on('message', (msg: { type?: string; id?: number; answer?: unknown }) => {
+      if (msg?.type === 'answer' && typeof msg.id === 'number') this.questions.get(msg.id)?.(msg.answer);
+    });
     worker.once('exit', () => {
       if (this.closing) return;
       try {

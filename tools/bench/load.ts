@@ -23,7 +23,7 @@ export interface LoadResult {
   statuses: Record<string, number>;
   seconds: number;
   rps: number;
-  latencyMs: { p50: number; p90: number; p99: number; mean: number; max: number };
+  latencyMs: { p50: number; p90: number; p95: number; p99: number; mean: number; max: number };
   /** Response body bytes received. */
   bytes: number;
   /** Status per path of the first answer seen (to compare servers). */
@@ -105,6 +105,7 @@ export async function runLoad(baseUrl: string, paths: readonly string[], opts: L
     latencyMs: {
       p50: percentile(latencies, 50),
       p90: percentile(latencies, 90),
+      p95: percentile(latencies, 95),
       p99: percentile(latencies, 99),
       mean,
       max: latencies[latencies.length - 1] ?? NaN,

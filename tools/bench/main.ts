@@ -10,10 +10,13 @@
  *   round trips a fresh server, 20 ms per upstream answer, the first tiles of a map session one by one
  *   warm       both servers up; each mix at concurrency 1 and 16, servers alternating, repeated
  *   mosaic     one-asset against four-asset mosaic tiles, warm, one at a time
+ *   low zoom   a mosaic of 1,024 COGs (./large-mosaic.ts), 20 ms per upstream answer: per zoom from
+ *              minzoom down to minzoom − 4 a fresh server, a viewport's 16 tiles, then again
  *   floor      the tile mixes made in-process by tessera's core (./floor.ts), no HTTP
  *
  * Options: --quick (short runs, one repetition), --duration S, --reps N, --mixes id,id,
- * --out DIR, --no-titiler (tessera alone: for profiling sessions).
+ * --out DIR, --no-titiler (tessera alone: for profiling sessions), --low-zoom-only (that phase alone),
+ * --no-low-zoom.
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { promises as fs } from 'node:fs';
@@ -25,12 +28,13 @@ import { FIXTURES } from '../../test/helpers/fileserver.js';
 import type { FileServerStats } from '../../test/helpers/fileserver.js';
 import { startServer, TESSERA_COMMAND, UVICORN, type ServerCommand, type Service } from '../../test/parity/harness.js';
 import { gdal } from '../../src/gdal/gdal.js';
-import { ensureBenchData } from './data.js';
+import { ensureBenchData, latToTileY, lonToTileX } from './data.js';
+import { ensureLargeMosaic, type LargeMosaic } from './large-mosaic.js';
 import { buildMixes, type Mix } from './mixes.js';
 import { median, runLoad, type LoadResult } from './load.js';
 import { RssSampler } from './rss.js';
 import type { UpstreamCommand, UpstreamMessage } from './upstream.js';
-import { writeReport, type BenchReport, type ColdRow, type RoundTripRow, type ServerName, type WarmRow } from './report.js';
+import { writeReport, type BenchReport, type ColdRow, type LowZoomRow, type RoundTripRow, type ServerName, type WarmRow } from './report.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const CORES = os.availableParallelism();
@@ -75,10 +79,11 @@ interface Options {
   mixes: string[] | undefined;
   out: string;
   titiler: boolean;
+  lowZoom: 'yes' | 'no' | 'only';
 }
 
 function parseArgs(argv: string[]): Options {
-  const opts: Options = { quick: false, durationMs: 8000, reps: 3, mixes: undefined, out: path.join(REPO_ROOT, '.bench'), titiler: true };
+  const opts: Options = { quick: false, durationMs: 8000, reps: 3, mixes: undefined, out: path.join(REPO_ROOT, '.bench'), titiler: true, lowZoom: 'yes' };
   let durationSet = false;
   let repsSet = false;
   for (let i = 0; i < argv.length; i++) {
@@ -94,6 +99,8 @@ function parseArgs(argv: string[]): Options {
     else if (a === '--mixes') opts.mixes = value().split(',');
     else if (a === '--out') opts.out = path.resolve(value());
     else if (a === '--no-titiler') opts.titiler = false;
+    else if (a === '--low-zoom-only') opts.lowZoom = 'only';
+    else if (a === '--no-low-zoom') opts.lowZoom = 'no';
     else throw new Error(`unknown option ${a}`);
   }
   if (opts.quick) {
@@ -216,6 +223,52 @@ async function roundTripPhase(servers: ServerName[], mix: Mix, upstream: Upstrea
   return rows;
 }
 
+/**
+ * Low zoom over the 1,024-COG mosaic: per zoom, from the mosaic's minzoom down to minzoom − 4, a fresh
+ * server and the 16 tiles of a 4×4 viewport at its centre, 6 at a time (a browser's connections to one
+ * host), with 20 ms per upstream answer; then the same tiles again. A tile over 60 s counts as a
+ * timeout (gateways give up sooner).
+ */
+async function lowZoomPhase(servers: ServerName[], upstream: Upstream, large: LargeMosaic, delayMs: number): Promise<LowZoomRow[]> {
+  const rows: LowZoomRow[] = [];
+  const [w, s, e, n] = large.bounds;
+  const document = encodeURIComponent(`${upstream.url}/large/mosaic.json`);
+  for (let below = 4; below >= 0; below--) {
+    const zoom = large.minzoom - below;
+    const cx = lonToTileX((w + e) / 2, zoom);
+    const cy = latToTileY((s + n) / 2, zoom);
+    const paths: string[] = [];
+    for (let y = cy - 2; y < cy + 2; y++)
+      for (let x = cx - 2; x < cx + 2; x++) paths.push(`/mosaicjson/tiles/WebMercatorQuad/${zoom}/${x}/${y}.png?url=${document}`);
+    for (const name of servers) {
+      const srv = await start(name);
+      await upstream.delay(delayMs);
+      try {
+        const { load: first, upstream: up } = await measured(upstream, () => runLoad(srv.service.url, paths, { concurrency: 6, passes: 1, timeoutMs: 60_000 }));
+        const again = await runLoad(srv.service.url, paths, { concurrency: 6, passes: 1, timeoutMs: 60_000 });
+        rows.push({
+          server: name,
+          zoom,
+          below,
+          delayMs,
+          tiles: paths.length,
+          first: { p50: first.latencyMs.p50, p95: first.latencyMs.p95, max: first.latencyMs.max, errors: first.errors },
+          again: { p50: again.latencyMs.p50, p95: again.latencyMs.p95, errors: again.errors },
+          upstreamRequestsPerTile: up.requests / paths.length,
+          upstreamBytesPerTile: up.bytes / paths.length,
+        });
+        log(
+          `low zoom z${zoom} ${name}: first p50 ${first.latencyMs.p50.toFixed(0)} p95 ${first.latencyMs.p95.toFixed(0)} ms, ${first.errors} errors; again p50 ${again.latencyMs.p50.toFixed(0)} ms`,
+        );
+      } finally {
+        await upstream.delay(0);
+        await stop(srv);
+      }
+    }
+  }
+  return rows;
+}
+
 function summary(load: LoadResult): Omit<LoadResult, 'statusByPath'> {
   const { statusByPath: _ignored, ...rest } = load;
   return rest;
@@ -226,7 +279,18 @@ async function main(): Promise<void> {
   const servers: ServerName[] = opts.titiler ? ['tessera', 'titiler'] : ['tessera'];
   await fs.mkdir(opts.out, { recursive: true });
   const data = await ensureBenchData(path.join(opts.out, 'data'), FIXTURES, log);
+  const large = opts.lowZoom === 'no' ? undefined : await ensureLargeMosaic(data.dir, log);
   const upstream = await Upstream.start(data.dir);
+  if (opts.lowZoom === 'only') {
+    try {
+      const lowZoom = await lowZoomPhase(servers, upstream, large!, 20);
+      await fs.writeFile(path.join(opts.out, 'low-zoom.json'), JSON.stringify(lowZoom, null, 1));
+      log(`low zoom: ${path.join(opts.out, 'low-zoom.json')}`);
+    } finally {
+      upstream.stop();
+    }
+    return;
+  }
   const started = new Date();
   try {
     const set = buildMixes(data, upstream.url);
@@ -287,6 +351,8 @@ async function main(): Promise<void> {
       for (const s of running.values()) await stop(s);
     }
 
+    const lowZoom = large ? await lowZoomPhase(servers, upstream, large, 20) : [];
+
     const floor: BenchReport['floor'] = [];
     for (const mix of mixes.filter((m) => m.tiles)) {
       const rps = await runFloor(mix, opts);
@@ -307,6 +373,7 @@ async function main(): Promise<void> {
       statusMismatches,
       mosaicLatency,
       floor,
+      lowZoom,
     };
     const files = await writeReport(report, opts.out);
     log(`report: ${files.join(', ')}`);

@@ -30,6 +30,21 @@ export interface RoundTripRow {
   tiles: Array<{ ms: number; requests: number; rounds: number; bytes: number; status: number }>;
 }
 
+/** One zoom of the low-zoom phase (large-mosaic.ts) on one server. */
+export interface LowZoomRow {
+  server: ServerName;
+  zoom: number;
+  /** Zooms below the mosaic's minzoom. */
+  below: number;
+  delayMs: number;
+  tiles: number;
+  first: { p50: number; p95: number; max: number; errors: number };
+  again: { p50: number; p95: number; errors: number };
+  /** Upstream cost of the first requests, per tile. */
+  upstreamRequestsPerTile: number;
+  upstreamBytesPerTile: number;
+}
+
 export interface BenchReport {
   started: string;
   options: { quick: boolean; durationS: number; reps: number };
@@ -54,6 +69,7 @@ export interface BenchReport {
   statusMismatches: string[];
   mosaicLatency: Array<{ server: ServerName; oneAssetP50: number; fourAssetsP50: number; oneAssetErrors: number; fourAssetsErrors: number }>;
   floor: Array<{ mix: string; concurrency: number; rps: number[] }>;
+  lowZoom?: LowZoomRow[];
 }
 
 const TILE_MIXES = new Set(['stac-rgb', 'stac-expression', 'mosaic', 'stac-fixture']);
@@ -304,6 +320,28 @@ export function markdown(r: BenchReport): string {
           f1(x.fourAssetsP50),
           ratio(x.fourAssetsP50, x.oneAssetP50),
           String(x.oneAssetErrors + x.fourAssetsErrors),
+        ]),
+      ),
+    );
+    lines.push('');
+  }
+  if (r.lowZoom && r.lowZoom.length > 0) {
+    const z = r.lowZoom[0]!;
+    lines.push(
+      `## Mosaic of 1,024 COGs at low zoom (${z.delayMs} ms per upstream answer; per zoom a fresh server, the ${z.tiles} tiles of a viewport 6 at a time, then again)`,
+    );
+    lines.push('');
+    lines.push(
+      table(
+        ['zoom', 'server', 'first p50 / p95 / max ms', 'timeouts and errors', 'upstream requests per tile', 'upstream bytes per tile', 'again p50 / p95 ms'],
+        r.lowZoom.map((x) => [
+          `${x.zoom} (minzoom − ${x.below})`,
+          x.server === 'tessera' ? 'tessera' : 'TiTiler',
+          `${f1(x.first.p50)} / ${f1(x.first.p95)} / ${f1(x.first.max)}`,
+          String(x.first.errors + x.again.errors),
+          x.upstreamRequestsPerTile.toFixed(1),
+          kib(x.upstreamBytesPerTile),
+          `${f1(x.again.p50)} / ${f1(x.again.p95)}`,
         ]),
       ),
     );

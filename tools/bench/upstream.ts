@@ -19,6 +19,9 @@ async function main(): Promise<void> {
   const withBase = async (file: string, from: string): Promise<string> => (await fs.readFile(path.join(root, file), 'utf8')).replaceAll(from, server.url);
   server.put('/item.json', await withBase('item.json', '{BASE}'));
   server.put('/mosaic.json', await withBase('mosaic.json', '{BASE}'));
+  // The low-zoom phase's 1,024-COG mosaic (large-mosaic.ts), when it has been made.
+  const large = await withBase('large/mosaic.json', '{BASE}').catch(() => undefined);
+  if (large !== undefined) server.put('/large/mosaic.json', large);
   // The shared fixture item names https://myurl.com/B01.tif and so on: point it at fixtures/.
   server.put(
     '/fixtures/item.json',

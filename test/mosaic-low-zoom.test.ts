@@ -1,0 +1,129 @@
+/**
+ * Mosaic tiles below the document's minzoom (readers/mosaic-compose.ts): each asset is read for the
+ * part of the tile it covers, and the picture is the one whole-tile reads give (checked against
+ * each asset's own /cog tile, pixel selection `first` applied here); past
+ * TESSERA_MOSAIC_LOW_ZOOM_DEADLINE_MS the tile is made of the assets that arrived, said in
+ * X-Tessera-Partial, and kept by no cache (no-store, no ETag, not in the tile cache); at minzoom
+ * and above there is no deadline.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { FIXTURES, fixtureMosaic, startFileServer, type FileServer } from './helpers/fileserver.js';
+import { startTessera, type RunningTessera } from './helpers/tessera.js';
+import { parseNpy } from './helpers/npy.js';
+
+describe('mosaic tiles below minzoom', () => {
+  let fast: FileServer;
+  let slow: FileServer;
+  const servers: RunningTessera[] = [];
+  let mixedUrl: string;
+  let plainUrl: string;
+
+  async function start(overrides: Parameters<typeof startTessera>[0] = {}): Promise<RunningTessera> {
+    const t = await startTessera(overrides);
+    servers.push(t);
+    return t;
+  }
+  const npy = async (t: RunningTessera, p: string) => {
+    const res = await t.get(p);
+    assert.equal(res.status, 200, p);
+    return { npy: parseNpy(Buffer.from(await res.arrayBuffer())), headers: res.headers };
+  };
+
+  before(async () => {
+    fast = await startFileServer(FIXTURES);
+    slow = await startFileServer(FIXTURES);
+    const doc = await fixtureMosaic(fast.url);
+    fast.put('/mosaic.json', JSON.stringify(doc));
+    // The same mosaic with cog2.tif on a server that answers after 1.5 s.
+    const mixed = {
+      ...doc,
+      tiles: Object.fromEntries(Object.entries(doc.tiles).map(([k, v]) => [k, v.map((a) => a.replace(`${fast.url}/cog2.tif`, `${slow.url}/cog2.tif`))])),
+    };
+    fast.put('/mixed.json', JSON.stringify(mixed));
+    mixedUrl = encodeURIComponent(`${fast.url}/mixed.json`);
+    plainUrl = encodeURIComponent(`${fast.url}/mosaic.json`);
+  });
+  after(async () => {
+    for (const t of servers) await t.close();
+    await fast?.close();
+    await slow?.close();
+  });
+
+  it('reads each asset for its part of the tile and gives the picture whole-tile reads give', async (ctx) => {
+    const t = await start({ tileCacheBytes: 0 });
+    for (const [z, x, y] of [
+      [6, 18, 22],
+      [5, 9, 11],
+    ] as const) {
+      const mosaic = await npy(t, `/mosaicjson/tiles/WebMercatorQuad/${z}/${x}/${y}.npy?url=${plainUrl}`);
+      assert.equal(mosaic.headers.get('x-assets'), `${fast.url}/cog1.tif,${fast.url}/cog2.tif`);
+      // rio-tiler's `first` over each asset's whole-tile read.
+      const [one, two] = await Promise.all(
+        ['cog1.tif', 'cog2.tif'].map((f) => npy(t, `/cog/tiles/WebMercatorQuad/${z}/${x}/${y}.npy?url=${encodeURIComponent(`${fast.url}/${f}`)}`)),
+      );
+      const n = 256 * 256;
+      const bands = mosaic.npy.shape[0]! - 1;
+      let differ = 0;
+      let covered = 0;
+      let edges = 0;
+      for (let i = 0; i < n; i++) {
+        const from = one!.npy.values[bands * n + i] !== 0 ? one! : two!.npy.values[bands * n + i] !== 0 ? two! : undefined;
+        const mask = mosaic.npy.values[bands * n + i]!;
+        if (from) covered++;
+        if ((mask !== 0) !== (from !== undefined)) {
+          differ++;
+          edges++;
+        } else if (from && [...Array(bands).keys()].some((b) => mosaic.npy.values[b * n + i] !== from.npy.values[b * n + i])) differ++;
+      }
+      ctx.diagnostic(`z${z}: ${covered} pixels covered, ${differ} differ (${edges} in the mask)`);
+      assert.ok(covered > 100, `z${z}: the assets cover part of the tile (${covered} pixels)`);
+      // The warper's approximate transformer, run over a window's rows, may pick a neighbouring source
+      // pixel (measured: 0.6% at z6, 2.0% at z5, none in the mask).
+      assert.equal(edges, 0, 'the same pixels are valid');
+      assert.ok(differ <= covered * 0.03, `z${z}: ${differ} of ${covered} pixels differ from whole-tile reads`);
+    }
+  });
+
+  it('answers with the assets that arrived once the deadline has passed, and keeps that tile in no cache', async () => {
+    slow.delayMs = 1500;
+    const t = await start({ mosaicLowZoomDeadlineMs: 300 });
+    const tile = `/mosaicjson/tiles/WebMercatorQuad/6/18/22.png?url=${mixedUrl}`;
+    const started = Date.now();
+    const first = await t.get(tile);
+    const took = Date.now() - started;
+    assert.equal(first.status, 200);
+    assert.ok(took < 1500, `answered before the slow asset (${took} ms)`);
+    assert.equal(first.headers.get('x-tessera-partial'), '1/2');
+    assert.equal(first.headers.get('x-assets'), `${fast.url}/cog1.tif`);
+    assert.equal(first.headers.get('cache-control'), 'no-store');
+    assert.equal(first.headers.get('etag'), null, 'a partial tile is not the tile: no tag');
+    await first.arrayBuffer();
+    const again = await t.get(tile);
+    assert.equal(again.headers.get('x-cache'), 'miss', 'not kept in the tile cache');
+    await again.arrayBuffer();
+
+    // At minzoom the deadline does not apply: the tile waits for both assets, as rio-tiler does.
+    const atMinzoom = await t.get(`/mosaicjson/tiles/WebMercatorQuad/7/37/45.png?url=${mixedUrl}`);
+    assert.equal(atMinzoom.status, 200);
+    assert.equal(atMinzoom.headers.get('x-tessera-partial'), null);
+    assert.equal(atMinzoom.headers.get('x-assets'), `${fast.url}/cog1.tif,${slow.url}/cog2.tif`);
+    await atMinzoom.arrayBuffer();
+    slow.delayMs = 0;
+  });
+
+  it('waits for every asset without a deadline (0), and caches the whole tile', async () => {
+    slow.delayMs = 500;
+    const t = await start({ mosaicLowZoomDeadlineMs: 0 });
+    const tile = `/mosaicjson/tiles/WebMercatorQuad/6/18/22.png?url=${mixedUrl}`;
+    const first = await t.get(tile);
+    assert.equal(first.headers.get('x-tessera-partial'), null);
+    assert.equal(first.headers.get('x-assets'), `${fast.url}/cog1.tif,${slow.url}/cog2.tif`);
+    assert.ok(first.headers.get('etag'));
+    await first.arrayBuffer();
+    const again = await t.get(tile);
+    assert.equal(again.headers.get('x-cache'), 'hit');
+    await again.arrayBuffer();
+    slow.delayMs = 0;
+  });
+});

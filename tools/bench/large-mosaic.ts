@@ -1,0 +1,126 @@
+/**
+ * The large mosaic of the low-zoom benchmark (issue 23), generated once into `.bench/data/large/`:
+ *
+ *   large/NNNN.tif       1,024 RGB uint8 COGs on a 32×32 grid in UTM 33N, 512×512 at 20 m
+ *                        (10.24 km, 10 km apart: neighbours overlap by 240 m), 256-px blocks,
+ *                        DEFLATE, one internal overview (256²), nodata 0
+ *   large/mosaic.json    MosaicJSON 0.0.3 over them, quadkeys at the COGs' minzoom, assets named
+ *                        by absolute URL (`{BASE}` is filled in by the file server)
+ *
+ * 320 km across: a tile at the mosaic's minzoom needs one to four COGs, one four zooms lower
+ * (minzoom − 4) a hundred and more. The COGs are small so that 1,024 of them take ~250 MB and a
+ * minute to make; what the benchmark measures is how many of them a tile must touch.
+ */
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import { gdal } from '../../src/gdal/gdal.js';
+import { buildMosaicJson, type MosaicFootprint } from '../../src/mosaic/build.js';
+import { pyDumps } from '../../src/pyjson.js';
+
+const VERSION = '1';
+const STAMP = '.version';
+
+export const LARGE_MOSAIC = { epsg: 32633, originX: 300_000, originY: 5_100_000, pixel: 20, size: 512, step: 10_000, grid: 32 } as const;
+
+export interface LargeMosaic {
+  /** Folder of the COGs and the document. */
+  dir: string;
+  /** The document's zoom range and bounds. */
+  minzoom: number;
+  maxzoom: number;
+  bounds: [number, number, number, number];
+}
+
+/** Makes (or reuses) the large mosaic under `dir/large`; `log` hears about slow steps. */
+export async function ensureLargeMosaic(dir: string, log: (line: string) => void): Promise<LargeMosaic> {
+  const out = path.join(dir, 'large');
+  await fs.mkdir(out, { recursive: true });
+  const stamp = await fs.readFile(path.join(out, STAMP), 'utf8').catch(() => '');
+  const docPath = path.join(out, 'mosaic.json');
+  if (stamp === VERSION) return describe(out, JSON.parse(await fs.readFile(docPath, 'utf8')) as Record<string, unknown>);
+  const t0 = Date.now();
+  const count = LARGE_MOSAIC.grid * LARGE_MOSAIC.grid;
+  log(`bench data: generating the ${count} COGs of the large mosaic (once; kept in ${out})`);
+  const footprints: MosaicFootprint[] = [];
+  for (let i = 0; i < count; i++) {
+    footprints.push(await writeCog(out, i));
+    if ((i + 1) % 128 === 0) log(`bench data: ${i + 1}/${count} COGs (${((Date.now() - t0) / 1000).toFixed(0)} s)`);
+  }
+  const built = buildMosaicJson(footprints, { name: 'large' });
+  const doc = built.document as Record<string, unknown>;
+  await fs.writeFile(docPath, pyDumps(doc));
+  await fs.writeFile(path.join(out, STAMP), VERSION);
+  log(`bench data: large mosaic done in ${((Date.now() - t0) / 1000).toFixed(0)} s (${built.quadkeys} quadkeys at zoom ${built.quadkeyZoom})`);
+  return describe(out, doc);
+}
+
+function describe(dir: string, doc: Record<string, unknown>): LargeMosaic {
+  return {
+    dir,
+    minzoom: doc['minzoom'] as number,
+    maxzoom: doc['maxzoom'] as number,
+    bounds: doc['bounds'] as [number, number, number, number],
+  };
+}
+
+export function largeAssetName(index: number): string {
+  return `${String(index).padStart(4, '0')}.tif`;
+}
+
+async function writeCog(dir: string, index: number): Promise<MosaicFootprint> {
+  const { size, pixel, originX, originY, step, grid, epsg } = LARGE_MOSAIC;
+  const col = index % grid;
+  const row = Math.floor(index / grid);
+  const gt = [originX + col * step, pixel, 0, originY - row * step, 0, -pixel];
+  const mem = await gdal.openAsync('large', 'w', 'MEM', size, size, 3, gdal.GDT_Byte);
+  const file = path.join(dir, largeAssetName(index));
+  try {
+    mem.geoTransform = gt;
+    mem.srs = gdal.SpatialReference.fromEPSG(epsg);
+    const plane = new Uint8Array(size * size);
+    for (let b = 1; b <= 3; b++) {
+      for (let y = 0; y < size; y++) {
+        for (let x = 0; x < size; x++) {
+          // A smooth field across the whole grid (neighbours continue each other) and a little noise.
+          const gx = col * size + x;
+          const gy = row * size + y;
+          const v = 120 + 50 * Math.sin(gx / (900 + 150 * b)) + 40 * Math.cos(gy / (1300 - 120 * b)) + (((gx * 7919) ^ (gy * 104729) ^ (b * 31)) & 15);
+          plane[y * size + x] = Math.min(255, Math.max(1, Math.round(v)));
+        }
+      }
+      const band = mem.bands.get(b);
+      band.noDataValue = 0;
+      await band.pixels.writeAsync(0, 0, size, size, plane);
+    }
+    const cog = await gdal.translateAsync(file, mem, ['-of', 'COG', '-co', 'COMPRESS=DEFLATE', '-co', 'BLOCKSIZE=256', '-co', 'OVERVIEW_RESAMPLING=AVERAGE']);
+    cog.close();
+  } finally {
+    mem.close();
+  }
+  return footprintOf(index);
+}
+
+/** The COG's footprint as `tessera mosaic create` reads it, with the zooms of a 20 m grid with one overview. */
+function footprintOf(index: number): MosaicFootprint {
+  const { size, pixel, originX, originY, step, grid, epsg } = LARGE_MOSAIC;
+  const col = index % grid;
+  const row = Math.floor(index / grid);
+  const ct = new gdal.CoordinateTransformation(gdal.SpatialReference.fromEPSG(epsg), gdal.SpatialReference.fromEPSG(4326));
+  let [w, s, e, n] = [Infinity, Infinity, -Infinity, -Infinity];
+  const x0 = originX + col * step;
+  const y0 = originY - row * step;
+  const extent = size * pixel;
+  for (let t = 0; t <= 20; t++) {
+    const f = (t / 20) * extent;
+    for (const [px, py] of [
+      [f, 0],
+      [f, extent],
+      [0, f],
+      [extent, f],
+    ] as const) {
+      const p = ct.transformPoint(x0 + px, y0 - py);
+      [w, s, e, n] = [Math.min(w, p.x), Math.min(s, p.y), Math.max(e, p.x), Math.max(n, p.y)];
+    }
+  }
+  return { url: `{BASE}/large/${largeAssetName(index)}`, bounds: [w, s, e, n], minzoom: 11, maxzoom: 12, datatype: 'uint8' };
+}
