@@ -3,8 +3,9 @@
  * part of the tile it covers, and the picture is the one whole-tile reads give (checked against
  * each asset's own /cog tile, pixel selection `first` applied here); past
  * TESSERA_MOSAIC_LOW_ZOOM_DEADLINE_MS the tile is made of the assets that arrived, said in
- * X-Tessera-Partial, and kept by no cache (no-store, no ETag, not in the tile cache); at minzoom
- * and above there is no deadline.
+ * X-Tessera-Partial, and kept by no cache (no-store, no ETag, not in the tile cache), while the
+ * whole tile is made after the answer and kept in the tile cache; at minzoom and above there is no
+ * deadline.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -85,7 +86,7 @@ describe('mosaic tiles below minzoom', () => {
     }
   });
 
-  it('answers with the assets that arrived once the deadline has passed, and keeps that tile in no cache', async () => {
+  it('answers with the assets that arrived once the deadline has passed, keeps that part in no cache, and the whole tile once made', async () => {
     slow.delayMs = 1500;
     const t = await start({ mosaicLowZoomDeadlineMs: 300 });
     const tile = `/mosaicjson/tiles/WebMercatorQuad/6/18/22.png?url=${mixedUrl}`;
@@ -100,8 +101,25 @@ describe('mosaic tiles below minzoom', () => {
     assert.equal(first.headers.get('etag'), null, 'a partial tile is not the tile: no tag');
     await first.arrayBuffer();
     const again = await t.get(tile);
-    assert.equal(again.headers.get('x-cache'), 'miss', 'not kept in the tile cache');
+    assert.equal(again.headers.get('x-cache'), 'miss', 'the part is not kept in the tile cache');
     await again.arrayBuffer();
+    // The whole tile is made after the answer and kept: a later request gets it from the cache.
+    let whole: Response | undefined;
+    for (let i = 0; i < 50; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      const res = await t.get(tile);
+      if (res.headers.get('x-cache') === 'hit') {
+        whole = res;
+        break;
+      }
+      await res.arrayBuffer();
+    }
+    assert.ok(whole, 'the whole tile reached the tile cache');
+    assert.equal(whole.headers.get('x-tessera-partial'), null);
+    assert.equal(whole.headers.get('x-assets'), `${fast.url}/cog1.tif,${slow.url}/cog2.tif`);
+    assert.ok(whole.headers.get('etag'), 'the whole tile has the tag of its inputs');
+    assert.notEqual(whole.headers.get('cache-control'), 'no-store');
+    await whole.arrayBuffer();
 
     // At minzoom the deadline does not apply: the tile waits for both assets, as rio-tiler does.
     const atMinzoom = await t.get(`/mosaicjson/tiles/WebMercatorQuad/7/37/45.png?url=${mixedUrl}`);

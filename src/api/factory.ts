@@ -38,6 +38,7 @@ import { sendImage } from './image-response.js';
 import { parseFeatureBody, parseFeatureOrCollectionBody, featureBodyToJson } from './geojson.js';
 import { sendJson } from './reply.js';
 import { inputTags } from './etag.js';
+import { keepWhole } from './tile-cache.js';
 import { baseUrl, forwardedQuery, requestUrl } from './urls.js';
 import { tileJsonModel } from './models.js';
 import { mapPageResponder } from './pages/respond.js';
@@ -166,7 +167,10 @@ export function readerRoutes<L>(services: Services, family: ReaderFamily<L>) {
         },
       );
       if (result.headers) reply.headers(result.headers);
-      return sendImage(reply, services.renderer, result.image, path.format, renderSpec(p.algorithm, p.render, result));
+      const spec = renderSpec(p.algorithm, p.render, result);
+      // A tile answered in part: the whole one goes to the tile cache once made, with the tag of its inputs.
+      if (result.later) keepWhole(services.tiles, request.url, reply.getHeader('etag'), result.later, (img) => services.renderer.render(img, path.format, spec));
+      return sendImage(reply, services.renderer, result.image, path.format, spec);
     };
     const tileParams = { type: 'object', properties: { z: { type: 'string' }, x: { type: 'string' }, last: { type: 'string' } } };
     app.get(

@@ -13,6 +13,8 @@ import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { TileStore } from '../cache/tile-store.js';
 import { PARTIAL_HEADER } from '../readers/mosaic.js';
+import type { ReaderImage } from '../readers/reader.js';
+import type { ImageData } from '../image/image-data.js';
 
 /** Larger answers are not kept (a 4× npy of many bands): they would crowd out thousands of tiles. */
 const MAX_TILE_BYTES = 4 * 1024 * 1024;
@@ -28,6 +30,30 @@ export function tileKey(url: string): string {
   return createHash('sha256')
     .update(JSON.stringify([path, pairs]))
     .digest('base64url');
+}
+
+/**
+ * Keeps a tile that was answered in part (a mosaic past its low-zoom deadline) once its whole picture
+ * is made: the next request for it is a hit. Failures only mean nothing is kept.
+ */
+export function keepWhole(
+  store: TileStore,
+  url: string,
+  etag: unknown,
+  later: Promise<ReaderImage>,
+  render: (img: ImageData) => Promise<{ mediaType: string; body: Buffer }>,
+): void {
+  if (!store.enabled) return;
+  const key = tileKey(url);
+  later
+    .then(async (whole) => {
+      const rendered = await render(whole.image);
+      if (rendered.body.length > MAX_TILE_BYTES) return;
+      const headers: Record<string, string> = { 'content-type': rendered.mediaType, ...whole.headers };
+      if (typeof etag === 'string') headers['etag'] = etag;
+      store.set(key, { headers, body: rendered.body });
+    })
+    .catch(() => undefined);
 }
 
 export function installTileCache(app: FastifyInstance, store: TileStore): void {

@@ -26,7 +26,7 @@ import type { BBox, TileMatrixSet } from '../tms/grid.js';
 import { TesseraError, badRequest, invalidBandIndex } from '../errors.js';
 import { checkOutputValues, checkSourcePixels } from '../source/limits.js';
 import type { Mosaic } from '../mosaic/mosaic.js';
-import { pixelSelector, type PixelLayer, type PixelSelection } from '../mosaic/methods.js';
+import { pixelSelector, type PixelLayer, type PixelSelection, type PixelSelector } from '../mosaic/methods.js';
 
 /** What a mosaic read needs from the running server. */
 export interface MosaicContext {
@@ -64,6 +64,8 @@ export interface MosaicTile {
   assetsUsed: string[];
   /** Set when the deadline passed first: the tile's assets, and how many of them were read in time. */
   partial?: { read: number; assets: number };
+  /** With `partial`: the whole tile, made after the answer. */
+  later?: Promise<MosaicTile>;
 }
 
 /** The read options alone, without the tile and selection parameters. */
@@ -172,7 +174,8 @@ export class MosaicReader {
     const read = (asset: string): Promise<ImageData | undefined> =>
       isStacItem(this.mosaic, asset) ? this.stacTile(asset, tms, x, y, z, shared) : this.cogTile(asset, tms, x, y, z, shared, budget, footprint, partial);
     const deadline = partial && this.ctx.lowZoomDeadlineMs > 0 ? Date.now() + this.ctx.lowZoomDeadlineMs : undefined;
-    return composite(assets, read, opts.pixelSelection, this.ctx.concurrency, deadline);
+    const meter = this.ctx.sources.meter;
+    return composite(assets, read, opts.pixelSelection, this.ctx.concurrency, deadline, meter ? (work) => meter.shared(work) : undefined);
   }
 
   /** Values at a point for every asset that covers it, in asset order (no pixel selection). */
@@ -391,80 +394,63 @@ interface Slot {
   settled?: Settled<ImageData | undefined>;
 }
 
+/** Pixel selections whose state can be shown part way and carried on (the replace rules but lastband*, whose result drops a band). */
+const MAY_SHOW_PART: ReadonlySet<PixelSelection> = new Set(['first', 'highest', 'lowest']);
+
 /**
  * Feeds each asset's image to the pixel selection in asset order, reading ahead in a window of
  * `concurrency` assets: asset i + concurrency starts once asset i has been fed. So once the
  * selection is done (or a read failed) no further read starts, and at most `concurrency` images
  * wait in memory; a slow asset holds the window, as a chunk holds rio-tiler's.
  *
- * With a `deadline` (a time), the images that have arrived when it passes are fed, in asset order,
- * and the tile says it is partial; reads still in flight end with the request. A tile with nothing
- * yet waits for its first image.
+ * With a `deadline` (a time; `first`, `highest` and `lowest` only), the tile is answered when it
+ * passes: the selection so far plus the images that have arrived (a copy; a tile with nothing yet
+ * waits for its first image), marked partial. The composition carries on in asset order to the
+ * whole tile, which `later` gives (for the tile cache), `keepOpen` holding the request's upstream
+ * budget open meanwhile.
  */
-async function composite(
+function composite(
   assets: readonly string[],
   read: (asset: string) => Promise<ImageData | undefined>,
   method: PixelSelection,
   concurrency: number,
   deadline?: number,
+  keepOpen: <T>(work: () => Promise<T>) => Promise<T> = (work) => work(),
 ): Promise<MosaicTile> {
   const selector = pixelSelector(method);
   const slots: Array<Slot | undefined> = new Array(assets.length);
   const window = Math.max(1, concurrency);
   let started = 0;
+  let next = 0;
   let first: ImageData | undefined;
   const used: string[] = [];
-  let arrived = 0;
-  let late = false;
-  let timer: NodeJS.Timeout | undefined;
-  const expired =
-    deadline === undefined ? undefined : new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), Math.max(0, deadline - Date.now()))));
-  const feed = (i: number, settled: Settled<ImageData | undefined>): boolean => {
+  const start = (): void => {
+    while (started < assets.length && started < next + window) {
+      const k = started++;
+      // Settled, never rejected: reads left behind by an early stop must not raise unhandled rejections.
+      const slot: Slot = {
+        pending: read(assets[k]!).then(
+          (value): Settled<ImageData | undefined> => (slot.settled = { ok: true, value }),
+          (error: unknown): Settled<ImageData | undefined> => (slot.settled = { ok: false, error }),
+        ),
+      };
+      slots[k] = slot;
+    }
+  };
+  /** Feeds one settled read; true when the selection is done. */
+  const feed = (to: PixelSelector, toUsed: string[], i: number, settled: Settled<ImageData | undefined>): boolean => {
     if (!settled.ok) throw settled.error;
-    arrived++;
     const img = settled.value;
     if (!img) return false;
     if (!first) first = img;
-    selector.feed(fitTo(first, img, assets[i]!));
-    used.push(assets[i]!);
-    return selector.exitWhenFilled && selector.done();
+    to.feed(fitTo(first, img, assets[i]!));
+    toUsed.push(assets[i]!);
+    return to.exitWhenFilled && to.done();
   };
-  try {
-    for (let i = 0; i < assets.length; i++) {
-      while (started < assets.length && started < i + window) {
-        const k = started++;
-        // Settled, never rejected: reads left behind by an early stop must not raise unhandled rejections.
-        const slot: Slot = {
-          pending: read(assets[k]!).then(
-            (value): Settled<ImageData | undefined> => (slot.settled = { ok: true, value }),
-            (error: unknown): Settled<ImageData | undefined> => (slot.settled = { ok: false, error }),
-          ),
-        };
-        slots[k] = slot;
-      }
-      const slot = slots[i]!;
-      // The deadline holds once the tile has something to show: until then it waits for the first image.
-      const settled = slot.settled ?? (expired && first ? await Promise.race([slot.pending, expired]) : await slot.pending);
-      if (settled === 'late') {
-        // What has arrived, in asset order; failures of those late ones are not waited for either.
-        late = true;
-        for (let k = i; k < started; k++) {
-          const done = slots[k]!.settled;
-          if (done?.ok && feed(k, done)) break;
-        }
-        break;
-      }
-      slots[i] = undefined;
-      if (feed(i, settled)) break;
-    }
-  } finally {
-    clearTimeout(timer);
-  }
-  const result = selector.result();
-  if (!first || !result) throw new TesseraError('NoContent', 'Method returned an empty array');
-  const bandNames = first.bandNames.slice(0, result.bands.length);
-  return {
-    image: {
+  const tileOf = (result: PixelLayer | undefined, assetsUsed: string[]): MosaicTile => {
+    if (!first || !result) throw new TesseraError('NoContent', 'Method returned an empty array');
+    const bandNames = first.bandNames.slice(0, result.bands.length);
+    const image: ImageData = {
       width: first.width,
       height: first.height,
       dtype: result.dtype,
@@ -473,11 +459,55 @@ async function composite(
       bandNames,
       bounds: first.bounds,
       crs: first.crs,
-      assets: used,
-    },
-    assetsUsed: used,
-    ...(late ? { partial: { read: arrived, assets: assets.length } } : {}),
+      assets: assetsUsed,
+    };
+    return { image, assetsUsed };
   };
+  /** The rest of the composition, in asset order, until done; with `expired`, stops (undefined) once it resolves and the tile has something. */
+  const carryOn = async (expired?: Promise<'late'>): Promise<'late' | undefined> => {
+    for (; next < assets.length; next++) {
+      start();
+      const slot = slots[next]!;
+      // The deadline holds once the tile has something to show: until then it waits for the first image.
+      const settled = slot.settled ?? (expired && first ? await Promise.race([slot.pending, expired]) : await slot.pending);
+      if (settled === 'late') return 'late';
+      slots[next] = undefined;
+      if (feed(selector, used, next, settled)) break;
+    }
+    return undefined;
+  };
+  /** The selection so far and the images that have arrived since, in asset order (a copy). */
+  const partNow = (): MosaicTile => {
+    const part = pixelSelector(method);
+    const partUsed = [...used];
+    const sofar = selector.result();
+    if (sofar) part.feed(sofar);
+    let arrived = 0;
+    for (let k = next; k < started; k++) {
+      const done = slots[k]!.settled;
+      if (!done) continue;
+      arrived++;
+      if (done.ok && feed(part, partUsed, k, done)) break;
+    }
+    return { ...tileOf(part.result(), partUsed), partial: { read: next + arrived, assets: assets.length } };
+  };
+
+  if (deadline === undefined || !MAY_SHOW_PART.has(method)) return carryOn().then(() => tileOf(selector.result(), used));
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), Math.max(0, deadline - Date.now()))));
+  return (async (): Promise<MosaicTile> => {
+    try {
+      if ((await carryOn(expired)) !== 'late') return tileOf(selector.result(), used);
+    } finally {
+      clearTimeout(timer);
+    }
+    const part = partNow();
+    // The request's upstream budget stays open until the whole tile is made, not only until the part is sent.
+    const later = keepOpen(() => carryOn().then(() => tileOf(selector.result(), used)));
+    // Answered before `later` settles: its failure is only a tile not kept.
+    later.catch(() => undefined);
+    return { ...part, later };
+  })();
 }
 
 /** The first image fixes the band count and size; later ones of another size are resized (nearest). */

@@ -5,7 +5,7 @@
  * no preview, part or feature; its point answer lists every asset (the family's own route).
  */
 import type { Mosaic } from '../mosaic/mosaic.js';
-import { MosaicReader, type MosaicContext, type MosaicLayer } from './mosaic-compose.js';
+import { MosaicReader, type MosaicContext, type MosaicLayer, type MosaicTile } from './mosaic-compose.js';
 import type { PixelSelection } from '../mosaic/methods.js';
 import { checkTile, type BBox, type TileMatrixSet } from '../tms/grid.js';
 import { badRequest } from '../errors.js';
@@ -83,14 +83,17 @@ export class MosaicDocumentReader implements Reader {
       ...(opts.padding !== undefined ? { padding: opts.padding } : {}),
       pixelSelection: this.opts.pixelSelection,
     });
-    const header = this.opts.assetsHeader ? assetsHeaderValue(result.assetsUsed) : undefined;
-    const headers: Record<string, string> = {};
-    if (header !== undefined) headers['x-assets'] = header;
-    // A tile made before all its assets arrived: said, and kept by no cache (api/tile-cache.ts, etag.ts).
-    if (result.partial) {
-      headers[PARTIAL_HEADER] = `${result.partial.read}/${result.partial.assets}`;
-      headers['cache-control'] = 'no-store';
-    }
-    return { image: result.image, ...(Object.keys(headers).length > 0 ? { headers } : {}) };
+    const image = (tile: MosaicTile): ReaderImage => {
+      const header = this.opts.assetsHeader ? assetsHeaderValue(tile.assetsUsed) : undefined;
+      const headers: Record<string, string> = {};
+      if (header !== undefined) headers['x-assets'] = header;
+      // A tile made before all its assets arrived: said, and kept by no cache (api/tile-cache.ts, etag.ts).
+      if (tile.partial) {
+        headers[PARTIAL_HEADER] = `${tile.partial.read}/${tile.partial.assets}`;
+        headers['cache-control'] = 'no-store';
+      }
+      return { image: tile.image, ...(Object.keys(headers).length > 0 ? { headers } : {}) };
+    };
+    return { ...image(result), ...(result.later ? { later: result.later.then(image) } : {}) };
   }
 }

@@ -57,6 +57,8 @@ export interface ReaderImage {
   headers?: Record<string, string>;
   /** The fraction of each pixel a feature covers, when statistics are weighted by it. */
   coverage?: Float32Array;
+  /** A tile answered in part (a mosaic past its low-zoom deadline): the whole tile, made after the answer. */
+  later?: Promise<ReaderImage>;
 }
 
 export interface ReaderPoint {
