@@ -24,6 +24,11 @@ export interface FileServerStats {
 export interface FileServerOptions {
   /** Keep the per-request `log` (tests read it; a long benchmark would only grow it). Default true. */
   keepLog?: boolean;
+  /**
+   * The address to listen on; default 127.0.0.1. The container test listens on every address, so that
+   * containers reach it through their network's gateway (the URL still names 127.0.0.1).
+   */
+  host?: string;
 }
 
 export interface FileServer {
@@ -130,7 +135,7 @@ export async function startFileServer(root: string, options: FileServerOptions =
       res.end();
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(0, options.host ?? '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
