@@ -3,8 +3,8 @@
 #   podman run -p 8000:8000 tessera
 # Two stages: the build stage compiles gdal-async against Debian's GDAL and tsc's output; the image
 # keeps only GDAL's runtime library, Node.js, the production npm packages and dist/.
-# BASE lets a machine with no registry build from a local Debian image (test/container.test.ts makes
-# one with debootstrap); anywhere else the default is Debian's official image.
+# BASE lets a machine with no registry build from a local Debian image (scripts/container-base.sh makes
+# one with debootstrap; test/container.test.ts builds with it); elsewhere the default is Debian's official image.
 ARG BASE=debian:bookworm-slim
 
 FROM ${BASE} AS build
