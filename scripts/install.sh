@@ -3,13 +3,25 @@
 # Debian packages (GDAL headers, a C++ toolchain, Chromium for the page tests), Node.js (the pinned
 # LTS, from the npm registry), the npm packages from the lock file, and gdal-async built from source
 # against the system GDAL.
+#
+# TESSERA_INSTALL=runtime installs only what a built tessera runs on: GDAL's runtime library and
+# Node.js, no compiler, no npm packages (they come built from elsewhere: the Dockerfile's build
+# stage). TESSERA_INSTALL_BROWSER=0 skips the test tools.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-apt_packages=(libgdal-dev gdal-bin build-essential python3 python3-venv pkg-config)
-# Test tools: Chromium for the page tests, nginx and redis-server for the deployment tests
+mode=${TESSERA_INSTALL:-full}
+case "$mode" in
+  full) apt_packages=(libgdal-dev gdal-bin build-essential python3 python3-venv pkg-config) ;;
+  runtime) apt_packages=(libgdal32 ca-certificates) ;;
+  *) echo "install: TESSERA_INSTALL must be full or runtime, got '$mode'" >&2; exit 1 ;;
+esac
+# Test tools: Chromium for the page tests, nginx and redis-server for the deployment tests, podman
+# (with runc, debootstrap for its base image, podman-compose) for the container test
 # (TESSERA_INSTALL_BROWSER=0 skips them).
-if [ "${TESSERA_INSTALL_BROWSER:-1}" = 1 ]; then apt_packages+=(chromium nginx redis-server); fi
+if [ "$mode" = full ] && [ "${TESSERA_INSTALL_BROWSER:-1}" = 1 ]; then
+  apt_packages+=(chromium nginx redis-server podman runc debootstrap podman-compose uidmap fuse-overlayfs slirp4netns)
+fi
 missing=()
 for p in "${apt_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -30,11 +42,13 @@ fi
 # Node.js and npm: the pinned LTS in .tools/ (scripts/node.sh), first on PATH from here on; it also
 # points node-gyp at that Node's headers.
 source scripts/node.sh
+if [ "$mode" = runtime ]; then exit 0; fi
 
 stamp=node_modules/.tessera-install
-# Rebuilt when the lock file changes, when the modules were built for another Node, or do not load.
-if [ ! -f "$stamp" ] || [ package-lock.json -nt "$stamp" ] || [ "$(cat "$stamp")" != "node $TESSERA_NODE_VERSION" ] || \
-   ! node -e "require('gdal-async')" >/dev/null 2>&1; then
+# Rebuilt when the lock file's content changes (not its date: a fresh checkout or another worktree of
+# the same commit needs nothing), when the modules were built for another Node, or do not load.
+want="node $TESSERA_NODE_VERSION lock $(sha256sum package-lock.json | cut -c1-16)"
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ] || ! node -e "require('gdal-async')" >/dev/null 2>&1; then
   echo "install: npm ci" >&2
   # Scripts are skipped on the first pass so that only gdal-async is built from source;
   # sharp ships its own libvips binaries as optional packages.
@@ -44,5 +58,8 @@ if [ ! -f "$stamp" ] || [ package-lock.json -nt "$stamp" ] || [ "$(cat "$stamp")
   npm_config_build_from_source=true npm_config_shared_gdal=true \
     npm rebuild gdal-async --loglevel=error
   node -e "const g=require('gdal-async'); if(!g.version.startsWith('3.')) process.exit(1)"
-  echo "node $TESSERA_NODE_VERSION" > "$stamp"
+  echo "$want" > "$stamp"
+elif [ package-lock.json -nt "$stamp" ]; then
+  # Up to date: the stamp is made newer than the lock file, so that make stops asking.
+  touch "$stamp"
 fi

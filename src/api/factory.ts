@@ -169,7 +169,8 @@ export function readerRoutes<L>(services: Services, family: ReaderFamily<L>) {
       if (result.headers) reply.headers(result.headers);
       const spec = renderSpec(p.algorithm, p.render, result);
       // A tile answered in part: the whole one goes to the tile cache once made, with the tag of its inputs.
-      if (result.later) keepWhole(services.tiles, request.url, reply.getHeader('etag'), result.later, (img) => services.renderer.render(img, path.format, spec));
+      if (result.later)
+        keepWhole(services.tiles, request.url, reply.getHeader('etag'), result.later, (img) => services.renderer.render(img, path.format, spec));
       return sendImage(reply, services.renderer, result.image, path.format, spec);
     };
     const tileParams = { type: 'object', properties: { z: { type: 'string' }, x: { type: 'string' }, last: { type: 'string' } } };

@@ -27,6 +27,11 @@ export interface FileServerOptions {
   keepLog?: boolean;
   /** Send ETag and Last-Modified (nginx's: size and modification time). Default true. */
   validators?: boolean;
+  /**
+   * The address to listen on; default 127.0.0.1. The container test listens on every address, so that
+   * containers reach it through their network's gateway (the URL still names 127.0.0.1).
+   */
+  host?: string;
 }
 
 export interface FileServer {
@@ -141,7 +146,7 @@ export async function startFileServer(root: string, options: FileServerOptions =
       res.end();
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(0, options.host ?? '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
