@@ -119,6 +119,8 @@ export class Services {
       openStac: (url) => this.stac(url),
       concurrency: settings.mosaicConcurrency,
       lowZoomDeadlineMs: settings.mosaicLowZoomDeadlineMs,
+      // A tile answered in part is finished for the tile cache; with no cache there is nowhere to keep it.
+      finishLater: settings.tileCacheBytes > 0 || settings.cacheUrl !== undefined,
       limits: { maxOutputPixels: settings.maxOutputPixels, maxSourcePixels: settings.maxSourcePixels },
     };
     this.tiles = new TileStore({

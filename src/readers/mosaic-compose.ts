@@ -40,6 +40,8 @@ export interface MosaicContext {
    * may last): past it the tile is made of the assets read so far and marked partial.
    */
   lowZoomDeadlineMs: number;
+  /** Finish a tile answered in part after the answer (its whole picture goes to the tile cache). */
+  finishLater: boolean;
   limits: ReadLimits;
 }
 
@@ -175,7 +177,14 @@ export class MosaicReader {
       isStacItem(this.mosaic, asset) ? this.stacTile(asset, tms, x, y, z, shared) : this.cogTile(asset, tms, x, y, z, shared, budget, footprint, partial);
     const deadline = partial && this.ctx.lowZoomDeadlineMs > 0 ? Date.now() + this.ctx.lowZoomDeadlineMs : undefined;
     const meter = this.ctx.sources.meter;
-    return composite(assets, read, opts.pixelSelection, this.ctx.concurrency, deadline, meter ? (work) => meter.shared(work) : undefined);
+    return composite(
+      assets,
+      read,
+      opts.pixelSelection,
+      this.ctx.concurrency,
+      deadline,
+      this.ctx.finishLater ? (meter ? (work) => meter.shared(work) : (work) => work()) : undefined,
+    );
   }
 
   /** Values at a point for every asset that covers it, in asset order (no pixel selection). */
@@ -407,7 +416,7 @@ const MAY_SHOW_PART: ReadonlySet<PixelSelection> = new Set(['first', 'highest', 
  * passes: the selection so far plus the images that have arrived (a copy; a tile with nothing yet
  * waits for its first image), marked partial. The composition carries on in asset order to the
  * whole tile, which `later` gives (for the tile cache), `keepOpen` holding the request's upstream
- * budget open meanwhile.
+ * budget open meanwhile; without `keepOpen` it stops there.
  */
 function composite(
   assets: readonly string[],
@@ -415,7 +424,7 @@ function composite(
   method: PixelSelection,
   concurrency: number,
   deadline?: number,
-  keepOpen: <T>(work: () => Promise<T>) => Promise<T> = (work) => work(),
+  keepOpen?: <T>(work: () => Promise<T>) => Promise<T>,
 ): Promise<MosaicTile> {
   const selector = pixelSelector(method);
   const slots: Array<Slot | undefined> = new Array(assets.length);
@@ -502,6 +511,7 @@ function composite(
       clearTimeout(timer);
     }
     const part = partNow();
+    if (!keepOpen) return part;
     // The request's upstream budget stays open until the whole tile is made, not only until the part is sent.
     const later = keepOpen(() => carryOn().then(() => tileOf(selector.result(), used)));
     // Answered before `later` settles: its failure is only a tile not kept.
