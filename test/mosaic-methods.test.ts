@@ -192,3 +192,47 @@ describe('pixel selection methods (rio-tiler 6.8 reference values)', () => {
     );
   });
 });
+
+describe('layers placed on a part of the mosaic (mosaic tiles below minzoom)', () => {
+  /** A layer of `w`×`h` pixels with values from `seed`, some masked. */
+  function block(w: number, h: number, seed: number): PixelLayer {
+    const band = new Uint8Array(w * h).map((_, i) => ((i * 37 + seed * 11) % 200) + 1);
+    const mask = new Uint8Array(w * h).map((_, i) => ((i + seed) % 7 === 0 ? 0 : 255));
+    return { dtype: 'uint8', bands: [band], masks: [mask] };
+  }
+  /** The same layer on the whole grid, masked (values 0) elsewhere. */
+  function expanded(layer: PixelLayer, col: number, row: number, w: number, h: number, stride: number): PixelLayer {
+    const band = new Uint8Array(stride * stride);
+    const mask = new Uint8Array(stride * stride);
+    for (let r = 0; r < h; r++) {
+      band.set(layer.bands[0]!.subarray(r * w, (r + 1) * w) as Uint8Array, (row + r) * stride + col);
+      mask.set(layer.masks[0]!.subarray(r * w, (r + 1) * w), (row + r) * stride + col);
+    }
+    return { dtype: 'uint8', bands: [band], masks: [mask] };
+  }
+
+  for (const method of ['first', 'highest', 'lowest', 'mean', 'count'] as const) {
+    it(`${method}: the same picture as feeding whole-grid layers`, () => {
+      const stride = 16;
+      const parts = [
+        [2, 3, 9, 5],
+        [6, 1, 8, 10],
+        [0, 0, 16, 4],
+        [10, 8, 6, 8],
+      ] as const;
+      const placed = pixelSelector(method);
+      const whole = pixelSelector(method);
+      parts.forEach(([col, row, w, h], k) => {
+        const layer = block(w, h, k + 1);
+        placed.feed(layer, { col, row, width: w, height: h, stride, length: stride * stride });
+        whole.feed(expanded(layer, col, row, w, h, stride));
+      });
+      const a = placed.result()!;
+      const b = whole.result()!;
+      assert.deepEqual([...a.masks[0]!], [...b.masks[0]!], 'the same pixels are valid');
+      for (let i = 0; i < stride * stride; i++) {
+        if (b.masks[0]![i] !== 0) assert.equal(a.bands[0]![i], b.bands[0]![i], `pixel ${i}`);
+      }
+    });
+  }
+});

@@ -30,10 +30,45 @@ export interface PixelLayer {
   masks: Uint8Array[];
 }
 
+/**
+ * Where a layer's pixels sit in the mosaic: a `width` × `height` block from column `col`, row `row`
+ * of the mosaic's `stride`-wide, `length`-pixel grid; the mosaic's other pixels are masked in it.
+ */
+export interface LayerPlacement {
+  col: number;
+  row: number;
+  width: number;
+  height: number;
+  stride: number;
+  length: number;
+}
+
+/** A placed layer on the whole grid: masked elsewhere, with values 0 there (as a read outside the data gives). */
+function placeLayer(layer: PixelLayer, at: LayerPlacement): PixelLayer {
+  const place = <T extends BandArray | Uint8Array>(from: T, to: T): T => {
+    for (let r = 0; r < at.height; r++) to.set(from.subarray(r * at.width, (r + 1) * at.width) as never, (at.row + r) * at.stride + at.col);
+    return to;
+  };
+  const masks = new Map<Uint8Array, Uint8Array>();
+  return {
+    dtype: layer.dtype,
+    bands: layer.bands.map((band) => place(band, allocate(layer.dtype, at.length))),
+    masks: layer.masks.map((mask) => {
+      let placed = masks.get(mask);
+      if (!placed) {
+        placed = place(mask, new Uint8Array(at.length));
+        masks.set(mask, placed);
+      }
+      return placed;
+    }),
+  };
+}
+
 export interface PixelSelector {
   /** Whether the mosaic may stop reading once `done` (rio-tiler's `exit_when_filled`). */
   readonly exitWhenFilled: boolean;
-  feed(layer: PixelLayer): void;
+  /** Feeds a layer of the mosaic's whole grid, or one placed `at` a part of it. */
+  feed(layer: PixelLayer, at?: LayerPlacement): void;
   /** True when no pixel is masked any more (only meaningful with exitWhenFilled). */
   done(): boolean;
   /** The mosaic so far; undefined before the first feed. */
@@ -136,11 +171,11 @@ class ReplaceSelector implements PixelSelector {
     readonly exitWhenFilled: boolean,
   ) {}
 
-  feed(layer: PixelLayer): void {
+  feed(layer: PixelLayer, at?: LayerPlacement): void {
     const m = this.mosaic;
     if (!m) {
       // Owned copies: the mosaic is updated in place by later feeds.
-      this.mosaic = { dtype: layer.dtype, bands: layer.bands.map((b) => b.slice()), masks: layer.masks.map((k) => k.slice()) };
+      this.mosaic = at ? placeLayer(layer, at) : { dtype: layer.dtype, bands: layer.bands.map((b) => b.slice()), masks: layer.masks.map((k) => k.slice()) };
       return;
     }
     const dtype = promote(m.dtype, layer.dtype);
@@ -152,8 +187,29 @@ class ReplaceSelector implements PixelSelector {
     const last = next.length - 1;
     // The decision band is read before any band is updated (numpy computes the condition first).
     const decideCur = this.byLastBand ? m.bands[last]!.slice() : undefined;
-    for (let b = 0; b < m.bands.length; b++) {
-      this.rule(m.bands[b]!, m.masks[b]!, next[b]!, layer.masks[b]!, this.byLastBand ? next[last]! : next[b]!, decideCur ?? m.bands[b]!);
+    if (!at) {
+      for (let b = 0; b < m.bands.length; b++) {
+        this.rule(m.bands[b]!, m.masks[b]!, next[b]!, layer.masks[b]!, this.byLastBand ? next[last]! : next[b]!, decideCur ?? m.bands[b]!);
+      }
+      return;
+    }
+    // A placed layer: the rule row by row over its block. Elsewhere it is masked, and a masked new
+    // pixel changes only the values under a masked current one (highest, lowest), which no picture shows.
+    for (let r = 0; r < at.height; r++) {
+      const from = r * at.width;
+      const to = (at.row + r) * at.stride + at.col;
+      const cut = <T extends BandArray | Uint8Array>(a: T, o: number): T => a.subarray(o, o + at.width) as T;
+      for (let b = 0; b < m.bands.length; b++) {
+        const decideNew = this.byLastBand ? next[last]! : next[b]!;
+        this.rule(
+          cut(m.bands[b]!, to),
+          cut(m.masks[b]!, to),
+          cut(next[b]!, from),
+          cut(layer.masks[b]!, from),
+          cut(decideNew, from),
+          cut(decideCur ?? m.bands[b]!, to),
+        );
+      }
     }
   }
 
@@ -193,8 +249,8 @@ class StackSelector implements PixelSelector {
 
   constructor(private readonly reduce: Reduction) {}
 
-  feed(layer: PixelLayer): void {
-    this.stack.push(layer);
+  feed(layer: PixelLayer, at?: LayerPlacement): void {
+    this.stack.push(at ? placeLayer(layer, at) : layer);
   }
 
   done(): boolean {

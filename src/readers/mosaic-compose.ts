@@ -19,14 +19,14 @@ import type { StacReader } from '../stac/reader.js';
 import { stacItemReader, type StacLayerOptions } from './stac.js';
 import { mapLimited } from '../concurrency.js';
 import type { ReadLimits } from './reader.js';
-import { allocate, intersectMasks, type BandArray, type ImageData } from '../image/image-data.js';
+import { allocate, intersectMasks, type ImageData } from '../image/image-data.js';
 import { resizeNearest } from '../image/stack.js';
 import { evaluateExpression, expressionBands, parseExpression, type Expression } from '../image/expression.js';
 import type { BBox, TileMatrixSet } from '../tms/grid.js';
 import { TesseraError, badRequest, invalidBandIndex } from '../errors.js';
 import { checkOutputValues, checkSourcePixels } from '../source/limits.js';
 import type { Mosaic } from '../mosaic/mosaic.js';
-import { pixelSelector, type PixelLayer, type PixelSelection, type PixelSelector } from '../mosaic/methods.js';
+import { pixelSelector, type LayerPlacement, type PixelLayer, type PixelSelection, type PixelSelector } from '../mosaic/methods.js';
 
 /** What a mosaic read needs from the running server. */
 export interface MosaicContext {
@@ -234,7 +234,14 @@ export class MosaicReader {
     budget.sourcePixels += readCost(meta, plan);
     checkSourcePixels(budget.sourcePixels, limits, "the tile's assets", 'zoom in');
     const img = this.cog.apply(await reader.read(plan, this.cog.valueOptions(valuesOf(opts))));
-    return window ? placeInTile(img, window, opts.tilesize, tms.xyBounds({ x, y, z })) : img;
+    if (window) {
+      const size = opts.tilesize;
+      placements.set(img, {
+        at: { col: window.col, row: window.row, width: window.width, height: window.height, stride: size, length: size * size },
+        frame: { width: size, height: size, bounds: tms.xyBounds({ x, y, z }) },
+      });
+    }
+    return img;
   }
 
   private async stacTile(asset: string, tms: TileMatrixSet, x: number, y: number, z: number, opts: MosaicTileOptions): Promise<ImageData | undefined> {
@@ -320,6 +327,9 @@ class TileFootprint {
   }
 }
 
+/** Images read for a part of the tile (below minzoom): where they go, and the whole tile's frame. */
+const placements = new WeakMap<ImageData, { at: LayerPlacement; frame: { width: number; height: number; bounds: BBox } }>();
+
 /** The part of a tile's pixel grid an asset is read for, and its bounds in the grid's CRS. */
 interface TileWindow {
   col: number;
@@ -351,33 +361,6 @@ async function assetWindow(reader: RasterReader, tms: TileMatrixSet, tile: { x: 
   const row1 = Math.min(size, Math.ceil((t - fp[1]) / py) + 1);
   if (col1 <= col0 || row1 <= row0 || (col1 - col0) * (row1 - row0) * 2 > size * size) return undefined;
   return { col: col0, row: row0, width: col1 - col0, height: row1 - row0, bounds: [l + col0 * px, t - row1 * py, l + col1 * px, t - row0 * py] };
-}
-
-/** A window's image placed on the whole tile: masked elsewhere (values 0, as a read outside the data gives). */
-function placeInTile(img: ImageData, window: TileWindow, size: number, bounds: BBox): ImageData {
-  const n = size * size;
-  const masks = new Map<Uint8Array, Uint8Array>();
-  const place = <T extends BandArray | Uint8Array>(from: T, to: T): T => {
-    for (let row = 0; row < window.height; row++) {
-      to.set(from.subarray(row * window.width, (row + 1) * window.width) as never, (window.row + row) * size + window.col);
-    }
-    return to;
-  };
-  return {
-    ...img,
-    width: size,
-    height: size,
-    bounds,
-    bands: img.bands.map((band) => place(band, allocate(img.dtype, n))),
-    masks: img.masks.map((mask) => {
-      let placed = masks.get(mask);
-      if (!placed) {
-        placed = place(mask, new Uint8Array(n));
-        masks.set(mask, placed);
-      }
-      return placed;
-    }),
-  };
 }
 
 /**
@@ -451,8 +434,11 @@ function composite(
     if (!settled.ok) throw settled.error;
     const img = settled.value;
     if (!img) return false;
-    if (!first) first = img;
-    to.feed(fitTo(first, img, assets[i]!));
+    const placed = placements.get(img);
+    // The first image sets the tile's frame (its size, bounds, CRS and band names).
+    if (!first) first = placed ? { ...img, ...placed.frame } : img;
+    if (placed) to.feed(sameBands(first, img, assets[i]!), placed.at);
+    else to.feed(fitTo(first, img, assets[i]!));
     toUsed.push(assets[i]!);
     return to.exitWhenFilled && to.done();
   };
@@ -520,11 +506,17 @@ function composite(
   })();
 }
 
-/** The first image fixes the band count and size; later ones of another size are resized (nearest). */
-function fitTo(first: ImageData, img: ImageData, asset: string): PixelLayer {
+/** The first image fixes the band count. */
+function sameBands(first: ImageData, img: ImageData, asset: string): ImageData {
   if (img.bands.length !== first.bands.length) {
     throw badRequest(`Mosaic assets must have the same number of bands: '${asset}' gives ${img.bands.length}, the first asset ${first.bands.length}`);
   }
+  return img;
+}
+
+/** The first image fixes the band count and size; later ones of another size are resized (nearest). */
+function fitTo(first: ImageData, img: ImageData, asset: string): PixelLayer {
+  sameBands(first, img, asset);
   if (img.width === first.width && img.height === first.height) return img;
   const masks = new Map<Uint8Array, Uint8Array>();
   return {
