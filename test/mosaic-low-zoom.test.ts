@@ -103,6 +103,8 @@ describe('mosaic tiles below minzoom', () => {
     const again = await t.get(tile);
     assert.equal(again.headers.get('x-cache'), 'miss', 'the part is not kept in the tile cache');
     await again.arrayBuffer();
+    const metrics = await (await t.get('/metrics')).text();
+    assert.match(metrics, /^tessera_mosaic_partial_tiles_total [2-9]/m, 'operators see partial tiles counted');
     // The whole tile is made after the answer and kept: a later request gets it from the cache.
     let whole: Response | undefined;
     for (let i = 0; i < 50; i++) {

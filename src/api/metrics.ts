@@ -16,6 +16,7 @@
 import client from 'prom-client';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../services.js';
+import { PARTIAL_HEADER } from '../readers/mosaic.js';
 import type { HostStats } from '../upstream/client.js';
 import type { LoopWatchdog } from './watchdog.js';
 
@@ -48,6 +49,11 @@ export function installMetrics(app: FastifyInstance, services: Services, watchdo
     registers: [registry],
   });
   const inFlight = new client.Gauge({ name: 'tessera_http_requests_in_flight', help: 'Requests being answered', registers: [registry] });
+  const partial = new client.Counter({
+    name: 'tessera_mosaic_partial_tiles_total',
+    help: 'Mosaic tiles below minzoom answered with the assets that arrived before TESSERA_MOSAIC_LOW_ZOOM_DEADLINE_MS',
+    registers: [registry],
+  });
 
   app.addHook('onRequest', async () => {
     inFlight.inc();
@@ -61,6 +67,7 @@ export function installMetrics(app: FastifyInstance, services: Services, watchdo
     duration.observe({ family, status }, reply.elapsedTime / 1000);
     const length = Number(reply.getHeader('content-length'));
     if (Number.isFinite(length)) sent.inc({ family }, length);
+    if (reply.hasHeader(PARTIAL_HEADER)) partial.inc();
   });
 
   upstreamMetrics(registry, services);

@@ -78,8 +78,22 @@ export function transformerBetween(src: SpatialReference, dst: SpatialReference)
   }
 }
 
+/** isSame answers, by the pair of objects (srsFrom hands out one per text): OSRIsSame costs ~0.2 ms. */
+const sameCache = new WeakMap<SpatialReference, WeakMap<SpatialReference, boolean>>();
+
 export function sameCrs(a: SpatialReference, b: SpatialReference): boolean {
-  return a === b || a.isSame(b);
+  if (a === b) return true;
+  let byB = sameCache.get(a);
+  if (!byB) {
+    byB = new WeakMap();
+    sameCache.set(a, byB);
+  }
+  let same = byB.get(b);
+  if (same === undefined) {
+    same = a.isSame(b);
+    byB.set(b, same);
+  }
+  return same;
 }
 
 export function transformPoint(src: SpatialReference, dst: SpatialReference, x: number, y: number): [number, number] {
