@@ -112,6 +112,13 @@ export function compareArrays(a: Float64Array, b: Float64Array, bands: number, m
   return { within: dataLen ? within / dataLen : 1, maskEqual: a.length > dataLen ? maskEqual / (a.length - dataLen) : 1 };
 }
 
+/** Peak signal-to-noise ratio of `b` against `a` (8-bit values), in dB; Infinity when they are equal. */
+export function psnr(a: Float64Array, b: Float64Array): number {
+  let sum = 0;
+  for (let i = 0; i < a.length; i++) sum += (a[i]! - b[i]!) ** 2;
+  return sum === 0 ? Infinity : 10 * Math.log10((255 * 255) / (sum / a.length));
+}
+
 export interface DecodedImage {
   width: number;
   height: number;

@@ -179,7 +179,7 @@ function defineTasks(inputs: BenchInputs): MicroTask[] {
     { format: 'png', label: '3×uint8+alpha', image: 'rgb' },
     { format: 'png', label: '1×uint16+alpha (16-bit)', image: 'uint16' },
     { format: 'pngraw', label: '3×uint8+alpha (zlib level 1)', image: 'rgb' },
-    { format: 'jpeg', label: '3×uint8 (own encoder)', image: 'rgb' },
+    { format: 'jpeg', label: '3×uint8 (sharp)', image: 'rgb' },
     { format: 'webp', label: '3×uint8+alpha', image: 'rgb' },
     { format: 'tif', label: '1×uint16+alpha', image: 'uint16' },
     { format: 'jp2', label: '3×uint8+alpha', image: 'rgb' },
