@@ -86,6 +86,7 @@ export class Services {
       run: (ds, call) => budgets.metered(lanes.get(ds), call),
       shared: (load) => budgets.shared(load),
       startAgain: (err) => budgets.startAgain(err),
+      finishAfter: (work) => budgets.finishAfter(work),
       exhausted: () => (budgets.exhausted() ? badRequest(budgets.overBudgetMessage()) : undefined),
     };
     this.sources = new SourceContext(this.pool, {

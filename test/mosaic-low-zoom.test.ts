@@ -4,8 +4,8 @@
  * each asset's own /cog tile, pixel selection `first` applied here); past
  * TESSERA_MOSAIC_LOW_ZOOM_DEADLINE_MS the tile is made of the assets that arrived, said in
  * X-Tessera-Partial, and kept by no cache (no-store, no ETag, not in the tile cache), while the
- * whole tile is made after the answer and kept in the tile cache; at minzoom and above there is no
- * deadline.
+ * whole tile is made after the answer and kept in the tile cache (requests meanwhile get the part
+ * again, starting nothing); at minzoom and above there is no deadline.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -18,10 +18,11 @@ describe('mosaic tiles below minzoom', () => {
   let slow: FileServer;
   const servers: RunningTessera[] = [];
   let mixedUrl: string;
+  let thirdUrl: string;
   let plainUrl: string;
 
-  async function start(overrides: Parameters<typeof startTessera>[0] = {}): Promise<RunningTessera> {
-    const t = await startTessera(overrides);
+  async function start(overrides: Parameters<typeof startTessera>[0] = {}, listen = false): Promise<RunningTessera> {
+    const t = await startTessera(overrides, { listen });
     servers.push(t);
     return t;
   }
@@ -43,6 +44,12 @@ describe('mosaic tiles below minzoom', () => {
     };
     fast.put('/mixed.json', JSON.stringify(mixed));
     mixedUrl = encodeURIComponent(`${fast.url}/mixed.json`);
+    // And with a third asset after the slow one (cog1.tif again, under another URL): read one at a
+    // time, it is opened only after the part has been answered.
+    const order = [`${fast.url}/cog1.tif`, `${slow.url}/cog2.tif`, `${fast.url}/cog1.tif?third`];
+    const third = { ...mixed, tiles: Object.fromEntries(Object.keys(mixed.tiles).map((k) => [k, order])) };
+    fast.put('/third.json', JSON.stringify(third));
+    thirdUrl = encodeURIComponent(`${fast.url}/third.json`);
     plainUrl = encodeURIComponent(`${fast.url}/mosaic.json`);
   });
   after(async () => {
@@ -99,10 +106,14 @@ describe('mosaic tiles below minzoom', () => {
     assert.equal(first.headers.get('x-assets'), `${fast.url}/cog1.tif`);
     assert.equal(first.headers.get('cache-control'), 'no-store');
     assert.equal(first.headers.get('etag'), null, 'a partial tile is not the tile: no tag');
-    await first.arrayBuffer();
+    const part = Buffer.from(await first.arrayBuffer());
+    // While the whole tile is being made, the same request gets the part again, not new work.
     const again = await t.get(tile);
-    assert.equal(again.headers.get('x-cache'), 'miss', 'the part is not kept in the tile cache');
-    await again.arrayBuffer();
+    assert.equal(again.headers.get('x-cache'), 'partial');
+    assert.equal(again.headers.get('x-tessera-partial'), '1/2');
+    assert.equal(again.headers.get('cache-control'), 'no-store');
+    assert.equal(again.headers.get('etag'), null);
+    assert.ok(Buffer.from(await again.arrayBuffer()).equals(part));
     const metrics = await (await t.get('/metrics')).text();
     assert.match(metrics, /^tessera_mosaic_partial_tiles_total [2-9]/m, 'operators see partial tiles counted');
     // The whole tile is made after the answer and kept: a later request gets it from the cache.
@@ -129,6 +140,33 @@ describe('mosaic tiles below minzoom', () => {
     assert.equal(atMinzoom.headers.get('x-tessera-partial'), null);
     assert.equal(atMinzoom.headers.get('x-assets'), `${fast.url}/cog1.tif,${slow.url}/cog2.tif`);
     await atMinzoom.arrayBuffer();
+    slow.delayMs = 0;
+  });
+
+  it('finishes the whole tile with assets first opened after the answer', async () => {
+    slow.delayMs = 800;
+    // Over a socket: the request's upstream budget ends when its answer has gone out.
+    const t = await start({ mosaicLowZoomDeadlineMs: 200, mosaicConcurrency: 1 }, true);
+    const tile = `/mosaicjson/tiles/WebMercatorQuad/6/18/22.png?url=${thirdUrl}`;
+    const first = await t.get(tile);
+    assert.equal(first.headers.get('x-tessera-partial'), '1/3', `assets ${first.headers.get('x-assets')}`);
+    await first.arrayBuffer();
+    let whole: Response | undefined;
+    const meanwhile: Array<string | null> = [];
+    for (let i = 0; i < 50 && !whole; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      const res = await t.get(tile);
+      if (res.headers.get('x-cache') === 'hit') whole = res;
+      else {
+        meanwhile.push(res.headers.get('x-cache'));
+        await res.arrayBuffer();
+      }
+    }
+    assert.ok(whole, 'the whole tile reached the tile cache');
+    assert.equal(whole.headers.get('x-assets'), `${fast.url}/cog1.tif,${slow.url}/cog2.tif,${fast.url}/cog1.tif?third`);
+    // Made by the first request's work: every request meanwhile got its part, none started again.
+    assert.ok(meanwhile.length > 0 && meanwhile.every((c) => c === 'partial'), `meanwhile: ${meanwhile.join(', ')}`);
+    await whole.arrayBuffer();
     slow.delayMs = 0;
   });
 

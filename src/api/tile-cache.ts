@@ -2,7 +2,8 @@
  * The tile routes' cache (cache/tile-store.ts: in process, and in Redis shared by replicas when
  * TESSERA_CACHE_URL is set). A GET of a tile route is looked up before any work; a hit is answered
  * from the store (`X-Cache: hit`), a miss is rendered as usual and its 200 answer stored
- * (`X-Cache: miss`). Mounted after the access-token check, so the cache never answers a request
+ * (`X-Cache: miss`). A mosaic tile answered in part is not stored; its whole picture is, once made
+ * (`keepWhole`), and until then requests for it get the part (`X-Cache: partial`). Mounted after the access-token check, so the cache never answers a request
  * the token would refuse.
  *
  * The key is the request's path and its query pairs, sorted by name (clients order parameters as
@@ -21,6 +22,15 @@ const MAX_TILE_BYTES = 4 * 1024 * 1024;
 /** Headers set per answer by other hooks, not replayed from the store. */
 const NOT_REPLAYED = new Set(['content-length', 'x-request-id', 'cache-control', 'vary', 'x-cache', 'date', 'connection', 'content-encoding']);
 
+/** The headers of an answer that are replayed with it from the store. */
+function replayed(headers: Record<string, unknown>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    if (!NOT_REPLAYED.has(name.toLowerCase()) && value !== undefined) out[name] = String(value);
+  }
+  return out;
+}
+
 export function tileKey(url: string): string {
   const q = url.indexOf('?');
   const path = q < 0 ? url : url.slice(0, q);
@@ -30,6 +40,27 @@ export function tileKey(url: string): string {
   return createHash('sha256')
     .update(JSON.stringify([path, pairs]))
     .digest('base64url');
+}
+
+/**
+ * Tiles answered in part whose whole picture is being made, by key: the part as it was sent, kept
+ * until the whole tile is stored. A request for such a tile meanwhile gets the part at once
+ * (`X-Cache: partial`) instead of starting the same work again.
+ */
+const finishing = new WeakMap<TileStore, Map<string, { part?: StoredPart }>>();
+
+interface StoredPart {
+  headers: Record<string, string>;
+  body: Buffer;
+}
+
+function finishingIn(store: TileStore): Map<string, { part?: StoredPart }> {
+  let map = finishing.get(store);
+  if (!map) {
+    map = new Map();
+    finishing.set(store, map);
+  }
+  return map;
 }
 
 /**
@@ -45,6 +76,9 @@ export function keepWhole(
 ): void {
   if (!store.enabled) return;
   const key = tileKey(url);
+  const pending = finishingIn(store);
+  const entry = {};
+  pending.set(key, entry);
   later
     .then(async (whole) => {
       const rendered = await render(whole.image);
@@ -53,13 +87,17 @@ export function keepWhole(
       if (typeof etag === 'string') headers['etag'] = etag;
       store.set(key, { headers, body: rendered.body });
     })
-    .catch(() => undefined);
+    .catch(() => undefined)
+    .finally(() => {
+      if (pending.get(key) === entry) pending.delete(key);
+    });
 }
 
 export function installTileCache(app: FastifyInstance, store: TileStore): void {
   if (!store.enabled) return;
   const misses = new WeakMap<FastifyRequest, string>();
 
+  const pending = finishingIn(store);
   app.addHook('onRequest', async (request, reply) => {
     if (request.method !== 'GET' || request.routeOptions.config.tileCache !== true) return;
     const key = tileKey(request.url);
@@ -67,6 +105,11 @@ export function installTileCache(app: FastifyInstance, store: TileStore): void {
     if (hit) {
       for (const [name, value] of Object.entries(hit.headers)) reply.header(name, value);
       return reply.code(200).header('x-cache', 'hit').send(hit.body);
+    }
+    const part = pending.get(key)?.part;
+    if (part) {
+      for (const [name, value] of Object.entries(part.headers)) reply.header(name, value);
+      return reply.code(200).header('cache-control', 'no-store').header('x-cache', 'partial').send(part.body);
     }
     misses.set(request, key);
     reply.header('x-cache', 'miss');
@@ -76,13 +119,14 @@ export function installTileCache(app: FastifyInstance, store: TileStore): void {
     const key = misses.get(request);
     if (key === undefined) return payload;
     misses.delete(request);
+    // The part of a tile being finished (keepWhole): kept to answer requests for it meanwhile.
+    const finishingEntry = pending.get(key);
+    if (finishingEntry && !finishingEntry.part && reply.statusCode === 200 && Buffer.isBuffer(payload) && reply.hasHeader(PARTIAL_HEADER)) {
+      finishingEntry.part = { headers: replayed(reply.getHeaders()), body: payload };
+    }
     // A partial mosaic tile (readers/mosaic.ts) is not the tile: the next request tries again.
     if (reply.statusCode === 200 && Buffer.isBuffer(payload) && payload.length <= MAX_TILE_BYTES && !reply.hasHeader(PARTIAL_HEADER)) {
-      const headers: Record<string, string> = {};
-      for (const [name, value] of Object.entries(reply.getHeaders())) {
-        if (!NOT_REPLAYED.has(name.toLowerCase()) && value !== undefined) headers[name] = String(value);
-      }
-      store.set(key, { headers, body: payload });
+      store.set(key, { headers: replayed(reply.getHeaders()), body: payload });
     }
     return payload;
   });

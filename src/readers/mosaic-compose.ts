@@ -183,7 +183,7 @@ export class MosaicReader {
       opts.pixelSelection,
       this.ctx.concurrency,
       deadline,
-      this.ctx.finishLater ? (meter ? (work) => meter.shared(work) : (work) => work()) : undefined,
+      this.ctx.finishLater ? (meter ? (work) => meter.finishAfter(work) : (work) => work()) : undefined,
     );
   }
 

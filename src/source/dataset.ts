@@ -188,6 +188,8 @@ export interface Meter {
   shared<T>(load: () => Promise<T>): Promise<T>;
   /** A shared load failed because the request that started it went away, and the current one should start it again. */
   startAgain(err: unknown): boolean;
+  /** Runs work the current request carries on with after its answer, its budget open until done (Budgets.finishAfter). */
+  finishAfter<T>(work: () => Promise<T>): Promise<T>;
   /** The error to answer when the current request has spent its budget; undefined while it has not. */
   exhausted(): TesseraError | undefined;
 }

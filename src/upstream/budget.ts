@@ -66,6 +66,8 @@ interface RequestBudget {
   slot: number;
   /** Loads other requests may wait for, started by this request and not finished. */
   loads: number;
+  /** Work the request carries on with after its answer (`finishAfter`), not finished. */
+  after: number;
   /** The request is over; its slot is closed once its loads are done. */
   ended: boolean;
 }
@@ -98,7 +100,7 @@ export class Budgets {
     const start = BigInt(Math.min(this.maxBytes, Number.MAX_SAFE_INTEGER));
     Atomics.store(this.memory.remaining, slot, start);
     Atomics.store(this.memory.requests, slot, 0);
-    const budget: RequestBudget = { slot, loads: 0, ended: false };
+    const budget: RequestBudget = { slot, loads: 0, after: 0, ended: false };
     this.current.enterWith(budget);
     let released: number | undefined;
     let sent: number | undefined;
@@ -109,7 +111,7 @@ export class Budgets {
       released = spent();
       sent = requests();
       budget.ended = true;
-      if (budget.loads === 0) this.close(budget);
+      if (budget.loads === 0 && budget.after === 0) this.close(budget);
     };
     return Object.assign(release, { spent, requests });
   }
@@ -140,19 +142,37 @@ export class Budgets {
   async shared<T>(load: () => Promise<T>): Promise<T> {
     const budget = this.current.getStore();
     if (!budget) return load();
-    if (budget.ended) throw new TesseraError('ClientGone', 'the client went away before this was read');
+    if (budget.ended && budget.after === 0) throw new TesseraError('ClientGone', 'the client went away before this was read');
     budget.loads++;
     try {
       return await load();
     } finally {
       budget.loads--;
-      if (budget.ended && budget.loads === 0) this.close(budget);
+      if (budget.ended && budget.loads === 0 && budget.after === 0) this.close(budget);
+    }
+  }
+
+  /**
+   * Runs work the current request carries on with after its answer (a mosaic tile answered in part,
+   * finished for the tile cache): its budget stays open, and its loads may start, until the work is
+   * done. Started while the request is still on.
+   */
+  async finishAfter<T>(work: () => Promise<T>): Promise<T> {
+    const budget = this.current.getStore();
+    if (!budget) return work();
+    budget.after++;
+    try {
+      return await work();
+    } finally {
+      budget.after--;
+      if (budget.ended && budget.loads === 0 && budget.after === 0) this.close(budget);
     }
   }
 
   /** A shared load failed because the request that started it was over: the current one, still on, should start it itself. */
   startAgain(err: unknown): boolean {
-    return err instanceof TesseraError && err.kind === 'ClientGone' && this.current.getStore()?.ended !== true;
+    const budget = this.current.getStore();
+    return err instanceof TesseraError && err.kind === 'ClientGone' && (budget?.ended !== true || budget.after > 0);
   }
 
   /** Bytes the current request may still fetch (Infinity outside a request). */

@@ -162,7 +162,7 @@ async function writeCog(src: Dataset, file: string, extra: string[]): Promise<vo
 }
 
 /** Lon/lat bounds of a north-up grid, from its densified outline. */
-function lonLatBounds(gt: number[], size: number, epsg: number): LonLatBounds {
+export function lonLatBounds(gt: number[], size: number, epsg: number): LonLatBounds {
   const ct = new gdal.CoordinateTransformation(gdal.SpatialReference.fromEPSG(epsg), gdal.SpatialReference.fromEPSG(4326));
   let [w, s, e, n] = [Infinity, Infinity, -Infinity, -Infinity];
   for (let t = 0; t <= 32; t++) {

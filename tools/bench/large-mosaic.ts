@@ -7,14 +7,16 @@
  *   large/mosaic.json    MosaicJSON 0.0.3 over them, quadkeys at the COGs' minzoom, assets named
  *                        by absolute URL (`{BASE}` is filled in by the file server)
  *
- * 320 km across: a tile at the mosaic's minzoom needs one to four COGs, one four zooms lower
- * (minzoom − 4) a hundred and more. The COGs are small so that 1,024 of them take ~250 MB and a
+ * 320 km across: the COGs' zooms are 10–12, so the document's minzoom (and quadkey zoom) is 10; a
+ * tile there needs up to 16 COGs, one two zooms lower a hundred and more, and at minzoom − 4 one
+ * or a few tiles hold every one of the 1,024. The COGs are small so that 1,024 of them take ~250 MB and a
  * minute to make; what the benchmark measures is how many of them a tile must touch.
  */
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { gdal } from '../../src/gdal/gdal.js';
 import { buildMosaicJson, type MosaicFootprint } from '../../src/mosaic/build.js';
+import { lonLatBounds } from './data.js';
 import { pyDumps } from '../../src/pyjson.js';
 
 const VERSION = '1';
@@ -31,26 +33,29 @@ export interface LargeMosaic {
   bounds: [number, number, number, number];
 }
 
-/** Makes (or reuses) the large mosaic under `dir/large`; `log` hears about slow steps. */
+/**
+ * Makes (or reuses) the large mosaic under `dir/large`: the COGs once (their stamp), the document
+ * each time from their footprints (under a second).
+ */
 export async function ensureLargeMosaic(dir: string, log: (line: string) => void): Promise<LargeMosaic> {
   const out = path.join(dir, 'large');
   await fs.mkdir(out, { recursive: true });
-  const stamp = await fs.readFile(path.join(out, STAMP), 'utf8').catch(() => '');
-  const docPath = path.join(out, 'mosaic.json');
-  if (stamp === VERSION) return describe(out, JSON.parse(await fs.readFile(docPath, 'utf8')) as Record<string, unknown>);
-  const t0 = Date.now();
   const count = LARGE_MOSAIC.grid * LARGE_MOSAIC.grid;
-  log(`bench data: generating the ${count} COGs of the large mosaic (once; kept in ${out})`);
-  const footprints: MosaicFootprint[] = [];
-  for (let i = 0; i < count; i++) {
-    footprints.push(await writeCog(out, i));
-    if ((i + 1) % 128 === 0) log(`bench data: ${i + 1}/${count} COGs (${((Date.now() - t0) / 1000).toFixed(0)} s)`);
+  const stamp = await fs.readFile(path.join(out, STAMP), 'utf8').catch(() => '');
+  if (stamp !== VERSION) {
+    const t0 = Date.now();
+    log(`bench data: generating the ${count} COGs of the large mosaic (once; kept in ${out})`);
+    for (let i = 0; i < count; i++) {
+      await writeCog(out, i);
+      if ((i + 1) % 128 === 0) log(`bench data: ${i + 1}/${count} COGs (${((Date.now() - t0) / 1000).toFixed(0)} s)`);
+    }
+    await fs.writeFile(path.join(out, STAMP), VERSION);
   }
+  const footprints = Array.from({ length: count }, (_, i) => footprintOf(i));
   const built = buildMosaicJson(footprints, { name: 'large' });
   const doc = built.document as Record<string, unknown>;
-  await fs.writeFile(docPath, pyDumps(doc));
-  await fs.writeFile(path.join(out, STAMP), VERSION);
-  log(`bench data: large mosaic done in ${((Date.now() - t0) / 1000).toFixed(0)} s (${built.quadkeys} quadkeys at zoom ${built.quadkeyZoom})`);
+  await fs.writeFile(path.join(out, 'mosaic.json'), pyDumps(doc));
+  log(`bench data: large mosaic of ${count} COGs, ${built.quadkeys} quadkeys at zoom ${built.quadkeyZoom}`);
   return describe(out, doc);
 }
 
@@ -67,7 +72,7 @@ export function largeAssetName(index: number): string {
   return `${String(index).padStart(4, '0')}.tif`;
 }
 
-async function writeCog(dir: string, index: number): Promise<MosaicFootprint> {
+async function writeCog(dir: string, index: number): Promise<void> {
   const { size, pixel, originX, originY, step, grid, epsg } = LARGE_MOSAIC;
   const col = index % grid;
   const row = Math.floor(index / grid);
@@ -97,30 +102,14 @@ async function writeCog(dir: string, index: number): Promise<MosaicFootprint> {
   } finally {
     mem.close();
   }
-  return footprintOf(index);
 }
 
-/** The COG's footprint as `tessera mosaic create` reads it, with the zooms of a 20 m grid with one overview. */
+/**
+ * The COG's footprint as `tessera mosaic create` reads it: its densified outline in lon/lat, and the
+ * zooms /cog/info reports for a 20 m grid of 512 px with one overview (10 and 12, checked).
+ */
 function footprintOf(index: number): MosaicFootprint {
   const { size, pixel, originX, originY, step, grid, epsg } = LARGE_MOSAIC;
-  const col = index % grid;
-  const row = Math.floor(index / grid);
-  const ct = new gdal.CoordinateTransformation(gdal.SpatialReference.fromEPSG(epsg), gdal.SpatialReference.fromEPSG(4326));
-  let [w, s, e, n] = [Infinity, Infinity, -Infinity, -Infinity];
-  const x0 = originX + col * step;
-  const y0 = originY - row * step;
-  const extent = size * pixel;
-  for (let t = 0; t <= 20; t++) {
-    const f = (t / 20) * extent;
-    for (const [px, py] of [
-      [f, 0],
-      [f, extent],
-      [0, f],
-      [extent, f],
-    ] as const) {
-      const p = ct.transformPoint(x0 + px, y0 - py);
-      [w, s, e, n] = [Math.min(w, p.x), Math.min(s, p.y), Math.max(e, p.x), Math.max(n, p.y)];
-    }
-  }
-  return { url: `{BASE}/large/${largeAssetName(index)}`, bounds: [w, s, e, n], minzoom: 11, maxzoom: 12, datatype: 'uint8' };
+  const gt = [originX + (index % grid) * step, pixel, 0, originY - Math.floor(index / grid) * step, 0, -pixel];
+  return { url: `{BASE}/large/${largeAssetName(index)}`, bounds: lonLatBounds(gt, size, epsg), minzoom: 10, maxzoom: 12, datatype: 'uint8' };
 }
