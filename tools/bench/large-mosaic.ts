@@ -53,10 +53,11 @@ export async function ensureLargeMosaic(dir: string, log: (line: string) => void
   }
   const footprints = Array.from({ length: count }, (_, i) => footprintOf(i));
   const built = buildMosaicJson(footprints, { name: 'large' });
-  const doc = built.document as Record<string, unknown>;
-  await fs.writeFile(path.join(out, 'mosaic.json'), pyDumps(doc));
+  const text = pyDumps(built.document);
+  await fs.writeFile(path.join(out, 'mosaic.json'), text);
   log(`bench data: large mosaic of ${count} COGs, ${built.quadkeys} quadkeys at zoom ${built.quadkeyZoom}`);
-  return describe(out, doc);
+  // Read back as plain JSON: the built document holds Python-float wrappers for pyDumps.
+  return describe(out, JSON.parse(text) as Record<string, unknown>);
 }
 
 function describe(dir: string, doc: Record<string, unknown>): LargeMosaic {
