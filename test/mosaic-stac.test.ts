@@ -18,6 +18,7 @@ import { run, type Run } from './helpers/run.js';
 import { BUILT_CLI, FIXTURES, REPO_ROOT } from './helpers/paths.js';
 import { startFileServer, type FileServer } from './helpers/fileserver.js';
 import { searchStac, type SearchFetch } from '../src/stac/search.js';
+import { bboxPolygon } from './helpers/geojson.js';
 
 const LOOPBACK_ENV = { TESSERA_ALLOWED_NETWORKS: '127.0.0.0/8,::1/128' };
 
@@ -46,24 +47,12 @@ function item(
   bbox: number[],
   assets: Record<string, string>,
 ): Record<string, unknown> {
-  const [w, s, e, n] = bbox as [number, number, number, number];
   return {
     ...template,
     id,
     collection,
     bbox,
-    geometry: {
-      type: 'Polygon',
-      coordinates: [
-        [
-          [w, s],
-          [e, s],
-          [e, n],
-          [w, n],
-          [w, s],
-        ],
-      ],
-    },
+    geometry: bboxPolygon(bbox),
     properties: { datetime, 'eo:cloud_cover': cloud },
     assets: Object.fromEntries(Object.entries(assets).map(([k, href]) => [k, { href, type: 'image/tiff; application=geotiff; profile=cloud-optimized' }])),
     links: [],

@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { startParity, writeReport, type Parity, type ReportRow } from './harness.js';
 import { parseNpy } from '../helpers/npy.js';
+import { bboxPolygon } from '../helpers/geojson.js';
 
 /** The bar of issues 3 and 4: at least 99.5% of values within ±1. */
 export const PASS = 0.995;
@@ -27,24 +28,12 @@ const ITEMS: Record<string, { bbox: [number, number, number, number]; assets: Re
 /** The STAC item of fixture set `name`, its asset hrefs on the file server at `base`. */
 function itemDocument(base: string, name: string): string {
   const { bbox, assets } = ITEMS[name]!;
-  const [w, s, e, n] = bbox;
   return JSON.stringify({
     type: 'Feature',
     stac_version: '1.0.0',
     id: `parity-${name}`,
     properties: { datetime: '2020-01-01T00:00:00Z' },
-    geometry: {
-      type: 'Polygon',
-      coordinates: [
-        [
-          [w, s],
-          [e, s],
-          [e, n],
-          [w, n],
-          [w, s],
-        ],
-      ],
-    },
+    geometry: bboxPolygon(bbox),
     bbox,
     links: [],
     assets: Object.fromEntries(Object.entries(assets).map(([k, f]) => [k, { href: `${base}/${f}`, type: COG_TYPE }])),

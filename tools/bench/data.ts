@@ -18,6 +18,7 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { gdal, type Dataset } from '../../src/gdal/gdal.js';
+import { bboxPolygon } from '../../test/helpers/geojson.js';
 
 const VERSION = '2';
 const STAMP = '.version';
@@ -196,25 +197,13 @@ function interiorCorners(): Array<[number, number]> {
 }
 
 function stacItem(bounds: LonLatBounds): Record<string, unknown> {
-  const [w, s, e, n] = bounds;
   return {
     type: 'Feature',
     stac_version: '1.0.0',
     stac_extensions: ['https://stac-extensions.github.io/projection/v1.1.0/schema.json'],
     id: 'bench-scene',
     bbox: bounds,
-    geometry: {
-      type: 'Polygon',
-      coordinates: [
-        [
-          [w, s],
-          [e, s],
-          [e, n],
-          [w, n],
-          [w, s],
-        ],
-      ],
-    },
+    geometry: bboxPolygon(bounds),
     properties: { datetime: '2024-06-21T10:00:00Z', 'proj:epsg': SCENE.epsg },
     links: [],
     assets: {

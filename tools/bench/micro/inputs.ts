@@ -18,6 +18,7 @@ import type { Tile, TileMatrixSet } from '../../../src/tms/grid.js';
 import type { ImageData } from '../../../src/image/image-data.js';
 import { FIXTURES } from '../../../test/helpers/paths.js';
 import { mulberry32 } from '../../../src/demo/terrain.js';
+import { bboxPolygon } from '../../../test/helpers/geojson.js';
 
 /** What the tile routes read with when the query says nothing (TiTiler's defaults). */
 export const DEFAULT_VALUES: ValueOptions = { unscale: false, resampling: 'nearest', reproject: 'nearest' };
@@ -93,24 +94,12 @@ export class BenchInputs {
       Math.max(...bounds.map((bb) => bb[2])),
       Math.max(...bounds.map((bb) => bb[3])),
     ];
-    const [w, s, e, n] = bbox as [number, number, number, number];
     const item = {
       type: 'Feature',
       stac_version: '1.0.0',
       id: 'tessera-micro-bench',
       properties: { datetime: '2020-03-18T09:11:33Z' },
-      geometry: {
-        type: 'Polygon',
-        coordinates: [
-          [
-            [w, s],
-            [e, s],
-            [e, n],
-            [w, n],
-            [w, s],
-          ],
-        ],
-      },
+      geometry: bboxPolygon(bbox),
       bbox,
       links: [],
       assets: Object.fromEntries(
