@@ -1,6 +1,7 @@
 /**
  * Mosaic tiles below the document's minzoom (readers/mosaic-compose.ts): each asset is read for the
- * part of the tile it covers, and the picture is the one whole-tile reads give (checked against
+ * part of the tile it covers, from its overviews (no full-resolution block is fetched from minzoom
+ * down), and the picture is the one whole-tile reads give (checked against
  * each asset's own /cog tile, pixel selection `first` applied here); past
  * TESSERA_MOSAIC_LOW_ZOOM_DEADLINE_MS the tile is made of the assets that arrived, said in
  * X-Tessera-Partial, and kept by no cache (no-store, no ETag, not in the tile cache), while the
@@ -9,7 +10,10 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { FIXTURES, fixtureMosaic, startFileServer, type FileServer } from './helpers/fileserver.js';
+import { readTiffStructure } from '../src/source/tiff-structure.js';
 import { startTessera, type RunningTessera } from './helpers/tessera.js';
 import { parseNpy } from './helpers/npy.js';
 
@@ -90,6 +94,40 @@ describe('mosaic tiles below minzoom', () => {
       // pixel (measured: 0.6% at z6, 2.0% at z5, none in the mask).
       assert.equal(edges, 0, 'the same pixels are valid');
       assert.ok(differ <= covered * 0.03, `z${z}: ${differ} of ${covered} pixels differ from whole-tile reads`);
+    }
+  });
+
+  it('reads overviews, never a full-resolution block, from minzoom down', async () => {
+    // Where each COG's full-resolution blocks start (a COG stores its overviews before them).
+    const fullResolution = new Map<string, number>();
+    for (const name of ['cog1.tif', 'cog2.tif']) {
+      const bytes = await readFile(path.join(FIXTURES, name));
+      const layout = await readTiffStructure({ read: async (offset, length) => bytes.subarray(offset, offset + length) }, name, {
+        maxBytes: 1 << 24,
+        maxDirectories: 64,
+      });
+      fullResolution.set(`/${name}`, layout.directories.find((d) => (d.subfileType & 1) === 0)!.firstBlockOffset);
+    }
+    for (const [z, x, y] of [
+      [7, 37, 45],
+      [6, 18, 22],
+      [5, 9, 11],
+    ] as const) {
+      const t = await start({ tileCacheBytes: 0 });
+      fast.log.length = 0;
+      const res = await t.get(`/mosaicjson/tiles/WebMercatorQuad/${z}/${x}/${y}.png?url=${plainUrl}`);
+      assert.equal(res.status, 200);
+      await res.arrayBuffer();
+      const ranges = fast.log.flatMap((line) => {
+        const m = /^GET (\/cog[12]\.tif) bytes=(\d+)-(\d+)$/.exec(line);
+        return m ? [{ file: m[1]!, start: Number(m[2]), end: Number(m[3]) }] : [];
+      });
+      assert.ok(ranges.length >= 2, `z${z}: both COGs read (${fast.log.join('; ')})`);
+      for (const r of ranges)
+        assert.ok(
+          r.end < fullResolution.get(r.file)!,
+          `z${z}: ${r.file} bytes ${r.start}-${r.end} reach its full-resolution blocks at ${fullResolution.get(r.file)}`,
+        );
     }
   });
 
