@@ -94,6 +94,9 @@ export class MosaicDocumentReader implements Reader {
       }
       return { image: tile.image, ...(Object.keys(headers).length > 0 ? { headers } : {}) };
     };
-    return { ...image(result), ...(result.later ? { later: result.later.then(image) } : {}) };
+    const later = result.later?.then(image);
+    // Whoever takes `later` may drop it (no tile cache): its failure must never be an unhandled rejection.
+    later?.catch(() => undefined);
+    return { ...image(result), ...(later ? { later } : {}) };
   }
 }
