@@ -229,6 +229,42 @@ function checkPaletteFile(chunks: Chunk[], stream: Buffer, planes: PngPlanes, wi
   return filters;
 }
 
+/**
+ * tessera's filters for imagery (imageryScanlines): Sub on the first row; then, per band of 8 rows,
+ * whichever of Paeth, Sub and Average gives the band's first row the least entropy, counted over
+ * the bytes of the planes that change from the row above, ties to the earlier of the three.
+ */
+function referenceImageryFilters(rows: Uint8Array[], bpp: number, bytesPerSample: number): number[] {
+  const types: number[] = [];
+  rows.forEach((row, y) => {
+    if (y === 0) types.push(1);
+    else if ((y - 1) % 8 !== 0) types.push(types[y - 1]!);
+    else {
+      const prior = rows[y - 1]!;
+      const planeOf = (i: number): number => Math.floor((i % bpp) / bytesPerSample);
+      const changed = new Set<number>();
+      row.forEach((v, i) => {
+        if (v !== prior[i]) changed.add(planeOf(i));
+      });
+      let best = -1;
+      let bestScore = -1;
+      for (const type of [4, 1, 3]) {
+        const counts = new Array<number>(256).fill(0);
+        filterRow(type, row, prior, bpp).forEach((v, i) => {
+          if (changed.has(planeOf(i))) counts[v]!++;
+        });
+        const score = counts.reduce((sum, c) => sum + (c > 1 ? c * Math.log2(c) : 0), 0);
+        if (score > bestScore) {
+          best = type;
+          bestScore = score;
+        }
+      }
+      types.push(best);
+    }
+  });
+  return types;
+}
+
 /** Parses, checks the header, inflates and unfilters `file`; returns the row filter types. */
 function checkFile(file: Buffer, planes: PngPlanes, width: number, height: number, content: 'imagery' | 'graphic' = 'graphic'): number[] {
   const chunks = parsePng(file);
@@ -257,12 +293,7 @@ function checkFile(file: Buffer, planes: PngPlanes, width: number, height: numbe
     assert.deepEqual(row, expected[y], `row ${y} unfiltered`);
   });
   if (content === 'imagery') {
-    // One filter for imagery: Paeth, which over the first row's all-zero row above is Sub.
-    assert.deepEqual(
-      types,
-      expected.map((_, y) => (y === 0 ? 1 : 4)),
-      'imagery rows: Sub, then Paeth',
-    );
+    assert.deepEqual(types, referenceImageryFilters(expected, bpp, sixteen ? 2 : 1), 'imagery rows: Sub, then per band of 8 rows the least-entropy filter');
   } else {
     assert.deepEqual(types, referenceFilters(expected, bpp), 'row filters as libpng would choose among None/Sub/Up/Paeth');
   }
@@ -379,12 +410,14 @@ describe('PNG encoder: pixels, structure and filters', () => {
         if (c === 3) return y >= 20 && y < 23 && x > 10 ? 0 : opaque;
         return base[c]![runs[c]![y]! * width + x]!;
       });
-      const file = await encodePngPlanes(planes, width, height, 6);
-      checkFile(file, planes, width, height);
-      assert.deepEqual(
-        await decodeWithSharp(file, 4, sixteen),
-        (planes as ArrayLike<number>[]).map((p) => Array.from(p)),
-      );
+      for (const content of ['graphic', 'imagery'] as const) {
+        const file = await encodePngPlanes(planes, width, height, 6, content);
+        checkFile(file, planes, width, height, content);
+        assert.deepEqual(
+          await decodeWithSharp(file, 4, sixteen),
+          (planes as ArrayLike<number>[]).map((p) => Array.from(p)),
+        );
+      }
     }
   });
 
@@ -568,7 +601,7 @@ describe('PNG zlib strategy by content', () => {
         .map((c) => c.data),
     );
 
-  it('run-length codes imagery filtered with Paeth, deflates graphics filtered row by row with the default strategy', async () => {
+  it('run-length codes imagery filtered by bands of rows, deflates graphics filtered row by row with the default strategy', async () => {
     const imagery = await encodePngPlanes([...noisy, alpha], W, H, 4, 'imagery');
     const graphic = await encodePngPlanes([...noisy, alpha], W, H, 4, 'graphic');
     checkFile(imagery, [...noisy, alpha], W, H, 'imagery');
@@ -580,7 +613,26 @@ describe('PNG zlib strategy by content', () => {
     assert.notDeepEqual(idat(imagery), idat(graphic));
   });
 
-  it('filters 16-bit imagery with Paeth too, high bytes first', async () => {
+  it('gives each band of 8 imagery rows the filter its first row needs least information with', async () => {
+    const width = 64;
+    const next = random(5);
+    const columns = Array.from({ length: width }, () => Math.floor(next() * 256));
+    const rowShift = Array.from({ length: 25 }, () => Math.floor(next() * 3));
+    const plane = Uint8Array.from({ length: width * 25 }, (_, i) => {
+      const x = i % width;
+      const y = Math.floor(i / width);
+      // Bands are judged on rows 1, 9 and 17 against the row above. Rows 0–7: ramps of a slope per
+      // row (Sub leaves one value); 8–15: a ramp with 2 bits of noise (Average halves the noise);
+      // 16–24: random columns shifted a little per row (Paeth takes the byte above, leaving the shift).
+      if (y < 8) return (x * (2 + (y % 5)) - y * 31) & 255;
+      if (y < 16) return (x * 4 + Math.floor(next() * 4)) & 255;
+      return (columns[x]! + rowShift[y]! * y) & 255;
+    });
+    const types = checkFile(await encodePngPlanes([plane], width, 25, 4, 'imagery'), [plane], width, 25, 'imagery');
+    assert.deepEqual(types, [1, ...Array<number>(8).fill(1), ...Array<number>(8).fill(3), ...Array<number>(8).fill(4)]);
+  });
+
+  it('filters 16-bit imagery by bands of rows too, high bytes first', async () => {
     const next = random(99);
     const planes = makePlanes(2, 33 * 21, true, (c, i) => (c === 1 ? 65535 : (i * 97 + Math.floor(next() * 300)) & 0xffff));
     const file = await encodePngPlanes(planes, 33, 21, 6, 'imagery');
