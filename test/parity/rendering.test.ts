@@ -408,6 +408,8 @@ describe('parity: rendering on /stac image routes (decoded pixels)', { timeout: 
   let p: Parity;
   const rows: ReportRow[] = [];
   const figures: string[] = ['| case | shape | decoded as | values within ±1 | mask/alpha equal |', '| --- | --- | --- | --- | --- |'];
+  /** File sizes of the PNG cases of imagery (no colormap, no algorithm), for the size check. */
+  const imageryPngBytes: Array<{ id: string; tessera: number; titiler: number }> = [];
 
   before(async () => {
     p = await startParity();
@@ -445,6 +447,8 @@ describe('parity: rendering on /stac image routes (decoded pixels)', { timeout: 
         if (c.type) assert.equal(x.titiler.type, c.type, 'reference media type');
         assert.equal(x.tessera.type, x.titiler.type, 'content-type');
         const r = await comparePixels(c, x.titiler, x.tessera);
+        if (c.kind === 'png' && !/colormap|algorithm/.test(c.path))
+          imageryPngBytes.push({ id: c.id, tessera: x.tessera.body.length, titiler: x.titiler.body.length });
         const f = r.psnr !== undefined && r.psnr < JPEG_PSNR ? await fidelity(p, c, x.titiler, x.tessera) : undefined;
         const db =
           r.psnr === undefined
@@ -468,6 +472,20 @@ describe('parity: rendering on /stac image routes (decoded pixels)', { timeout: 
       }
     });
   }
+
+  // Issue 24: what users pay in bandwidth. Imagery PNGs (rescaled, cast, colour-formula'd sensor
+  // values) must not come out larger than TiTiler's files of the same pixels.
+  it("imagery PNGs are no larger than TiTiler's in all", () => {
+    assert.ok(imageryPngBytes.length >= 8, `${imageryPngBytes.length} imagery PNG cases compared`);
+    const sum = (k: 'tessera' | 'titiler'): number => imageryPngBytes.reduce((total, row) => total + row[k], 0);
+    const ratio = sum('tessera') / sum('titiler');
+    figures.push(
+      '',
+      `Imagery PNG bytes, tessera ÷ TiTiler, ${imageryPngBytes.length} cases: ${ratio.toFixed(3)} in all; ` +
+        imageryPngBytes.map((row) => `${row.id} ${(row.tessera / row.titiler).toFixed(3)}`).join(', '),
+    );
+    assert.ok(ratio <= 1, `imagery PNGs ${((ratio - 1) * 100).toFixed(1)}% larger than TiTiler's`);
+  });
 
   for (const c of CLIENT_MISTAKES_TITILER_500) {
     it(c.id, async () => {
