@@ -218,6 +218,30 @@ describe('nearest warp: the pixels gdalwarp picks', () => {
     assert.ok(hits > points / 4, `${hits} of ${points} points from the memo`);
   });
 
+  it('rows halved by the approximate transformer, levels deep, take the pixels gdalwarp takes; their anchors are transformed in batches beforehand', () => {
+    // A 300 m UTM raster under a box of its whole width: rows curve enough to be halved more than
+    // once (GDALApproxTransform), the case whose anchors are prefetched a level at a time.
+    const c = { crs: 'EPSG:32633', gt: [300000, 300, 0, 5400000, 0, -300] as GeoTransform6, size: 900 };
+    const te = boxAround(c.gt, c.crs, c.size, c.size, 'EPSG:3857', 0.5, 0.5, 420);
+    const src = indexRaster(c.size, c.size, c.gt, c.crs);
+    try {
+      for (const [w, h] of [
+        [256, 256],
+        [1024, 32],
+      ] as const) {
+        const memo = new TransformMemo(1 << 15);
+        const expected = gdalwarpPicks(src, 'EPSG:3857', te, w, h);
+        assert.equal(differences(jsPicks(c.gt, c.crs, c.size, c.size, 'EPSG:3857', te, w, h, undefined, memo), expected), 0, `${w}×${h}`);
+        // One warp, a fresh memo: only prefetched anchors can be found in it, at least three per
+        // row halved once (without the prefetch, next to none).
+        const { hits } = memo.stats;
+        assert.ok(hits >= 3 * h, `${hits} points found in the memo for ${h} rows`);
+      }
+    } finally {
+      src.close();
+    }
+  });
+
   it('a transparent source pixel is never taken', () => {
     const gt: GeoTransform6 = [450000, 25, 0, 4950000, 0, -25];
     const size = 400;

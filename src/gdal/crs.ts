@@ -141,7 +141,6 @@ export function transformPoints(ct: gdal.CoordinateTransformation, xs: Float64Ar
  * first use: a tile that never warps pays nothing.
  */
 export class TransformMemo {
-  private static readonly SLOTS = 1 << 13;
   private ct: gdal.CoordinateTransformation | undefined;
   /** Per slot: input x, y then output x, y. */
   private points = new Float64Array(0);
@@ -155,12 +154,24 @@ export class TransformMemo {
   private missY = new Float64Array(0);
   private missOk = new Uint8Array(0);
 
+  /** `slots`: a power of two; the memo remembers up to 3/4 of it. */
+  constructor(private readonly slots = 1 << 13) {}
+
+  /** Forgets every point and the transformation, keeping the tables (for a memo reused call after call). */
+  reset(): void {
+    this.ct = undefined;
+    this.state.fill(0);
+    this.used = 0;
+  }
+
   /** transformPoints, through the memo when `ct` is its transformation. */
   transform(ct: gdal.CoordinateTransformation, xs: Float64Array, ys: Float64Array, ok: Uint8Array, from: number, count: number): void {
     if (this.ct === undefined) {
       this.ct = ct;
-      this.points = new Float64Array(4 * TransformMemo.SLOTS);
-      this.state = new Uint8Array(TransformMemo.SLOTS);
+      if (this.state.length !== this.slots) {
+        this.points = new Float64Array(4 * this.slots);
+        this.state = new Uint8Array(this.slots);
+      }
     }
     if (ct !== this.ct) {
       transformPoints(ct, xs, ys, ok, from, count);
@@ -195,7 +206,7 @@ export class TransformMemo {
     this.found += count - misses;
     if (misses === 0) return;
     transformPoints(ct, missX, missY, missOk, 0, misses);
-    const full = (TransformMemo.SLOTS * 3) >> 2;
+    const full = (this.slots * 3) >> 2;
     for (let m = 0; m < misses; m++) {
       const i = missAt[m]!;
       if (this.used < full) {
@@ -227,7 +238,7 @@ export class TransformMemo {
     BITS_F64[1] = y;
     let h = Math.imul(BITS_I32[0]! ^ Math.imul(BITS_I32[1]!, 0x85ebca6b), 0x9e3779b1);
     h = Math.imul(h ^ BITS_I32[2]! ^ Math.imul(BITS_I32[3]!, 0xc2b2ae35), 0x27d4eb2f);
-    const mask = TransformMemo.SLOTS - 1;
+    const mask = this.slots - 1;
     let slot = (h ^ (h >>> 15)) & mask;
     const { points, state } = this;
     // Object.is-like equality on the bits: -0 and 0, or two NaNs, are told apart or matched exactly.
