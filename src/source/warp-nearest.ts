@@ -442,7 +442,7 @@ export function nearestIndex(input: NearestWarpInput): Int32Array | undefined {
       if (ix === sx1) ix--;
       if (iy === sy1) iy--;
       const offset = iy * sw + ix;
-      index[at] = validity && validity[offset] === 0 ? -1 : offset;
+      index[at] = offset;
     };
     const anchors = dsx > 5 && maxError !== 0 ? rowAnchors(t, dy, dsy, dx, dsx) : undefined;
     if (anchors) prefetchHalvings(t, anchors, dy, dsy, dx, dsx, maxError);
@@ -455,22 +455,7 @@ export function nearestIndex(input: NearestWarpInput): Int32Array | undefined {
         const first = segments[at + 1]!;
         const count = segments[at + 2]!;
         if (segments[at] === LINEAR) {
-          placeLine(
-            index,
-            base + first,
-            count,
-            sw,
-            sx,
-            sy,
-            sx1,
-            sy1,
-            validity,
-            retries,
-            segments[at + 3]!,
-            segments[at + 4]!,
-            segments[at + 5]!,
-            segments[at + 6]!,
-          );
+          placeLine(index, base + first, count, sw, sx, sy, sx1, sy1, retries, segments[at + 3]!, segments[at + 4]!, segments[at + 5]!, segments[at + 6]!);
           continue;
         }
         for (let c = first; c < first + count; c++) {
@@ -502,13 +487,23 @@ export function nearestIndex(input: NearestWarpInput): Int32Array | undefined {
       }
     }
   }
+  // Transparent source pixels are taken out in one pass over the output, not pixel by pixel in the
+  // loops above: those stay monomorphic (placeLine ran as less optimised code when it also read
+  // the validity plane, which may be absent).
+  if (validity) {
+    for (let i = 0; i < index.length; i++) {
+      const offset = index[i]!;
+      if (offset >= 0 && validity[offset] === 0) index[i] = -1;
+    }
+  }
   return index;
 }
 
 /**
  * nearestIndex's work for a LINEAR segment of `n` pixels from `base`, source point c at
  * (x0 + dx·c, y0 + dy·c): each pixel's source offset as `take` sets it, or its place in `retries`
- * when its point is just outside the window. Inside the window is tested first (a point inside is
+ * when its point is just outside the window (transparent source pixels are dropped afterwards,
+ * for the whole image: see nearestIndex). Inside the window is tested first (a point inside is
  * never near outside); NaN fails every comparison and is skipped, as there. Points inside are
  * ≥ 0, so `| 0` truncates them as Math.trunc does.
  *
@@ -526,7 +521,6 @@ function placeLine(
   sy: number,
   sx1: number,
   sy1: number,
-  validity: BandArray | undefined,
   retries: number[],
   x0: number,
   dx: number,
@@ -542,7 +536,7 @@ function placeLine(
       if (ix === sx1) ix--;
       if (iy === sy1) iy--;
       const offset = iy * sw + ix;
-      index[base + c] = validity !== undefined && validity[offset] === 0 ? -1 : offset;
+      index[base + c] = offset;
     } else if (nearOutside(x, y, sx, sy, sx1, sy1)) retries.push(base + c);
   }
 }
