@@ -59,18 +59,23 @@ export function tilePath(t: TileRequest): string {
 }
 
 /**
- * The 16 tiles of a 4×4-tile viewport (1024² px) centred on `bounds`, at the deepest zoom where the
- * bounds fit in it: what a map shows when it opens on an item (fit to its bounds).
+ * The 16 tiles of a 4×4-tile viewport (1024² px) at the centre of `bounds`, at the first zoom, from
+ * the one where the bounds fit in it, at which all 16 tiles are inside them: what a map shows when it
+ * opens on an item (fit to its bounds, or one step closer), every tile with data to fetch.
  */
 export function firstViewTiles(bounds: LonLatBounds): Array<{ z: number; x: number; y: number }> {
   const [w, s, e, n] = bounds;
   let z = 18;
   while (z > 0 && (lonToTileX(e, z) - lonToTileX(w, z) >= 4 || latToTileY(s, z) - latToTileY(n, z) >= 4)) z--;
-  const cx = lonToTileX((w + e) / 2, z);
-  const cy = latToTileY((s + n) / 2, z);
-  const out: Array<{ z: number; x: number; y: number }> = [];
-  for (let y = cy - 2; y < cy + 2; y++) for (let x = cx - 2; x < cx + 2; x++) out.push({ z, x, y });
-  return out;
+  const inside = (t: LonLatBounds): boolean => t[0] >= w && t[2] <= e && t[1] >= s && t[3] <= n;
+  for (; z <= 22; z++) {
+    const cx = lonToTileX((w + e) / 2, z);
+    const cy = latToTileY((s + n) / 2, z);
+    const out: Array<{ z: number; x: number; y: number }> = [];
+    for (let y = cy - 2; y < cy + 2; y++) for (let x = cx - 2; x < cx + 2; x++) out.push({ z, x, y });
+    if (out.every((t) => inside(tileBounds(t.x, t.y, t.z)))) return out;
+  }
+  throw new Error('firstViewTiles: no zoom puts a 4×4 viewport inside the bounds');
 }
 
 function intersects(a: LonLatBounds, b: LonLatBounds): boolean {
@@ -189,8 +194,8 @@ export function buildMixes(data: BenchData, upstream: string): MixSet {
       tileMix('mosaic', 'MosaicJSON map session over 16 COGs, z10–14', mosaicTiles),
       tileMix('stac-fixture', 'STAC map session over the shared fixture item: B01 + rescale, z7–11', fixtureTiles),
       tileMix('rgb-auto', 'STAC map session over an 8-bit RGB item (assets=visual), no extension: JPEG or PNG as the server picks, z9–14', rgb8({})),
-      tileMix('rgb-2x', 'the same with @2x (512-px tiles), no extension', rgb8({ scale: 2 })),
-      tileMix('rgb-webp', 'the same as .webp', rgb8({ format: 'webp' })),
+      tileMix('rgb-2x', 'STAC map session over the 8-bit RGB item, @2x (512-px tiles), no extension, z9–14', rgb8({ scale: 2 })),
+      tileMix('rgb-webp', 'STAC map session over the 8-bit RGB item as .webp, z9–14', rgb8({ format: 'webp' })),
       { id: 'preview-stats', title: 'previews (png/jpg, 512/1024 px) and GET statistics', paths: previewStats },
       { id: 'points', title: 'point queries (3 bands)', paths: pointPaths },
     ],

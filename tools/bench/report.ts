@@ -127,6 +127,8 @@ interface WarmMedian {
   requests: number;
   upstreamPerRequest: number;
   bytesPerRequest: number;
+  /** Median over repetitions of the body bytes per answer. */
+  bytesPerAnswer: number;
   /** Median over repetitions of the server's CPU ms per request answered (concurrency 16 only). */
   cpuMsPerRequest: number | undefined;
 }
@@ -153,6 +155,7 @@ function warmMedian(rows: WarmRow[], mix: string, server: ServerName, concurrenc
         1,
         r.reduce((s, w) => s + w.load.requests, 0),
       ),
+    bytesPerAnswer: median(r.map((w) => w.load.bytes / Math.max(1, w.load.requests))),
     cpuMsPerRequest: r.every((w) => w.cpuSeconds !== undefined) ? median(r.map((w) => ((w.cpuSeconds ?? 0) * 1000) / Math.max(1, w.load.requests))) : undefined,
   };
 }
@@ -345,6 +348,7 @@ export function markdown(r: BenchReport): string {
         ratio(t.p99, p?.p99),
         all.map((x) => x?.errors ?? '–').join(' / '),
         all.map((x) => (x ? x.upstreamPerRequest.toFixed(2) : '–')).join(' / '),
+        all.map((x) => (x ? kib(x.bytesPerAnswer) : '–')).join(' / '),
         c === 16 ? all.map((x) => f1(x?.cpuMsPerRequest)).join(' / ') : '',
       ]);
     }
@@ -361,6 +365,7 @@ export function markdown(r: BenchReport): string {
         'p99 ratio to 0.18.10',
         'errors',
         'upstream req per request',
+        'body per answer',
         'CPU ms per request',
       ],
       warmRows,
@@ -536,8 +541,8 @@ export function markdown(r: BenchReport): string {
   lines.push('');
   lines.push(
     r.statusMismatches.length === 0
-      ? 'Both servers answered every request of every mix with the same status.'
-      : `Status differences between the servers (${r.statusMismatches.length}):\n\n${r.statusMismatches.map((s) => `- ${s}`).join('\n')}`,
+      ? 'Every server answered every request of every mix with the same status as tessera.'
+      : `Status differences between tessera and a TiTiler (${r.statusMismatches.length}):\n\n${r.statusMismatches.map((s) => `- ${s}`).join('\n')}`,
   );
   lines.push('');
   return lines.join('\n');
