@@ -61,7 +61,7 @@ export function tilePath(t: TileRequest): string {
 /**
  * The 16 tiles of a 4×4-tile viewport (1024² px) at the centre of `bounds`, at the first zoom, from
  * the one where the bounds fit in it, at which all 16 tiles are inside them: what a map shows when it
- * opens on an item (fit to its bounds, or one step closer), every tile with data to fetch.
+ * opens on an item (fit to its bounds, then zoomed in until every tile of the view has data).
  */
 export function firstViewTiles(bounds: LonLatBounds): Array<{ z: number; x: number; y: number }> {
   const [w, s, e, n] = bounds;
