@@ -373,6 +373,10 @@ export function markdown(r: BenchReport): string {
   );
   lines.push('');
   lines.push(
+    "Body per answer averages what each server answered in its run: a timed run goes round the mix's list from the start, so a slower server answered more of the first (lowest-zoom, often masked) tiles; compare sizes where both went round the list, or per tile.",
+  );
+  lines.push('');
+  lines.push(
     `Peak RSS over the warm phase (server and all its processes): ${servers.map((sv) => `${SERVER_LABEL[sv]} ${mib(r.warmPeakRssBytes[sv])}`).join(', ')} (tessera ÷ 0.18.10: ${ratio(r.warmPeakRssBytes.tessera, r.warmPeakRssBytes.titiler)}).`,
   );
   lines.push('');
