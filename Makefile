@@ -1,7 +1,7 @@
 # tessera: two commands set everything up on a fresh Debian 12 machine.
 #   make run    installs what is missing, builds, makes the demo data and serves it on :8000
 #   make test   installs, builds, checks format and lint (Biome) and runs every test (unit, routes, parity with TiTiler)
-#   make bench  tessera against TiTiler 0.18.10 on this machine (.bench/report.md), then micro-benchmarks
+#   make bench  tessera against TiTiler 0.18.10 and the newest TiTiler on this machine (.bench/report.md), then micro-benchmarks
 # The pinned Node.js LTS and npm in .tools/ (scripts/node.sh, installed by scripts/install.sh) come
 # before any other Node on the machine, for every command below.
 export PATH := $(CURDIR)/.tools/node/bin:$(PATH)
@@ -54,14 +54,17 @@ parity: build
 fuzz: build
 	@FUZZ_RUNS=$${FUZZ_RUNS:-20000} FUZZ_SEED=$${FUZZ_SEED:-random} node --test --test-reporter=spec dist/test/fuzz.test.js
 
-# Not a test: measures (several minutes; generates ~700 MB of data in .bench/data once).
+# Not a test: measures (several minutes; generates ~800 MB of data in .bench/data once). The newest
+# TiTiler from PyPI goes into .parity/titiler-latest once; without it the run measures the others.
 bench: build
 	@bash tools/parity/setup.sh
+	@bash tools/parity/titiler-latest.sh || echo "bench: the newest TiTiler could not be installed; measuring without it" >&2
 	@node dist/tools/bench/main.js $(BENCH_ARGS)
 	@node dist/tools/bench/micro.js
 
 bench-quick: build
 	@bash tools/parity/setup.sh
+	@bash tools/parity/titiler-latest.sh || echo "bench: the newest TiTiler could not be installed; measuring without it" >&2
 	@node dist/tools/bench/main.js --quick $(BENCH_ARGS)
 	@node dist/tools/bench/micro.js --quick
 

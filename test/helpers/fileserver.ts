@@ -3,7 +3,9 @@
  * tests: GDAL's /vsicurl/ reads the fixtures through it exactly as it would read a remote COG.
  * It counts requests (to check how many round trips a tile costs), can delay every answer, can
  * serve generated documents, and can truncate a file to simulate a broken upstream. Like nginx and
- * object stores it sends an ETag and Last-Modified with every file, unless told not to.
+ * object stores it sends an ETag and Last-Modified with every file, unless told not to. An alias
+ * serves a folder's files again under another prefix with ETags of their own: to a client and its
+ * caches a never-seen upload, without copying the bytes (the benchmark's first views).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createReadStream, promises as fs } from 'node:fs';
@@ -42,6 +44,11 @@ export interface FileServer {
   resetStats(): void;
   /** Serve a document at `urlPath` (takes precedence over files). */
   put(urlPath: string, body: string | Buffer, contentType?: string): void;
+  /**
+   * Serve the files under `target` also under `prefix` (both start and end with '/'), each with an
+   * ETag that differs from the original's. Documents `put` at a path under `prefix` still win.
+   */
+  alias(prefix: string, target: string): void;
   /** Milliseconds to wait before every answer. */
   delayMs: number;
   close(): Promise<void>;
@@ -57,6 +64,7 @@ export async function startFileServer(root: string, options: FileServerOptions =
   const keepLog = options.keepLog ?? true;
   const validators = options.validators ?? true;
   const docs = new Map<string, { body: Buffer; type: string; modified: Date }>();
+  const aliases = new Map<string, string>();
   const log: string[] = [];
   const state = { delayMs: 0 };
   const counters: FileServerStats = { requests: 0, bytes: 0, rounds: 0 };
@@ -77,6 +85,7 @@ export async function startFileServer(root: string, options: FileServerOptions =
     let filePath: string | undefined;
     let size: number;
     let modified: Date;
+    let aliasOf: string | undefined;
     const doc = docs.get(url.pathname);
     if (doc) {
       body = doc.body;
@@ -84,7 +93,14 @@ export async function startFileServer(root: string, options: FileServerOptions =
       size = body.length;
       modified = doc.modified;
     } else {
-      filePath = path.join(root, decodeURIComponent(url.pathname));
+      let pathname = url.pathname;
+      for (const [prefix, target] of aliases) {
+        if (!pathname.startsWith(prefix)) continue;
+        pathname = target + pathname.slice(prefix.length);
+        aliasOf = prefix;
+        break;
+      }
+      filePath = path.join(root, decodeURIComponent(pathname));
       if (!filePath.startsWith(path.resolve(root))) {
         res.writeHead(403).end();
         return;
@@ -105,7 +121,8 @@ export async function startFileServer(root: string, options: FileServerOptions =
 
     const headers: Record<string, string | number> = { 'Accept-Ranges': 'bytes', 'Content-Type': type };
     if (validators) {
-      headers['ETag'] = `"${Math.floor(modified.getTime() / 1000).toString(16)}-${size.toString(16)}"`;
+      const tag = `${Math.floor(modified.getTime() / 1000).toString(16)}-${size.toString(16)}`;
+      headers['ETag'] = aliasOf === undefined ? `"${tag}"` : `"${tag}-${Buffer.from(aliasOf).toString('hex')}"`;
       headers['Last-Modified'] = modified.toUTCString();
     }
     let start = 0;
@@ -159,6 +176,12 @@ export async function startFileServer(root: string, options: FileServerOptions =
     },
     put(urlPath, content, contentType = 'application/json') {
       docs.set(urlPath, { body: Buffer.isBuffer(content) ? content : Buffer.from(content), type: contentType, modified: new Date() });
+    },
+    alias(prefix, target) {
+      if (!prefix.startsWith('/') || !prefix.endsWith('/') || !target.startsWith('/') || !target.endsWith('/')) {
+        throw new Error(`alias: ${prefix} and ${target} must start and end with '/'`);
+      }
+      aliases.set(prefix, target);
     },
     get delayMs() {
       return state.delayMs;

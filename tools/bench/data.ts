@@ -11,6 +11,14 @@
  *   mosaic.json      MosaicJSON 0.0.3 over them, quadkeys at zoom 12
  *   fixtures/        a link to the shared fixtures (served as they are; their item is rewritten
  *                    by the file server to point at it)
+ *   rgb.tif          the scene scaled to 8 bits (0–10000 → 0–255, the stac-rgb mix's rescale),
+ *                    3-band uint8, DEFLATE, 512-px blocks, overviews, nodata 0: what a true-colour
+ *                    product (Sentinel-2's TCI, aerial imagery) is, and what clients ask for without
+ *                    rescale or extension
+ *   rgb-item.json    a STAC item with it as its `visual` asset
+ *
+ * The RGB item came later than the rest: it is made by its own step (ensureRgbItem), from the scene,
+ * when missing, so that adding it did not regenerate the data made before.
  *
  * Pixel values are smooth fields, texture and hashed noise: compressible like imagery (the scene
  * DEFLATEs to about half its size), not like zeros.
@@ -64,6 +72,57 @@ export async function ensureBenchData(dir: string, fixtures: string, log: (line:
   await fs.writeFile(path.join(dir, STAMP), VERSION);
   log(`bench data: ready in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
   return { dir, ...meta };
+}
+
+/** The RGB item's files, beside the scene they are made from. */
+export const RGB_COG = 'rgb.tif';
+export const RGB_ITEM = 'rgb-item.json';
+
+/**
+ * Makes rgb.tif and rgb-item.json from scene.tif when either is missing. Both are written under a
+ * temporary name and renamed, so an interrupted run leaves nothing that looks finished.
+ */
+export async function ensureRgbItem(data: BenchData, log: (line: string) => void): Promise<void> {
+  const cog = path.join(data.dir, RGB_COG);
+  const item = path.join(data.dir, RGB_ITEM);
+  const have = async (f: string): Promise<boolean> => (await fs.stat(f).catch(() => undefined))?.isFile() ?? false;
+  if ((await have(cog)) && (await have(item))) return;
+  const t0 = Date.now();
+  log('bench data: making the 8-bit RGB COG from the scene (once)');
+  const scene = await gdal.openAsync(path.join(data.dir, 'scene.tif'));
+  try {
+    const tmp = `${cog}.tmp-${process.pid}`;
+    // Source nodata (0) stays 0: every valid scene value is ≥ 1800, so it scales to ≥ 45.
+    const out = await gdal.translateAsync(tmp, scene, [
+      '-of',
+      'COG',
+      '-ot',
+      'Byte',
+      '-scale',
+      '0',
+      '10000',
+      '0',
+      '255',
+      '-co',
+      'COMPRESS=DEFLATE',
+      '-co',
+      'PREDICTOR=2',
+      '-co',
+      'BLOCKSIZE=512',
+      '-co',
+      'OVERVIEW_RESAMPLING=AVERAGE',
+      '-co',
+      'NUM_THREADS=ALL_CPUS',
+    ]);
+    out.close();
+    await fs.rename(tmp, cog);
+  } finally {
+    scene.close();
+  }
+  const doc = stacItem(data.sceneBounds, 'bench-rgb', RGB_COG);
+  await fs.writeFile(`${item}.tmp`, JSON.stringify(doc, null, 1));
+  await fs.rename(`${item}.tmp`, item);
+  log(`bench data: RGB COG done in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
 }
 
 /** A 32-bit integer hash of (x, y, salt): deterministic per-pixel noise without a PRNG state. */
@@ -196,12 +255,12 @@ function interiorCorners(): Array<[number, number]> {
   return out;
 }
 
-function stacItem(bounds: LonLatBounds): Record<string, unknown> {
+function stacItem(bounds: LonLatBounds, id = 'bench-scene', file = 'scene.tif'): Record<string, unknown> {
   return {
     type: 'Feature',
     stac_version: '1.0.0',
     stac_extensions: ['https://stac-extensions.github.io/projection/v1.1.0/schema.json'],
-    id: 'bench-scene',
+    id,
     bbox: bounds,
     geometry: bboxPolygon(bounds),
     properties: { datetime: '2024-06-21T10:00:00Z', 'proj:epsg': SCENE.epsg },
@@ -209,7 +268,7 @@ function stacItem(bounds: LonLatBounds): Record<string, unknown> {
     assets: {
       visual: {
         // Absolute, as in a real catalogue; the file server fills in its address.
-        href: '{BASE}/scene.tif',
+        href: `{BASE}/${file}`,
         type: 'image/tiff; application=geotiff; profile=cloud-optimized',
         roles: ['data'],
         'proj:shape': [SCENE.size, SCENE.size],

@@ -1,21 +1,31 @@
 /**
  * `make bench`: tessera against TiTiler 0.18.10 on this machine, in one run, same URLs, same data,
- * same GDAL settings. Not a test: it measures and reports (.bench/report.md and report.json).
+ * same GDAL settings; the newest TiTiler release beside them where it is installed
+ * (tools/parity/titiler-latest.sh). Not a test: it measures and reports (.bench/report.md and
+ * report.json).
  *
  * On loopback it starts a range-capable file server in its own process (the "object storage",
- * with an optional delay per request), tessera (`bin/tessera serve`: one process, a render thread per core) and TiTiler (uvicorn with one
- * worker per core from the throw-away venv of tools/parity/setup.sh). Phases:
+ * with an optional delay per request), tessera (`bin/tessera serve`: one process, a render thread per
+ * core) and TiTiler (uvicorn with one worker per core from the throw-away venv of
+ * tools/parity/setup.sh; the newest release from .parity/titiler-latest, same settings). Phases:
  *
- *   cold       per server and mix: a fresh server, every URL of the mix once at concurrency 16
+ *   cold        per server and mix: a fresh server, every URL of the mix once at concurrency 16
  *   round trips a fresh server, 20 ms per upstream answer, the first tiles of a map session one by one
- *   warm       both servers up; each mix at concurrency 1 and 16, servers alternating, repeated
- *   mosaic     one-asset against four-asset mosaic tiles, warm, one at a time
- *   low zoom   a mosaic of 1,024 COGs (./large-mosaic.ts), 20 ms per upstream answer: per zoom from
- *              minzoom down to minzoom − 4 a fresh server, a viewport's 16 tiles, then again
- *   floor      the tile mixes made in-process by tessera's core (./floor.ts), no HTTP
+ *   warm        all servers up; each mix at concurrency 1 and 16, servers alternating, repeated; at 16
+ *               the CPU time of each server's processes is read before and after (CPU per tile)
+ *   first view  the warm servers, 30 ms per upstream answer: the 16 tiles of a 4×4 viewport of an
+ *               item never seen (a fresh copy of the RGB item, ./upstream.ts), 6 at a time (a
+ *               browser's connections to one host), timed until the last tile; over several items
+ *   mosaic      one-asset against four-asset mosaic tiles, warm, one at a time
+ *   low zoom    a mosaic of 1,024 COGs (./large-mosaic.ts), 20 ms per upstream answer: per zoom from
+ *               minzoom down to minzoom − 4 a fresh server, a viewport's 16 tiles, then again
+ *   core        the tile mixes made in-process by tessera's core (./core.ts), no HTTP
+ *   floor       the same tiles by bare GDAL (./floor.ts): CPU per tile, what tessera's is set against
  *
- * Options: --quick (short runs, one repetition), --duration S, --reps N, --mixes id,id,
- * --out DIR, --no-titiler (tessera alone: for profiling sessions), --low-zoom-only (that phase alone),
+ * The newest TiTiler runs in the warm, first-view and mosaic phases (not cold, round trips or low
+ * zoom, to keep the run's length). Options: --quick (short runs, one repetition), --duration S,
+ * --reps N, --mixes id,id, --out DIR, --no-titiler (tessera alone: for profiling sessions),
+ * --no-titiler-latest, --first-views N (fresh items per server), --low-zoom-only (that phase alone),
  * --no-low-zoom.
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
@@ -26,15 +36,16 @@ import { fileURLToPath } from 'node:url';
 import { REPO_ROOT } from '../../test/helpers/paths.js';
 import { FIXTURES } from '../../test/helpers/fileserver.js';
 import type { FileServerStats } from '../../test/helpers/fileserver.js';
-import { startServer, TESSERA_COMMAND, UVICORN, type ServerCommand, type Service } from '../../test/parity/harness.js';
+import { startServer, ROOT, TESSERA_COMMAND, UVICORN, type ServerCommand, type Service } from '../../test/parity/harness.js';
 import { gdal } from '../../src/gdal/gdal.js';
-import { ensureBenchData, latToTileY, lonToTileX } from './data.js';
+import { ensureBenchData, ensureRgbItem, latToTileY, lonToTileX } from './data.js';
+import { pathFor, type ServerName } from './dialects.js';
 import { ensureLargeMosaic, type LargeMosaic } from './large-mosaic.js';
-import { buildMixes, type Mix } from './mixes.js';
+import { buildMixes, firstViewTiles, tilePath, type Mix } from './mixes.js';
 import { median, runLoad, type LoadResult } from './load.js';
-import { RssSampler } from './rss.js';
+import { RssSampler, treeCpuSeconds } from './rss.js';
 import type { UpstreamCommand, UpstreamMessage } from './upstream.js';
-import { writeReport, type BenchReport, type ColdRow, type LowZoomRow, type RoundTripRow, type ServerName, type WarmRow } from './report.js';
+import { writeReport, type BenchReport, type ColdRow, type FirstViewRow, type FloorRow, type LowZoomRow, type RoundTripRow, type WarmRow } from './report.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const CORES = os.availableParallelism();
@@ -55,22 +66,24 @@ const GDAL_ENV: Record<string, string> = {
   PROJ_NETWORK: 'OFF',
 };
 
-const TITILER: ServerCommand = {
-  name: 'TiTiler',
-  command: UVICORN,
-  args: (port) => [
-    'titiler.application.main:app',
-    '--host',
-    '127.0.0.1',
-    '--port',
-    String(port),
-    '--workers',
-    String(CORES),
-    '--no-access-log',
-    '--log-level',
-    'warning',
-  ],
-};
+/** The newest titiler.application from PyPI, in its own venv (tools/parity/titiler-latest.sh). */
+const LATEST_VENV = path.join(ROOT, '.parity/titiler-latest');
+
+const uvicornArgs = (port: number): string[] => [
+  'titiler.application.main:app',
+  '--host',
+  '127.0.0.1',
+  '--port',
+  String(port),
+  '--workers',
+  String(CORES),
+  '--no-access-log',
+  '--log-level',
+  'warning',
+];
+
+const TITILER: ServerCommand = { name: 'TiTiler', command: UVICORN, args: uvicornArgs };
+const TITILER_LATEST: ServerCommand = { name: 'TiTiler (newest)', command: path.join(LATEST_VENV, 'bin/uvicorn'), args: uvicornArgs };
 
 interface Options {
   quick: boolean;
@@ -79,13 +92,26 @@ interface Options {
   mixes: string[] | undefined;
   out: string;
   titiler: boolean;
+  titilerLatest: boolean;
+  firstViews: number;
   lowZoom: 'yes' | 'no' | 'only';
 }
 
 function parseArgs(argv: string[]): Options {
-  const opts: Options = { quick: false, durationMs: 8000, reps: 3, mixes: undefined, out: path.join(REPO_ROOT, '.bench'), titiler: true, lowZoom: 'yes' };
+  const opts: Options = {
+    quick: false,
+    durationMs: 8000,
+    reps: 3,
+    mixes: undefined,
+    out: path.join(REPO_ROOT, '.bench'),
+    titiler: true,
+    titilerLatest: true,
+    firstViews: 7,
+    lowZoom: 'yes',
+  };
   let durationSet = false;
   let repsSet = false;
+  let firstViewsSet = false;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     const value = (): string => {
@@ -99,6 +125,8 @@ function parseArgs(argv: string[]): Options {
     else if (a === '--mixes') opts.mixes = value().split(',');
     else if (a === '--out') opts.out = path.resolve(value());
     else if (a === '--no-titiler') opts.titiler = false;
+    else if (a === '--no-titiler-latest') opts.titilerLatest = false;
+    else if (a === '--first-views') [opts.firstViews, firstViewsSet] = [Number(value()), true];
     else if (a === '--low-zoom-only') opts.lowZoom = 'only';
     else if (a === '--no-low-zoom') opts.lowZoom = 'no';
     else throw new Error(`unknown option ${a}`);
@@ -106,6 +134,7 @@ function parseArgs(argv: string[]): Options {
   if (opts.quick) {
     if (!durationSet) opts.durationMs = 3000;
     if (!repsSet) opts.reps = 1;
+    if (!firstViewsSet) opts.firstViews = 3;
   }
   return opts;
 }
@@ -149,6 +178,13 @@ class Upstream {
     await this.ask({ cmd: 'delay', ms });
   }
 
+  /** The URL of a fresh copy of the RGB item: never seen by any server (./upstream.ts). */
+  async fresh(): Promise<string> {
+    const m = await this.ask({ cmd: 'fresh' });
+    if (!('fresh' in m)) throw new Error('upstream: no fresh item');
+    return m.fresh;
+  }
+
   stop(): void {
     this.child.disconnect();
   }
@@ -157,10 +193,14 @@ class Upstream {
 /** tessera as it runs by default: one process, one render thread per core (src/image/render-threads.ts). */
 const TESSERA: ServerCommand = TESSERA_COMMAND;
 
-const COMMANDS: Record<ServerName, ServerCommand> = { tessera: TESSERA, titiler: TITILER };
-/** Neither server writes a line per request (TiTiler runs with --no-access-log). */
-// TiTiler keeps no tiles: tessera's tile cache is off here, so both make every tile they are asked.
-const SERVER_ENV: Record<ServerName, Record<string, string>> = { tessera: { TESSERA_LOG_LEVEL: 'warn', TESSERA_TILE_CACHE_BYTES: '0' }, titiler: {} };
+const COMMANDS: Record<ServerName, ServerCommand> = { tessera: TESSERA, titiler: TITILER, 'titiler-latest': TITILER_LATEST };
+/** No server writes a line per request (TiTiler runs with --no-access-log). */
+// TiTiler keeps no tiles: tessera's tile cache is off here, so all make every tile they are asked.
+const SERVER_ENV: Record<ServerName, Record<string, string>> = {
+  tessera: { TESSERA_LOG_LEVEL: 'warn', TESSERA_TILE_CACHE_BYTES: '0' },
+  titiler: {},
+  'titiler-latest': {},
+};
 
 async function start(name: ServerName, env: Record<string, string> = {}): Promise<{ service: Service; rss: RssSampler }> {
   const service = await startServer(COMMANDS[name], { ...GDAL_ENV, ...SERVER_ENV[name], ...env });
@@ -185,7 +225,8 @@ async function coldPhase(servers: ServerName[], mixes: Mix[], upstream: Upstream
     for (const name of servers) {
       const s = await start(name);
       try {
-        const { load, upstream: up } = await measured(upstream, () => runLoad(s.service.url, mix.paths, { concurrency: 16, passes: 1 }));
+        const paths = mix.paths.map((p) => pathFor(name, p));
+        const { load, upstream: up } = await measured(upstream, () => runLoad(s.service.url, paths, { concurrency: 16, passes: 1 }));
         rows.push({ mix: mix.id, server: name, load: summary(load), upstream: up, peakRssBytes: s.rss.peak() });
         log(
           `cold ${mix.id} ${name}: ${load.rps.toFixed(1)} req/s, p50 ${load.latencyMs.p50.toFixed(0)} ms, ${load.errors} errors, ${(up.requests / load.requests).toFixed(2)} upstream req/request`,
@@ -201,8 +242,8 @@ async function coldPhase(servers: ServerName[], mixes: Mix[], upstream: Upstream
 /** First tiles of a map session on a fresh server, one at a time, 20 ms per upstream answer. */
 async function roundTripPhase(servers: ServerName[], mix: Mix, upstream: Upstream, delayMs: number): Promise<RoundTripRow[]> {
   const rows: RoundTripRow[] = [];
-  const paths = mix.paths.slice(0, 8);
   for (const name of servers) {
+    const paths = mix.paths.slice(0, 8).map((p) => pathFor(name, p));
     const s = await start(name);
     await upstream.delay(delayMs);
     try {
@@ -280,16 +321,67 @@ function summary(load: LoadResult): Omit<LoadResult, 'statusByPath'> {
   return rest;
 }
 
+/**
+ * First views: on the warm servers, with `delayMs` per upstream answer, the 16 tiles of a 4×4
+ * viewport of a fresh copy of the RGB item (extensionless URLs, as a map sends them), 6 at a time,
+ * timed from the first request until the last tile arrived. Every server gets its own fresh items;
+ * servers take turns item by item.
+ */
+async function firstViewPhase(
+  running: Map<ServerName, { service: Service }>,
+  upstream: Upstream,
+  bounds: [number, number, number, number],
+  items: number,
+  delayMs: number,
+): Promise<FirstViewRow[]> {
+  const rows: FirstViewRow[] = [];
+  const tiles = firstViewTiles(bounds);
+  await upstream.delay(delayMs);
+  try {
+    for (let i = 0; i < items; i++) {
+      for (const [name, s] of running) {
+        const item = await upstream.fresh();
+        const paths = tiles.map((t) => pathFor(name, tilePath({ kind: 'stac', url: item, ...t, assets: ['visual'] })));
+        const { load, upstream: up } = await measured(upstream, () => runLoad(s.service.url, paths, { concurrency: 6, passes: 1, timeoutMs: 60_000 }));
+        rows.push({
+          server: name,
+          item: i,
+          zoom: tiles[0]!.z,
+          delayMs,
+          ms: load.seconds * 1000,
+          tileP50: load.latencyMs.p50,
+          tileMax: load.latencyMs.max,
+          errors: load.errors,
+          statuses: load.statuses,
+          upstreamRequests: up.requests,
+          upstreamRounds: up.rounds,
+        });
+        log(
+          `first view #${i + 1} ${name}: ${(load.seconds * 1000).toFixed(0)} ms for ${paths.length} tiles, ${load.errors} errors, ${up.requests} upstream requests`,
+        );
+      }
+    }
+  } finally {
+    await upstream.delay(0);
+  }
+  return rows;
+}
+
 async function main(): Promise<void> {
   const opts = parseArgs(process.argv.slice(2));
-  const servers: ServerName[] = opts.titiler ? ['tessera', 'titiler'] : ['tessera'];
+  const latest = opts.titiler && opts.titilerLatest ? await latestVersion() : undefined;
+  if (opts.titiler && opts.titilerLatest && !latest) log('the newest TiTiler is not installed (bash tools/parity/titiler-latest.sh): measured without it');
+  // The newest TiTiler is measured warm (and in first views), not in the cold and low-zoom phases.
+  const coldServers: ServerName[] = opts.titiler ? ['tessera', 'titiler'] : ['tessera'];
+  const servers: ServerName[] = latest ? [...coldServers, 'titiler-latest'] : coldServers;
   await fs.mkdir(opts.out, { recursive: true });
   const data = await ensureBenchData(path.join(opts.out, 'data'), FIXTURES, log);
+  await ensureRgbItem(data, log);
   const large = opts.lowZoom === 'no' ? undefined : await ensureLargeMosaic(data.dir, log);
   const upstream = await Upstream.start(data.dir);
   if (opts.lowZoom === 'only') {
     try {
-      const lowZoom = await lowZoomPhase(servers, upstream, large!, 20);
+      const lowZoom = await lowZoomPhase(coldServers, upstream, large!, 20);
       await fs.writeFile(path.join(opts.out, 'low-zoom.json'), JSON.stringify(lowZoom, null, 1));
       log(`low zoom: ${path.join(opts.out, 'low-zoom.json')}`);
     } finally {
@@ -303,24 +395,36 @@ async function main(): Promise<void> {
     const mixes = set.mixes.filter((m) => !opts.mixes || opts.mixes.includes(m.id));
     log(`${mixes.length} mixes: ${mixes.map((m) => `${m.id} (${m.paths.length})`).join(', ')}; ${opts.reps} × ${opts.durationMs / 1000} s per measurement`);
 
-    const cold = await coldPhase(servers, mixes, upstream);
+    const cold = await coldPhase(coldServers, mixes, upstream);
     const firstTiles = set.mixes.find((m) => m.id === 'stac-rgb')!;
-    const roundTrips = await roundTripPhase(servers, firstTiles, upstream, 20);
+    const roundTrips = await roundTripPhase(coldServers, firstTiles, upstream, 20);
 
-    // Warm: both servers up for the whole phase; RSS peaks per run and over the phase.
+    // Warm: all servers up for the whole phase; RSS peaks per run and over the phase.
     const running = new Map<ServerName, { service: Service; rss: RssSampler }>();
     for (const name of servers) running.set(name, await start(name));
     const warm: WarmRow[] = [];
     const statusMismatches: string[] = [];
     const phasePeak: Partial<Record<ServerName, number>> = {};
     let mosaicLatency: BenchReport['mosaicLatency'] = [];
+    let firstView: FirstViewRow[] = [];
     try {
       for (const mix of [...mixes, { id: 'mosaic-1-vs-4', title: '', paths: [...set.mosaicOneAsset, ...set.mosaicFourAssets] }]) {
-        const seen = new Map<ServerName, Map<string, number>>();
-        for (const [name, s] of running) seen.set(name, (await runLoad(s.service.url, mix.paths, { concurrency: 4, passes: 1 })).statusByPath);
-        if (seen.size === 2) {
-          const [a, b] = [...seen.values()] as [Map<string, number>, Map<string, number>];
-          for (const [p, st] of a) if (b.get(p) !== st) statusMismatches.push(`${mix.id}: ${p} → tessera ${st}, TiTiler ${b.get(p)}`);
+        // Statuses by the mix's own path (index), whatever each server's URL for it.
+        const seen = new Map<ServerName, number[]>();
+        for (const [name, s] of running) {
+          const paths = mix.paths.map((p) => pathFor(name, p));
+          const byPath = (await runLoad(s.service.url, paths, { concurrency: 4, passes: 1 })).statusByPath;
+          seen.set(
+            name,
+            paths.map((p) => byPath.get(p) ?? 0),
+          );
+        }
+        const ours = seen.get('tessera');
+        for (const [name, statuses] of seen) {
+          if (name === 'tessera' || !ours) continue;
+          mix.paths.forEach((p, i) => {
+            if (ours[i] !== statuses[i]) statusMismatches.push(`${mix.id}: ${p} → tessera ${ours[i]}, ${COMMANDS[name].name} ${statuses[i]}`);
+          });
         }
       }
       for (const [, s] of running) s.rss.resetPeak();
@@ -329,17 +433,21 @@ async function main(): Promise<void> {
           for (const concurrency of [1, 16]) {
             for (const [name, s] of running) {
               s.rss.resetPeak();
-              const { load, upstream: up } = await measured(upstream, () => runLoad(s.service.url, mix.paths, { concurrency, durationMs: opts.durationMs }));
+              const paths = mix.paths.map((p) => pathFor(name, p));
+              const cpu0 = treeCpuSeconds(s.service.pid);
+              const { load, upstream: up } = await measured(upstream, () => runLoad(s.service.url, paths, { concurrency, durationMs: opts.durationMs }));
+              const cpuSeconds = treeCpuSeconds(s.service.pid) - cpu0;
               const peak = s.rss.peak();
               phasePeak[name] = Math.max(phasePeak[name] ?? 0, peak);
-              warm.push({ mix: mix.id, server: name, concurrency, rep, load: summary(load), upstream: up, peakRssBytes: peak });
+              warm.push({ mix: mix.id, server: name, concurrency, rep, load: summary(load), upstream: up, peakRssBytes: peak, cpuSeconds });
               log(
-                `warm ${mix.id} c=${concurrency} ${name} #${rep + 1}: ${load.rps.toFixed(1)} req/s, p99 ${load.latencyMs.p99.toFixed(0)} ms, ${load.errors} errors`,
+                `warm ${mix.id} c=${concurrency} ${name} #${rep + 1}: ${load.rps.toFixed(1)} req/s, p99 ${load.latencyMs.p99.toFixed(0)} ms, ${load.errors} errors, ${((cpuSeconds * 1000) / load.requests).toFixed(1)} CPU ms/request`,
               );
             }
           }
         }
       }
+      firstView = await firstViewPhase(running, upstream, data.sceneBounds, opts.firstViews, 30);
       mosaicLatency = [];
       for (const [name, s] of running) {
         const one = await runLoad(s.service.url, set.mosaicOneAsset, { concurrency: 1, passes: opts.quick ? 2 : 5 });
@@ -357,27 +465,33 @@ async function main(): Promise<void> {
       for (const s of running.values()) await stop(s);
     }
 
-    const lowZoom = large ? await lowZoomPhase(servers, upstream, large, 20) : [];
+    const lowZoom = large ? await lowZoomPhase(coldServers, upstream, large, 20) : [];
 
-    const floor: BenchReport['floor'] = [];
+    const core: BenchReport['core'] = [];
+    const floor: FloorRow[] = [];
     for (const mix of mixes.filter((m) => m.tiles)) {
-      const rps = await runFloor(mix, opts);
-      floor.push({ mix: mix.id, concurrency: 16, rps });
-      log(`floor ${mix.id}: ${rps.map((r) => r.toFixed(1)).join(', ')} tiles/s`);
+      const rps = await runCore(mix, opts);
+      core.push({ mix: mix.id, concurrency: 16, rps });
+      log(`core ${mix.id}: ${rps.map((r) => r.toFixed(1)).join(', ')} tiles/s`);
+      const f = await runFloor(mix, opts);
+      floor.push({ mix: mix.id, ...f });
+      log(`floor ${mix.id}: ${f.cpuMsPerTile.map((r) => r.toFixed(2)).join(', ')} CPU ms/tile (bare GDAL)`);
     }
 
     const report: BenchReport = {
       started: started.toISOString(),
       options: { quick: opts.quick, durationS: opts.durationMs / 1000, reps: opts.reps },
-      machine: await machineFacts(),
+      machine: await machineFacts(latest),
       gdalEnv: GDAL_ENV,
-      mixes: mixes.map((m) => ({ id: m.id, title: m.title, requests: m.paths.length })),
+      mixes: mixes.map((m) => ({ id: m.id, title: m.title, requests: m.paths.length, tile: m.tiles !== undefined })),
       cold,
       roundTrips,
       warm,
       warmPeakRssBytes: phasePeak,
       statusMismatches,
       mosaicLatency,
+      firstView,
+      core,
       floor,
       lowZoom,
     };
@@ -388,39 +502,68 @@ async function main(): Promise<void> {
   }
 }
 
-async function runFloor(mix: Mix, opts: Options): Promise<number[]> {
-  const file = path.join(opts.out, `floor-${mix.id}.json`);
-  await fs.writeFile(file, JSON.stringify(mix.tiles));
+/** A child tool's one line of JSON on stdout, with the bench's GDAL settings and the server's V8 and allocator settings (bin/tessera). */
+async function runTool<T>(script: string, args: string[]): Promise<T> {
   const pool = process.env['UV_THREADPOOL_SIZE'] ?? String(Math.min(64, Math.max(16, CORES * 8)));
-  // The server's V8 and allocator settings (bin/tessera), so the floor measures the same core.
-  const child = spawn(process.execPath, ['--initial-old-space-size=128', path.join(HERE, 'floor.js'), file, '16', String(opts.durationMs), String(opts.reps)], {
+  const child = spawn(process.execPath, ['--initial-old-space-size=128', path.join(HERE, script), ...args], {
     env: { ...process.env, ...GDAL_ENV, UV_THREADPOOL_SIZE: pool, MALLOC_ARENA_MAX: process.env['MALLOC_ARENA_MAX'] ?? '2' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   let out = '';
   child.stdout.on('data', (b: Buffer) => (out += b.toString()));
   const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
-  await fs.rm(file, { force: true });
-  if (code !== 0) throw new Error(`floor ${mix.id} exited with ${code}`);
-  return (JSON.parse(out) as { rps: number[] }).rps;
+  if (code !== 0) throw new Error(`${script} ${args.join(' ')} exited with ${code}`);
+  return JSON.parse(out) as T;
 }
 
-async function machineFacts(): Promise<BenchReport['machine']> {
-  const titilerGdal = await new Promise<string>((resolve) => {
-    const py = path.join(path.dirname(UVICORN), 'python');
-    const child = spawn(py, ['-c', 'import rasterio; print(rasterio.__gdal_version__)'], { stdio: ['ignore', 'pipe', 'ignore'] });
+/** tessera's core without HTTP (./core.ts): tiles/s at concurrency 16, per repetition. */
+async function runCore(mix: Mix, opts: Options): Promise<number[]> {
+  const file = path.join(opts.out, `core-${mix.id}.json`);
+  await fs.writeFile(file, JSON.stringify(mix.tiles));
+  try {
+    return (await runTool<{ rps: number[] }>('core.js', [file, '16', String(opts.durationMs), String(opts.reps)])).rps;
+  } finally {
+    await fs.rm(file, { force: true });
+  }
+}
+
+/** The bare-GDAL floor (./floor.ts): CPU ms per tile, per repetition, and per stage. */
+async function runFloor(mix: Mix, opts: Options): Promise<Omit<FloorRow, 'mix'>> {
+  const file = path.join(opts.out, `floor-${mix.id}.json`);
+  await fs.writeFile(file, JSON.stringify(mix.tiles));
+  try {
+    return await runTool<Omit<FloorRow, 'mix'>>('floor.js', [file, String(opts.durationMs), String(opts.reps)]);
+  } finally {
+    await fs.rm(file, { force: true });
+  }
+}
+
+/** The installed newest TiTiler's version (its venv's stamp), or undefined when it is not installed. */
+async function latestVersion(): Promise<string | undefined> {
+  const stamp = await fs.readFile(path.join(LATEST_VENV, '.installed'), 'utf8').catch(() => undefined);
+  return stamp?.trim() || undefined;
+}
+
+/** The GDAL version a TiTiler venv's rasterio wheel bundles. */
+function rasterioGdal(python: string): Promise<string> {
+  return new Promise<string>((resolve) => {
+    const child = spawn(python, ['-c', 'import rasterio; print(rasterio.__gdal_version__)'], { stdio: ['ignore', 'pipe', 'ignore'] });
     let out = '';
     child.stdout.on('data', (b: Buffer) => (out += b.toString()));
     child.on('exit', () => resolve(out.trim() || 'unknown'));
     child.on('error', () => resolve('unknown'));
   });
+}
+
+async function machineFacts(latest: string | undefined): Promise<BenchReport['machine']> {
   return {
     cpu: os.cpus()[0]?.model ?? 'unknown',
     cores: CORES,
     memoryGiB: Math.round(os.totalmem() / 2 ** 30),
     node: process.version,
     tesseraGdal: gdal.version,
-    titilerGdal,
+    titilerGdal: await rasterioGdal(path.join(path.dirname(UVICORN), 'python')),
+    ...(latest ? { titilerLatest: { version: latest, gdal: await rasterioGdal(path.join(LATEST_VENV, 'bin/python')) } } : {}),
     titilerWorkers: CORES,
     tesseraWorkers: 1,
     tesseraRenderThreads: CORES,

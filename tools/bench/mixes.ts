@@ -1,9 +1,15 @@
 /**
- * The request mixes: the same request paths go to tessera and to TiTiler. Tile mixes are also kept
- * as structured requests so that the in-process floor (./floor.ts) can make the very same tiles
- * without HTTP.
+ * The request mixes: the same request paths go to tessera and to TiTiler (./dialects.ts rewrites
+ * them for a TiTiler release whose URLs differ). Tile mixes are also kept as structured requests so
+ * that the floors (./core.ts: tessera's core without HTTP; ./floor.ts: bare GDAL) can make the very
+ * same tiles. Tile URLs are sent as clients send them: `.png`, but also without an extension (the
+ * server picks JPEG for opaque tiles, PNG for masked ones: what leafmap, TiTiler's viewer and most
+ * XYZ presets ask for), `@2x` and `.webp`.
  */
-import { latToTileY, lonToTileX, tileBounds, type BenchData, type LonLatBounds } from './data.js';
+import { RGB_ITEM, latToTileY, lonToTileX, tileBounds, type BenchData, type LonLatBounds } from './data.js';
+
+/** A tile's extension; undefined: none, the server chooses. */
+export type TileFormat = 'png' | 'jpg' | 'webp';
 
 export interface TileRequest {
   kind: 'stac' | 'mosaic';
@@ -16,6 +22,10 @@ export interface TileRequest {
   expression?: string;
   rescale?: [number, number];
   colormapName?: string;
+  /** The URL's extension; without one the server chooses (JPEG when opaque, PNG when masked). */
+  format?: TileFormat;
+  /** `@2x`: a 512-px tile (TiTiler's tilejson with tile_scale=2 names such URLs). */
+  scale?: 1 | 2;
 }
 
 export interface Mix {
@@ -43,7 +53,29 @@ export function tilePath(t: TileRequest): string {
   if (t.rescale) params.push(`rescale=${t.rescale.join(',')}`);
   if (t.colormapName) params.push(`colormap_name=${t.colormapName}`);
   const route = t.kind === 'stac' ? 'stac' : 'mosaicjson';
-  return `/${route}/tiles/WebMercatorQuad/${t.z}/${t.x}/${t.y}.png?${params.join('&')}`;
+  const scale = t.scale === 2 ? '@2x' : '';
+  const ext = t.format ? `.${t.format}` : '';
+  return `/${route}/tiles/WebMercatorQuad/${t.z}/${t.x}/${t.y}${scale}${ext}?${params.join('&')}`;
+}
+
+/**
+ * The 16 tiles of a 4×4-tile viewport (1024² px) at the centre of `bounds`, at the first zoom, from
+ * the one where the bounds fit in it, at which all 16 tiles are inside them: what a map shows when it
+ * opens on an item (fit to its bounds, then zoomed in until every tile of the view has data).
+ */
+export function firstViewTiles(bounds: LonLatBounds): Array<{ z: number; x: number; y: number }> {
+  const [w, s, e, n] = bounds;
+  let z = 18;
+  while (z > 0 && (lonToTileX(e, z) - lonToTileX(w, z) >= 4 || latToTileY(s, z) - latToTileY(n, z) >= 4)) z--;
+  const inside = (t: LonLatBounds): boolean => t[0] >= w && t[2] <= e && t[1] >= s && t[3] <= n;
+  for (; z <= 22; z++) {
+    const cx = lonToTileX((w + e) / 2, z);
+    const cy = latToTileY((s + n) / 2, z);
+    const out: Array<{ z: number; x: number; y: number }> = [];
+    for (let y = cy - 2; y < cy + 2; y++) for (let x = cx - 2; x < cx + 2; x++) out.push({ z, x, y });
+    if (out.every((t) => inside(tileBounds(t.x, t.y, t.z)))) return out;
+  }
+  throw new Error('firstViewTiles: no zoom puts a 4×4 viewport inside the bounds');
 }
 
 function intersects(a: LonLatBounds, b: LonLatBounds): boolean {
@@ -85,6 +117,7 @@ function points(bounds: LonLatBounds, count: number): Array<[number, number]> {
 
 export function buildMixes(data: BenchData, upstream: string): MixSet {
   const item = `${upstream}/item.json`;
+  const rgbItem = `${upstream}/${RGB_ITEM}`;
   const mosaic = `${upstream}/mosaic.json`;
   const fixtureItem = `${upstream}/fixtures/item.json`;
   const FIXTURE_BOUNDS: LonLatBounds = [23.293255090449595, 31.505183020453355, 24.296453548295318, 32.51147809805106];
@@ -102,7 +135,12 @@ export function buildMixes(data: BenchData, upstream: string): MixSet {
     ...t,
     assets: ['visual'],
     rescale: [0, 10000],
+    format: 'png',
   }));
+  // The 8-bit RGB item as clients map it: no rescale, no extension (or @2x, or .webp).
+  const rgbSession = mapSession(data.sceneBounds, [9, 10, 11, 12, 13, 14]);
+  const rgb8 = (extra: Pick<TileRequest, 'format' | 'scale'>): TileRequest[] =>
+    rgbSession.map((t) => ({ kind: 'stac', url: rgbItem, ...t, assets: ['visual'], ...extra }));
   const exprTiles: TileRequest[] = mapSession(data.sceneBounds, [9, 10, 11, 12, 13, 14]).map((t) => ({
     kind: 'stac',
     url: item,
@@ -110,6 +148,7 @@ export function buildMixes(data: BenchData, upstream: string): MixSet {
     expression: ndvi,
     rescale: [-0.5, 0.5],
     colormapName: 'viridis',
+    format: 'png',
   }));
   const fixtureTiles: TileRequest[] = mapSession(FIXTURE_BOUNDS, [7, 8, 9, 10, 11]).map((t) => ({
     kind: 'stac',
@@ -117,8 +156,9 @@ export function buildMixes(data: BenchData, upstream: string): MixSet {
     ...t,
     assets: ['B01'],
     rescale: [0, 10000],
+    format: 'png',
   }));
-  const mosaicTiles: TileRequest[] = mapSession(mosaicBounds, [10, 11, 12, 13, 14]).map((t) => ({ kind: 'mosaic', url: mosaic, ...t }));
+  const mosaicTiles: TileRequest[] = mapSession(mosaicBounds, [10, 11, 12, 13, 14]).map((t) => ({ kind: 'mosaic', url: mosaic, ...t, format: 'png' }));
 
   const stacQ = `url=${q(item)}`;
   const previewStats = [
@@ -139,11 +179,11 @@ export function buildMixes(data: BenchData, upstream: string): MixSet {
   for (const b of data.mosaicBounds) {
     const lon = (b[0] + b[2]) / 2;
     const lat = (b[1] + b[3]) / 2;
-    for (const z of [12, 13]) oneAsset.push(tilePath({ kind: 'mosaic', url: mosaic, z, x: lonToTileX(lon, z), y: latToTileY(lat, z) }));
+    for (const z of [12, 13]) oneAsset.push(tilePath({ kind: 'mosaic', url: mosaic, z, x: lonToTileX(lon, z), y: latToTileY(lat, z), format: 'png' }));
   }
   const fourAssets: string[] = [];
   for (const [lon, lat] of data.mosaicCorners) {
-    for (const z of [12, 13]) fourAssets.push(tilePath({ kind: 'mosaic', url: mosaic, z, x: lonToTileX(lon, z), y: latToTileY(lat, z) }));
+    for (const z of [12, 13]) fourAssets.push(tilePath({ kind: 'mosaic', url: mosaic, z, x: lonToTileX(lon, z), y: latToTileY(lat, z), format: 'png' }));
   }
 
   const tileMix = (id: string, title: string, tiles: TileRequest[]): Mix => ({ id, title, paths: tiles.map(tilePath), tiles });
@@ -153,6 +193,9 @@ export function buildMixes(data: BenchData, upstream: string): MixSet {
       tileMix('stac-expression', 'STAC map session: NDVI-like expression + rescale + viridis', exprTiles),
       tileMix('mosaic', 'MosaicJSON map session over 16 COGs, z10–14', mosaicTiles),
       tileMix('stac-fixture', 'STAC map session over the shared fixture item: B01 + rescale, z7–11', fixtureTiles),
+      tileMix('rgb-auto', 'STAC map session over an 8-bit RGB item (assets=visual), no extension: JPEG or PNG as the server picks, z9–14', rgb8({})),
+      tileMix('rgb-2x', 'STAC map session over the 8-bit RGB item, @2x (512-px tiles), no extension, z9–14', rgb8({ scale: 2 })),
+      tileMix('rgb-webp', 'STAC map session over the 8-bit RGB item as .webp, z9–14', rgb8({ format: 'webp' })),
       { id: 'preview-stats', title: 'previews (png/jpg, 512/1024 px) and GET statistics', paths: previewStats },
       { id: 'points', title: 'point queries (3 bands)', paths: pointPaths },
     ],

@@ -1,6 +1,8 @@
 /**
- * Resident memory of a server and every process under it (uvicorn's supervisor and its workers
- * together), sampled from /proc while the benchmark runs; the peak is what the report shows.
+ * Resident memory and CPU time of a server and every process under it (uvicorn's supervisor and its
+ * workers together), read from /proc while the benchmark runs: memory sampled for its peak, CPU time
+ * read before and after a run, so that a server's CPU per tile under load is what it used divided by
+ * what it answered.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 
@@ -42,6 +44,29 @@ export function treeRss(root: number): number {
     }
   }
   return kb * 1024;
+}
+
+/** Clock ticks per second of /proc/<pid>/stat's times (USER_HZ: 100 on every Linux the bench runs on). */
+const USER_HZ = 100;
+
+/**
+ * User plus system CPU seconds of `root` and its living descendants, all their threads included
+ * (utime and stime of /proc/<pid>/stat). A process that ended between two readings takes its time
+ * with it: the benchmark reads servers whose workers live as long as they do.
+ */
+export function treeCpuSeconds(root: number): number {
+  let ticks = 0;
+  for (const pid of processTree(root)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      // Fields after the command name: state is [0], utime [11], stime [12].
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ticks += Number(f[11]) + Number(f[12]);
+    } catch {
+      // Gone.
+    }
+  }
+  return ticks / USER_HZ;
 }
 
 export class RssSampler {
