@@ -1,10 +1,12 @@
 /**
- * What `tessera mosaic create|footprint|info` do, behind cli.ts's argument parsing: the COGs come from
+ * What `tessera mosaic create|footprint|info|overview` do, behind cli.ts's argument parsing: the COGs come from
  * a list of URLs or a STAC API search (stac/search.ts), their footprints are read under the server's
  * policies with a progress report, every COG that cannot be used is named with the reason (exit 1
- * unless `skipErrors`), then the document, the footprints' GeoJSON or a document's summary is written.
+ * unless `skipErrors`), then the document, the footprints' GeoJSON or a document's summary is written;
+ * `overview` composes a document's mosaic below its minzoom into one COG and names it in the document.
  */
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { applySettingsFile, loadSettings, unknownSettings } from './config.js';
 import { pyDumps, pyFloatRepr } from './pyjson.js';
@@ -16,6 +18,10 @@ import { getTms, WEB_MERCATOR_QUAD } from './tms/registry.js';
 import { buildMosaicJson, type MosaicFootprint, type MosaicOptions } from './mosaic/build.js';
 import { parseMosaicDocument } from './mosaic/document.js';
 import { mixedCrs, parseUrlList, readFootprints } from './mosaic/footprints.js';
+import { Mosaic } from './mosaic/mosaic.js';
+import { buildMosaicOverview } from './mosaic/overview-build.js';
+import { OVERVIEW_FIELD, overviewFieldJson, type MosaicOverview, type OverviewResampling } from './mosaic/overview.js';
+import type { PixelSelection } from './mosaic/methods.js';
 
 export interface AssetOptions {
   stac?: string;
@@ -207,11 +213,8 @@ export async function mosaicFootprint(list: string | undefined, options: AssetOp
   }
 }
 
-/**
- * `cogeo-mosaic info`: where the document is, its profile, geography and tiles (quadkeys, assets per
- * quadkey, distinct assets). A local file is read as given; a URL under the server's policies.
- */
-export async function mosaicInfo(input: string, options: { json?: boolean }): Promise<void> {
+/** A MosaicJSON document's bytes and JSON: a local file as given, a URL under the server's policies (the document fetcher). */
+async function readDocument(input: string): Promise<{ bytes: Buffer; raw: unknown; remote: boolean; compressed: boolean }> {
   const remote = /^https?:\/\//i.test(input);
   let bytes: Buffer;
   if (remote) {
@@ -236,6 +239,15 @@ export async function mosaicInfo(input: string, options: { json?: boolean }): Pr
   } catch (err) {
     throw new Error(`'${input}' is not a MosaicJSON document (${compressed ? 'gzip-compressed ' : ''}JSON): ${(err as Error).message}`);
   }
+  return { bytes, raw, remote, compressed };
+}
+
+/**
+ * `cogeo-mosaic info`: where the document is, its profile, geography and tiles (quadkeys, assets per
+ * quadkey, distinct assets). A local file is read as given; a URL under the server's policies.
+ */
+export async function mosaicInfo(input: string, options: { json?: boolean }): Promise<void> {
+  const { bytes, raw, remote, compressed } = await readDocument(input);
   const doc = parseMosaicDocument(raw, `MosaicJSON document '${input}'`);
   const counts = [...doc.tiles.values()].map((assets) => assets.length);
   const assets = new Set([...doc.tiles.values()].flat());
@@ -288,4 +300,59 @@ export async function mosaicInfo(input: string, options: { json?: boolean }): Pr
       section('Tiles', info.TILES),
     ].join('\n\n')}\n`,
   );
+}
+
+export interface OverviewCliOptions {
+  output: string;
+  href?: string;
+  document?: string;
+  zoom?: number;
+  pixelSelection: PixelSelection;
+  resampling: OverviewResampling;
+  threads: number;
+}
+
+/**
+ * `tessera mosaic overview`: composes the mosaic below its minzoom into one COG (mosaic/overview-build.ts)
+ * and writes the document again with the field naming it (mosaic/overview.ts). The assets are read
+ * under the server's settings and policies, with its mosaic reader.
+ */
+export async function mosaicOverview(input: string, options: OverviewCliOptions): Promise<void> {
+  if (!/\.tiff?$/i.test(options.output)) throw new Error(`--output '${options.output}' must name a .tif file (the overview COG)`);
+  const { raw } = await readDocument(input);
+  const doc = parseMosaicDocument(raw, `MosaicJSON document '${input}'`);
+  const remote = /^https?:\/\//i.test(input);
+  const mosaic = new Mosaic(doc, { url: input, tilesInDocument: true, version: '' });
+  const services = cliServices();
+  const href = options.href ?? path.resolve(options.output);
+  try {
+    // No deadline and nothing finished after an answer: the overview is every asset's picture.
+    const ctx = { ...services.mosaicContext, lowZoomDeadlineMs: 0, finishLater: false };
+    let progress: Progress | undefined;
+    const built = await buildMosaicOverview(mosaic, ctx, {
+      output: options.output,
+      ...(options.zoom !== undefined ? { zoom: options.zoom } : {}),
+      pixelSelection: options.pixelSelection,
+      resampling: options.resampling,
+      threads: options.threads,
+      onTile: (done, total) => {
+        progress ??= new Progress('tiles', total);
+        progress.update(done);
+      },
+    });
+    (progress as Progress | undefined)?.end();
+    const field: MosaicOverview = { href, maxzoom: built.zoom, pixelSelection: options.pixelSelection };
+    const out = { ...(raw as Record<string, unknown>), [OVERVIEW_FIELD]: overviewFieldJson(field) };
+    writeOutput(options.document, JSON.stringify(out));
+    process.stderr.write(
+      `tessera: ${options.output}: zoom ${built.zoom}, ${built.written} of ${built.tiles} tile(s) with data, ${built.width}×${built.height} px, ${built.bytes} bytes; document: ${options.document ?? 'standard output'}\n`,
+    );
+    if (options.href === undefined) {
+      warn(
+        `the document names the overview by its local path '${href}' (no --href): a server reads it only inside TESSERA_ALLOWED_LOCAL_ROOTS${remote ? '; give --href with the URL the file will be served at' : ''}`,
+      );
+    }
+  } finally {
+    await services.close();
+  }
 }

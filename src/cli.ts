@@ -1,7 +1,8 @@
 /**
  * The `tessera` command (commander): `serve` starts the server, `demo` writes the built-in demo data
  * (COGs, a STAC item, a MosaicJSON), `mosaic create|footprint|info` make and read MosaicJSON as
- * cogeo-mosaic's commands do (cli-mosaic.ts), for a list of COGs or a STAC API search. `--help` on
+ * cogeo-mosaic's commands do (cli-mosaic.ts), for a list of COGs or a STAC API search, and `mosaic
+ * overview` makes a mosaic's low-zoom overview COG. `--help` on
  * every command (`serve --help` lists every setting), `--version`. Exit codes: 0 done, 1 a setting, the server or the work failed, 2 a usage
  * mistake.
  */
@@ -9,7 +10,9 @@ import path from 'node:path';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { applySettingsFile, loadSettings, settingsHelp, unknownSettings, type Settings } from './config.js';
 import type { MosaicOptions } from './mosaic/build.js';
-import type { AssetOptions } from './cli-mosaic.js';
+import type { AssetOptions, OverviewCliOptions } from './cli-mosaic.js';
+import { PIXEL_SELECTION_METHODS } from './mosaic/methods.js';
+import { OVERVIEW_RESAMPLINGS } from './mosaic/overview.js';
 import { TESSERA_VERSION } from './version.js';
 
 /** A whole number in [min, max], or a usage error naming the option. */
@@ -176,12 +179,41 @@ Examples:
 Exit status: 0 printed, 1 the document cannot be read or is not MosaicJSON, 2 a usage mistake.
 `;
 
+const MOSAIC_OVERVIEW_HELP = `
+Below a mosaic's minzoom a tile covers many assets (four zooms down, hundreds), and reading them all
+takes seconds. This composes the mosaic once, as the server does (the same assets, reads and pixel
+selection), at one zoom below the minzoom (--zoom), into one Cloud Optimized GeoTIFF in EPSG:3857
+(internal overviews, DEFLATE, a mask where there is no data), and writes the document again with
+the field naming it:
+
+  "tessera:overview": {"href": "<--href>", "maxzoom": <zoom>, "pixel_selection": "<--pixel-selection>"}
+
+tessera then answers tiles below the minzoom, down from that zoom, with one read of the overview when
+the request's pixel_selection is the overview's; other readers of MosaicJSON (TiTiler, cogeo-mosaic)
+ignore the field. Upload the COG to where --href says, and serve the new document. Rebuild the
+overview when the assets change.
+
+The document (a file, gzip-compressed or not, or an http(s) URL) and its assets are read as \`tessera
+serve\` reads them, under the same settings (TESSERA_ALLOWED_NETWORKS, TESSERA_ALLOWED_LOCAL_ROOTS,
+TESSERA_ALLOWED_HOSTS, TESSERA_ALLOWED_DRIVERS, TESSERA_MOSAIC_CONCURRENCY, …). Progress goes to
+standard error.
+
+Examples:
+  $ tessera mosaic overview mosaic.json -o overview.tif --href https://data.example.com/overview.tif \\
+      --document mosaic-overview.json
+  $ tessera mosaic overview https://data.example.com/mosaic.json --zoom 6 -o ov.tif \\
+      --href https://data.example.com/ov.tif > mosaic-overview.json
+
+Exit status: 0 written, 1 nothing written (the document cannot be read, a tile cannot be composed: an
+asset unreachable or refused, the minzoom is 0, …), 2 a usage mistake.
+`;
+
 const mosaic = program
   .command('mosaic')
-  .description('MosaicJSON documents: create, footprint, info')
+  .description('MosaicJSON documents: create, footprint, info, overview')
   .addHelpText(
     'after',
-    '\nExamples:\n  $ tessera mosaic create urls.txt -o mosaic.json\n  $ tessera mosaic info mosaic.json\n  $ tessera mosaic create --help\n',
+    '\nExamples:\n  $ tessera mosaic create urls.txt -o mosaic.json\n  $ tessera mosaic info mosaic.json\n  $ tessera mosaic overview mosaic.json -o overview.tif --href https://data.example.com/overview.tif\n  $ tessera mosaic create --help\n',
   );
 
 assetOptions(mosaic.command('create').description('write a MosaicJSON document for a list of COG URLs or a STAC search (as cogeo-mosaic create)'))
@@ -218,6 +250,37 @@ mosaic
   .action(async (document: string, options: { json?: boolean }) => {
     const { mosaicInfo } = await import('./cli-mosaic.js');
     await mosaicInfo(document, options);
+  });
+
+/** One of `choices`, or a usage error naming them. */
+function oneOf(what: string, choices: readonly string[]) {
+  return (value: string): string => {
+    if (!choices.includes(value)) throw new InvalidArgumentError(`unknown ${what} '${value}' (one of ${choices.join(', ')})`);
+    return value;
+  };
+}
+
+mosaic
+  .command('overview')
+  .description("write a mosaic's low-zoom overview COG, and the document naming it")
+  .argument('<document>', 'a MosaicJSON file (.json or .json.gz) or http(s) URL')
+  .requiredOption('-o, --output <file.tif>', 'the overview COG to write')
+  .option('--href <url>', 'where the COG will be served from, as the document names it (default: its local path)')
+  .option('--document <file>', 'write the document to this file (gzip-compressed if it ends with .gz) instead of standard output')
+  .option('--zoom <z>', "the zoom rendered, below the mosaic's minzoom (default: minzoom − 1)", wholeIn('zoom', 0, 30))
+  .option(
+    '--pixel-selection <method>',
+    'how each pixel is picked among the assets, as the tiles it stands for',
+    oneOf('pixel selection', PIXEL_SELECTION_METHODS),
+    'first',
+  )
+  .option('--resampling <method>', "resampling of the COG's internal overviews (zooms below --zoom)", oneOf('resampling', OVERVIEW_RESAMPLINGS), 'nearest')
+  .option('--threads <n>', 'tiles composed at once', wholeIn('number of threads', 1, 64), 4)
+  .addHelpText('after', MOSAIC_OVERVIEW_HELP)
+  .showHelpAfterError('(tessera mosaic overview --help: the options and examples)')
+  .action(async (document: string, options: OverviewCliOptions) => {
+    const { mosaicOverview } = await import('./cli-mosaic.js');
+    await mosaicOverview(document, options);
   });
 
 program.parseAsync(process.argv).catch((err: unknown) => {

@@ -42,16 +42,16 @@ export function matches(ifNoneMatch: string | undefined, etag: string): boolean 
  * (true: the reply is sent). `*` is left to the answer (whether a tile exists is known only by
  * reading it).
  */
-export type AnswerIfUnchanged = (request: FastifyRequest, reply: FastifyReply, reader: Reader) => Promise<boolean>;
+export type AnswerIfUnchanged = (request: FastifyRequest, reply: FastifyReply, reader: Reader, tile?: Parameters<Reader['version']>[0]) => Promise<boolean>;
 
 export function inputTags(settings: Settings): AnswerIfUnchanged {
   const shaping = Object.entries(settings).filter(([name]) => !NOT_SHAPING.has(name));
   const salt = createHash('sha256')
     .update(JSON.stringify([TESSERA_VERSION, shaping]))
     .digest('base64url');
-  return async (request, reply, reader) => {
+  return async (request, reply, reader, tile) => {
     if (request.method !== 'GET' && request.method !== 'HEAD') return false;
-    const version = await reader.version();
+    const version = await reader.version(tile);
     if (version === undefined) return false;
     const tag = `"${createHash('sha256')
       .update(`${salt}\u0000${tileKey(request.url)}\u0000${version}`)

@@ -153,7 +153,7 @@ export function readerRoutes<L>(services: Services, family: ReaderFamily<L>) {
       const tms = gridOf(request, 'grid' in p ? (p.grid as TileMatrixSet) : undefined);
       checkTile(tms, path.x, path.y, path.z);
       const reader = await family.open(p.url, p.layer);
-      if (await unchanged(request, reply, reader)) return reply;
+      if (await unchanged(request, reply, reader, { tms, z: path.z })) return reply;
       const result = await reader.tile(
         tms,
         { x: path.x, y: path.y, z: path.z },

@@ -11,6 +11,7 @@
 import { badRequest } from '../errors.js';
 import { float, floats, type PyFloat } from '../pyjson.js';
 import { parseTileMatrixSetJson, type TileMatrixSetJson } from './tms.js';
+import { OVERVIEW_FIELD, parseOverviewField, type MosaicOverview } from './overview.js';
 
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type JsonObject = { [key: string]: Json };
@@ -34,6 +35,11 @@ export interface MosaicDocument {
   data_type?: string;
   colormap?: Map<number, [number, number, number, number]>;
   layers?: JsonObject;
+  /**
+   * tessera's low-zoom overview (mosaic/overview.ts); not part of cogeo-mosaic's model, so never
+   * in the model's dump below (TiTiler drops it too).
+   */
+  overview?: MosaicOverview;
 }
 
 const FIELDS = [
@@ -155,6 +161,7 @@ export function parseMosaicDocument(raw: unknown, what = 'MosaicJSON document'):
     if (!isObject(layers)) f.fail('layers', 'must be an object');
     doc.layers = layers;
   }
+  if (f.has(OVERVIEW_FIELD)) doc.overview = parseOverviewField(raw[OVERVIEW_FIELD], what);
   return doc;
 }
 

@@ -10,6 +10,8 @@
  * A bbox spanning more index cells than the index has keys is answered by filtering the keys.
  */
 import type { MosaicDocument } from './document.js';
+import type { MosaicOverview } from './overview.js';
+import type { PixelSelection } from './methods.js';
 import { quadkeyZoomOf } from './document.js';
 import { lowerBound, quadkey, quadkeyToTile } from './quadkey.js';
 import { getTms, WEB_MERCATOR_QUAD } from '../tms/registry.js';
@@ -60,6 +62,17 @@ export class Mosaic {
   /** The mosaic's zoom range when read in its own grid, else the requested grid's. */
   zooms(tms: TileMatrixSet): { minzoom: number; maxzoom: number } {
     return tms === this.grid ? { minzoom: this.doc.minzoom, maxzoom: this.doc.maxzoom } : { minzoom: tms.minzoom, maxzoom: tms.maxzoom };
+  }
+
+  /**
+   * The document's low-zoom overview (mosaic/overview.ts) when a tile of `tms` at `z` is to be read
+   * from it: in the mosaic's own grid, below its minzoom, at or below the overview's maxzoom, and
+   * with the pixel selection it was made with (another one must compose the assets to mean what it says).
+   */
+  overviewAt(tms: TileMatrixSet, z: number, selection: PixelSelection): MosaicOverview | undefined {
+    const o = this.doc.overview;
+    if (!o || tms !== this.grid || z >= this.doc.minzoom || z > o.maxzoom || selection !== o.pixelSelection) return undefined;
+    return o;
   }
 
   /** cogeo-mosaic `info()` as TiTiler calls it (the backend opened in WebMercatorQuad). */

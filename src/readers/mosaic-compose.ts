@@ -11,7 +11,7 @@
  * TileOutsideBounds) are skipped; nothing read at all is a 204.
  */
 import { RasterReader, overviewFactor, type ValueOptions, type PointValues, type ReadPlan } from '../source/reader.js';
-import type { SourceContext, SourceMeta } from '../source/dataset.js';
+import type { RasterSource, SourceContext, SourceMeta } from '../source/dataset.js';
 import type { UrlPolicy } from '../upstream/url-policy.js';
 import { sameCrs, srsFrom, transformBounds, TransformMemo } from '../gdal/crs.js';
 import type { SpatialReference } from '../gdal/gdal.js';
@@ -152,6 +152,19 @@ class CogLayer {
   }
 }
 
+/** What error messages call a document's low-zoom overview (mosaic/overview.ts). */
+const OVERVIEW_LABEL = 'mosaic overview';
+
+/** A raster a mosaic document names (an asset, its overview), under the URL policy as every client-given URL. */
+function sourceOf(ctx: MosaicContext, href: string, what: string): RasterSource {
+  return ctx.sources.sourceAt(ctx.policy.resolve(href, what), `${what} '${href}'`);
+}
+
+/** The version of the overview COG (its upstream validators), for the tags of the tiles read from it. */
+export async function overviewVersion(ctx: MosaicContext, href: string): Promise<string | undefined> {
+  return (await sourceOf(ctx, href, OVERVIEW_LABEL).meta()).version;
+}
+
 /** Reads the assets of one mosaic request; built once per request from its parameters. */
 export class MosaicReader {
   private readonly cog: CogLayer;
@@ -171,6 +184,17 @@ export class MosaicReader {
     const footprint = new TileFootprint(tms, x, y, z);
     // Every asset warps onto this tile's grid: where they share a CRS, their transformations repeat.
     const shared = { ...opts, transformMemo: new TransformMemo() };
+    // The overview holds the assets' bands: a mosaic of STAC items (whose requests name assets) reads its items.
+    const overview = isStacItem(this.mosaic, assets[0]!) ? undefined : this.mosaic.overviewAt(tms, z, opts.pixelSelection);
+    if (overview) {
+      // One read of the document's low-zoom overview stands for every asset. A failure to read it is
+      // the tile's failure, as an unreadable asset's is, not a fall back onto the assets: the
+      // document's author named the file, and a quiet fallback would hide a broken or refused
+      // overview behind tiles that are slow (or partial) again, and read it on every request.
+      const img = await this.cogTile(overview.href, tms, x, y, z, shared, budget, footprint, false, OVERVIEW_LABEL);
+      if (!img) throw new TesseraError('NoContent', 'Method returned an empty array');
+      return { image: { ...img, assets: [overview.href] }, assetsUsed: [overview.href] };
+    }
     // Below the mosaic's minzoom each asset covers a small part of the tile: it is read for that part alone.
     const partial = z < this.mosaic.zooms(tms).minzoom && opts.buffer === undefined && opts.padding === undefined;
     const read = (asset: string): Promise<ImageData | undefined> =>
@@ -201,9 +225,8 @@ export class MosaicReader {
     return out;
   }
 
-  private reader(asset: string): RasterReader {
-    const loc = this.ctx.policy.resolve(asset, 'mosaic asset');
-    return new RasterReader(this.ctx.sources.sourceAt(loc, `mosaic asset '${asset}'`));
+  private reader(asset: string, what = 'mosaic asset'): RasterReader {
+    return new RasterReader(sourceOf(this.ctx, asset, what));
   }
 
   private async cogTile(
@@ -216,10 +239,11 @@ export class MosaicReader {
     budget: { sourcePixels: number },
     footprint: TileFootprint,
     partial: boolean,
+    what = 'mosaic asset',
   ): Promise<ImageData | undefined> {
-    const reader = this.reader(asset);
+    const reader = this.reader(asset, what);
     const meta = await reader.meta();
-    this.cog.checkIndexes(meta.count, `mosaic asset '${asset}'`);
+    this.cog.checkIndexes(meta.count, `${what} '${asset}'`);
     if (!footprint.touches(meta)) return undefined;
     const window = partial ? await assetWindow(reader, tms, { x, y, z }, opts.tilesize) : undefined;
     const plan = window

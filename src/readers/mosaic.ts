@@ -5,7 +5,7 @@
  * no preview, part or feature; its point answer lists every asset (the family's own route).
  */
 import type { Mosaic } from '../mosaic/mosaic.js';
-import { MosaicReader, type MosaicContext, type MosaicLayer, type MosaicTile } from './mosaic-compose.js';
+import { MosaicReader, overviewVersion, type MosaicContext, type MosaicLayer, type MosaicTile } from './mosaic-compose.js';
 import type { PixelSelection } from '../mosaic/methods.js';
 import { checkTile, type BBox, type TileMatrixSet } from '../tms/grid.js';
 import { badRequest } from '../errors.js';
@@ -61,9 +61,15 @@ export class MosaicDocumentReader implements Reader {
    * The document's version alone: it names every asset of every tile, and opening the assets of a
    * tile to learn theirs would cost what a low-zoom tile's reads cost. An asset replaced under the
    * same URL keeps its tiles' tags until the document changes (the tile cache's TTL still holds).
+   * A tile read from the document's low-zoom overview is one file: its version is in the tag too,
+   * so a rebuilt overview under the same URL changes the tiles' tags (none when it has no validator).
    */
-  async version(): Promise<string | undefined> {
-    return this.mosaic.origin.version;
+  async version(tile?: { tms: TileMatrixSet; z: number }): Promise<string | undefined> {
+    const doc = this.mosaic.origin.version;
+    const overview = tile ? this.mosaic.overviewAt(tile.tms, tile.z, this.opts.pixelSelection) : undefined;
+    if (!overview) return doc;
+    const file = await overviewVersion(this.ctx, overview.href);
+    return file === undefined ? undefined : JSON.stringify([doc, overview.href, file]);
   }
 
   async tile(tms: TileMatrixSet, tile: { x: number; y: number; z: number }, opts: TileReadOptions): Promise<ReaderImage> {

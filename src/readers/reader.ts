@@ -73,9 +73,10 @@ export interface Reader {
   /**
    * What identifies the version of every input the layer reads (documents by their bytes, rasters
    * by their upstream validators), without reading a pixel; undefined when an input has none.
-   * Answers are tagged by it, so that a revalidation costs no rendering (api/etag.ts).
+   * Answers are tagged by it, so that a revalidation costs no rendering (api/etag.ts). `tile`, for
+   * a tile answer: which tile (a mosaic reads another file below its minzoom when it has an overview).
    */
-  version(): Promise<string | undefined>;
+  version(tile?: { tms: TileMatrixSet; z: number }): Promise<string | undefined>;
   /** Zoom levels of `tms` the dataset spans. */
   zooms(tms: TileMatrixSet): Promise<Zooms>;
   tile(tms: TileMatrixSet, tile: { x: number; y: number; z: number }, opts: TileReadOptions): Promise<ReaderImage>;

@@ -6,6 +6,9 @@
  *                        DEFLATE, one internal overview (256²), nodata 0
  *   large/mosaic.json    MosaicJSON 0.0.3 over them, quadkeys at the COGs' minzoom, assets named
  *                        by absolute URL (`{BASE}` is filled in by the file server)
+ *   large/overview.tif   its low-zoom overview (`tessera mosaic overview`'s builder: zoom 9, the
+ *                        document's minzoom − 1, pixel selection `first`), made once (its stamp)
+ *   large/mosaic-overview.json  the same document naming it in `tessera:overview`
  *
  * 320 km across: the COGs' zooms are 10–12, so the document's minzoom (and quadkey zoom) is 10; a
  * tile there needs up to 16 COGs, one two zooms lower a hundred and more, and at minzoom − 4 one
@@ -18,15 +21,28 @@ import { gdal } from '../../src/gdal/gdal.js';
 import { buildMosaicJson, type MosaicFootprint } from '../../src/mosaic/build.js';
 import { lonLatBounds } from './data.js';
 import { pyDumps } from '../../src/pyjson.js';
+import { loadSettings } from '../../src/config.js';
+import { Services } from '../../src/services.js';
+import { Mosaic } from '../../src/mosaic/mosaic.js';
+import { parseMosaicDocument } from '../../src/mosaic/document.js';
+import { buildMosaicOverview } from '../../src/mosaic/overview-build.js';
+import { OVERVIEW_FIELD, overviewFieldJson } from '../../src/mosaic/overview.js';
 
 const VERSION = '1';
 const STAMP = '.version';
+/** The overview's stamp: the COGs' version it was made from, and its own. */
+const OVERVIEW_VERSION = `${VERSION}.1`;
+const OVERVIEW_STAMP = '.overview-version';
+const OVERVIEW_FILE = 'overview.tif';
+const OVERVIEW_DOCUMENT = 'mosaic-overview.json';
 
 export const LARGE_MOSAIC = { epsg: 32633, originX: 300_000, originY: 5_100_000, pixel: 20, size: 512, step: 10_000, grid: 32 } as const;
 
 export interface LargeMosaic {
   /** Folder of the COGs and the document. */
   dir: string;
+  /** The document naming the low-zoom overview (in `dir`). */
+  overviewDocument: string;
   /** The document's zoom range and bounds. */
   minzoom: number;
   maxzoom: number;
@@ -57,12 +73,53 @@ export async function ensureLargeMosaic(dir: string, log: (line: string) => void
   await fs.writeFile(path.join(out, 'mosaic.json'), text);
   log(`bench data: large mosaic of ${count} COGs, ${built.quadkeys} quadkeys at zoom ${built.quadkeyZoom}`);
   // Read back as plain JSON: the built document holds Python-float wrappers for pyDumps.
-  return describe(out, JSON.parse(text) as Record<string, unknown>);
+  const doc = JSON.parse(text) as Record<string, unknown>;
+  await ensureOverview(out, doc, log);
+  return describe(out, doc);
+}
+
+/**
+ * The overview of the large mosaic, made once by the builder `tessera mosaic overview` uses, from the
+ * COGs on disk (the document's `{BASE}` URLs read as local paths), and the document naming it by
+ * the file server's URL.
+ */
+async function ensureOverview(out: string, doc: Record<string, unknown>, log: (line: string) => void): Promise<void> {
+  const file = path.join(out, OVERVIEW_FILE);
+  const stamp = await fs.readFile(path.join(out, OVERVIEW_STAMP), 'utf8').catch(() => '');
+  const minzoom = doc['minzoom'] as number;
+  if (stamp !== OVERVIEW_VERSION) {
+    const t0 = Date.now();
+    log(`bench data: composing the large mosaic's low-zoom overview at zoom ${minzoom - 1} (once; ${file})`);
+    const local = JSON.parse(JSON.stringify(doc).replaceAll('{BASE}/large', out)) as unknown;
+    const services = new Services(loadSettings({ logLevel: 'silent', renderThreads: 0, allowedLocalRoots: [out], tileCacheBytes: 0 }));
+    try {
+      const mosaic = new Mosaic(parseMosaicDocument(local), { url: out, tilesInDocument: true, version: '' });
+      const built = await buildMosaicOverview(
+        mosaic,
+        { ...services.mosaicContext, lowZoomDeadlineMs: 0, finishLater: false },
+        {
+          output: file,
+          pixelSelection: 'first',
+          resampling: 'nearest',
+          threads: 4,
+        },
+      );
+      log(
+        `bench data: overview ${built.width}×${built.height} px, ${built.written} tiles with data, ${built.bytes} bytes (${((Date.now() - t0) / 1000).toFixed(0)} s)`,
+      );
+    } finally {
+      await services.close();
+    }
+    await fs.writeFile(path.join(out, OVERVIEW_STAMP), OVERVIEW_VERSION);
+  }
+  const field = overviewFieldJson({ href: `{BASE}/large/${OVERVIEW_FILE}`, maxzoom: minzoom - 1, pixelSelection: 'first' });
+  await fs.writeFile(path.join(out, OVERVIEW_DOCUMENT), JSON.stringify({ ...doc, [OVERVIEW_FIELD]: field }));
 }
 
 function describe(dir: string, doc: Record<string, unknown>): LargeMosaic {
   return {
     dir,
+    overviewDocument: OVERVIEW_DOCUMENT,
     minzoom: doc['minzoom'] as number,
     maxzoom: doc['maxzoom'] as number,
     bounds: doc['bounds'] as [number, number, number, number],

@@ -18,7 +18,8 @@
  *               browser's connections to one host), timed until the last tile; over several items
  *   mosaic      one-asset against four-asset mosaic tiles, warm, one at a time
  *   low zoom    a mosaic of 1,024 COGs (./large-mosaic.ts), 20 ms per upstream answer: per zoom from
- *               minzoom down to minzoom − 4 a fresh server, a viewport's 16 tiles, then again
+ *               minzoom down to minzoom − 4 a fresh server, a viewport's 16 tiles, then again; with
+ *               the plain document, then with the one naming its low-zoom overview
  *   core        the tile mixes made in-process by tessera's core (./core.ts), no HTTP
  *   floor       the same tiles by bare GDAL (./floor.ts): CPU per tile, what tessera's is set against
  *
@@ -275,8 +276,16 @@ const AGAIN_AFTER_MS = 10_000;
 
 async function lowZoomPhase(servers: ServerName[], upstream: Upstream, large: LargeMosaic, delayMs: number): Promise<LowZoomRow[]> {
   const rows: LowZoomRow[] = [];
+  // The plain document, and the same with its low-zoom overview named (TiTiler ignores the field: it
+  // composes the assets there as it does for the plain one).
+  for (const name of ['mosaic.json', large.overviewDocument]) rows.push(...(await lowZoomOf(servers, upstream, large, delayMs, name)));
+  return rows;
+}
+
+async function lowZoomOf(servers: ServerName[], upstream: Upstream, large: LargeMosaic, delayMs: number, documentName: string): Promise<LowZoomRow[]> {
+  const rows: LowZoomRow[] = [];
   const [w, s, e, n] = large.bounds;
-  const document = encodeURIComponent(`${upstream.url}/large/mosaic.json`);
+  const document = encodeURIComponent(`${upstream.url}/large/${documentName}`);
   for (let below = 4; below >= 0; below--) {
     const zoom = large.minzoom - below;
     const cx = lonToTileX((w + e) / 2, zoom);
@@ -295,6 +304,7 @@ async function lowZoomPhase(servers: ServerName[], upstream: Upstream, large: La
         const again = await runLoad(srv.service.url, paths, { concurrency: 6, passes: 1, timeoutMs: 60_000 });
         rows.push({
           server: name,
+          document: documentName,
           zoom,
           below,
           delayMs,
@@ -305,7 +315,7 @@ async function lowZoomPhase(servers: ServerName[], upstream: Upstream, large: La
           upstreamBytesPerTile: up.bytes / paths.length,
         });
         log(
-          `low zoom z${zoom} ${name}: first p50 ${first.latencyMs.p50.toFixed(0)} p95 ${first.latencyMs.p95.toFixed(0)} ms, ${first.errors} errors; again p50 ${again.latencyMs.p50.toFixed(0)} ms`,
+          `low zoom ${documentName} z${zoom} ${name}: first p50 ${first.latencyMs.p50.toFixed(0)} p95 ${first.latencyMs.p95.toFixed(0)} ms, ${first.errors} errors; again p50 ${again.latencyMs.p50.toFixed(0)} ms`,
         );
       } finally {
         await upstream.delay(0);

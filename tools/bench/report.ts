@@ -66,6 +66,8 @@ export interface RoundTripRow {
 /** One zoom of the low-zoom phase (large-mosaic.ts) on one server. */
 export interface LowZoomRow {
   server: ServerName;
+  /** The document read: `mosaic.json`, or `mosaic-overview.json` naming the low-zoom overview (TiTiler ignores it). */
+  document: string;
   zoom: number;
   /** Zooms below the mosaic's minzoom. */
   below: number;
@@ -520,9 +522,19 @@ export function markdown(r: BenchReport): string {
     lines.push('');
     lines.push(
       table(
-        ['zoom', 'server', 'first p50 / p95 / max ms', 'timeouts and errors', 'upstream requests per tile', 'upstream bytes per tile', 'again p50 / p95 ms'],
+        [
+          'zoom',
+          'document',
+          'server',
+          'first p50 / p95 / max ms',
+          'timeouts and errors',
+          'upstream requests per tile',
+          'upstream bytes per tile',
+          'again p50 / p95 ms',
+        ],
         r.lowZoom.map((x) => [
           `${x.zoom} (minzoom − ${x.below})`,
+          x.document,
           SERVER_LABEL[x.server],
           `${f1(x.first.p50)} / ${f1(x.first.p95)} / ${f1(x.first.max)}`,
           String(x.first.errors + x.again.errors),

@@ -30,6 +30,9 @@ async function main(): Promise<void> {
   // The low-zoom phase's 1,024-COG mosaic (large-mosaic.ts), when it has been made.
   const large = await withBase('large/mosaic.json', '{BASE}').catch(() => undefined);
   if (large !== undefined) server.put('/large/mosaic.json', large);
+  // The same naming its low-zoom overview (large/overview.tif, served as a file).
+  const overview = await withBase('large/mosaic-overview.json', '{BASE}').catch(() => undefined);
+  if (overview !== undefined) server.put('/large/mosaic-overview.json', overview);
   // The shared fixture item names https://myurl.com/B01.tif and so on: point it at fixtures/.
   server.put(
     '/fixtures/item.json',
