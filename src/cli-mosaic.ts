@@ -19,7 +19,7 @@ import { buildMosaicJson, type MosaicFootprint, type MosaicOptions } from './mos
 import { parseMosaicDocument } from './mosaic/document.js';
 import { mixedCrs, parseUrlList, readFootprints } from './mosaic/footprints.js';
 import { Mosaic } from './mosaic/mosaic.js';
-import { buildMosaicOverview } from './mosaic/overview-build.js';
+import { buildMosaicOverview } from './readers/mosaic-overview-build.js';
 import { OVERVIEW_FIELD, overviewFieldJson, type MosaicOverview, type OverviewResampling } from './mosaic/overview.js';
 import type { PixelSelection } from './mosaic/methods.js';
 
@@ -313,7 +313,7 @@ export interface OverviewCliOptions {
 }
 
 /**
- * `tessera mosaic overview`: composes the mosaic below its minzoom into one COG (mosaic/overview-build.ts)
+ * `tessera mosaic overview`: composes the mosaic below its minzoom into one COG (readers/mosaic-overview-build.ts)
  * and writes the document again with the field naming it (mosaic/overview.ts). The assets are read
  * under the server's settings and policies, with its mosaic reader.
  */

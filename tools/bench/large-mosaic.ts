@@ -25,7 +25,7 @@ import { loadSettings } from '../../src/config.js';
 import { Services } from '../../src/services.js';
 import { Mosaic } from '../../src/mosaic/mosaic.js';
 import { parseMosaicDocument } from '../../src/mosaic/document.js';
-import { buildMosaicOverview } from '../../src/mosaic/overview-build.js';
+import { buildMosaicOverview } from '../../src/readers/mosaic-overview-build.js';
 import { OVERVIEW_FIELD, overviewFieldJson } from '../../src/mosaic/overview.js';
 
 const VERSION = '1';

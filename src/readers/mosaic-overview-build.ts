@@ -17,10 +17,10 @@ import { srsFrom, transformBounds, WGS84 } from '../gdal/crs.js';
 import { WEB_MERCATOR_QUAD } from '../tms/registry.js';
 import { TesseraError } from '../errors.js';
 import type { BandArray, DType, ImageData } from '../image/image-data.js';
-import { MosaicReader, type MosaicContext } from '../readers/mosaic-compose.js';
-import type { Mosaic } from './mosaic.js';
-import type { PixelSelection } from './methods.js';
-import type { OverviewResampling } from './overview.js';
+import { MosaicReader, type MosaicContext } from './mosaic-compose.js';
+import type { Mosaic } from '../mosaic/mosaic.js';
+import type { PixelSelection } from '../mosaic/methods.js';
+import type { OverviewResampling } from '../mosaic/overview.js';
 
 export interface OverviewBuildOptions {
   /** The COG to write. */
