@@ -182,14 +182,16 @@ Exit status: 0 printed, 1 the document cannot be read or is not MosaicJSON, 2 a 
 const MOSAIC_OVERVIEW_HELP = `
 Below a mosaic's minzoom a tile covers many assets (four zooms down, hundreds), and reading them all
 takes seconds. This composes the mosaic once, as the server does (the same assets, reads and pixel
-selection), at one zoom below the minzoom (--zoom), into one Cloud Optimized GeoTIFF in EPSG:3857
+selection), at one zoom below the minzoom by default (--zoom, at most the minzoom), into one Cloud
+Optimized GeoTIFF in EPSG:3857
 (internal overviews, DEFLATE, a mask where there is no data), and writes the document again with
 the field naming it:
 
   "tessera:overview": {"href": "<--href>", "maxzoom": <zoom>, "pixel_selection": "<--pixel-selection>"}
 
-tessera then answers tiles below the minzoom, down from that zoom, with one read of the overview when
-the request's pixel_selection is the overview's; other readers of MosaicJSON (TiTiler, cogeo-mosaic)
+tessera then answers tiles from that zoom down with one read of the overview when the request's
+pixel_selection is the overview's (--zoom set to the minzoom covers the minzoom too, whose tiles are
+then the composed tiles pixel for pixel, at four times the pixels of the default); other readers of MosaicJSON (TiTiler, cogeo-mosaic)
 ignore the field. Upload the COG to where --href says, and serve the new document. Rebuild the
 overview when the assets change.
 
@@ -267,7 +269,7 @@ mosaic
   .requiredOption('-o, --output <file.tif>', 'the overview COG to write')
   .option('--href <url>', 'where the COG will be served from, as the document names it (default: its local path)')
   .option('--document <file>', 'write the document to this file (gzip-compressed if it ends with .gz) instead of standard output')
-  .option('--zoom <z>', "the zoom rendered, below the mosaic's minzoom (default: minzoom − 1)", wholeIn('zoom', 0, 30))
+  .option('--zoom <z>', "the zoom rendered, at most the mosaic's minzoom (default: minzoom − 1)", wholeIn('zoom', 0, 30))
   .option(
     '--pixel-selection <method>',
     'how each pixel is picked among the assets, as the tiles it stands for',

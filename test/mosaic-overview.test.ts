@@ -122,7 +122,7 @@ describe('mosaic low-zoom overview', () => {
     const cases: Array<[string[], Record<string, string>, RegExp]> = [
       // Loopback refused (the default): the document cannot even be fetched.
       [[doc, '-o', out], { TESSERA_ALLOWED_NETWORKS: '' }, /not allowed.*loopback|loopback.*not reached/i],
-      [[doc, '-o', out, '--zoom', '7'], LOOPBACK_ENV, /--zoom 7 is not below the mosaic's minzoom 7/],
+      [[doc, '-o', out, '--zoom', '8'], LOOPBACK_ENV, /--zoom 8 is above the mosaic's minzoom 7/],
       [[doc, '-o', path.join(dir, 'never.png')], LOOPBACK_ENV, /must name a \.tif file/],
       [[`${assets.url}/nothing.json`, '-o', out], LOOPBACK_ENV, /not found|404/],
     ];
@@ -216,6 +216,70 @@ describe('mosaic low-zoom overview', () => {
     assert.ok(r.covered > 1000);
     assert.ok(r.maskDiffers <= r.covered * 0.03, `5/9/11: ${r.maskDiffers} mask pixels differ`);
     assert.ok(r.meanAbs <= r.neighbourAbs * 1.5, `5/9/11: mean absolute difference ${r.meanAbs}, neighbours ${r.neighbourAbs}`);
+  });
+
+  it('built at the minzoom (--zoom 7), serves the minzoom too, pixel for pixel as composed, and nothing above', async () => {
+    const res = await run(
+      process.execPath,
+      [
+        BUILT_CLI,
+        'mosaic',
+        'overview',
+        `${assets.url}/mosaic.json`,
+        '-o',
+        path.join(dir, 'overview7.tif'),
+        '--href',
+        `${files.url}/overview7.tif`,
+        '--document',
+        path.join(dir, 'doc7.json'),
+        '--zoom',
+        '7',
+      ],
+      { env: LOOPBACK_ENV },
+    );
+    assert.equal(res.status, 0, res.stderr);
+    const doc7 = JSON.parse(await readFile(path.join(dir, 'doc7.json'), 'utf8')) as Record<string, unknown>;
+    assert.deepEqual(doc7['tessera:overview'], { href: `${files.url}/overview7.tif`, maxzoom: 7, pixel_selection: 'first' });
+    assets.put('/overview7.json', JSON.stringify(doc7));
+    const t = await start({ mosaicLowZoomDeadlineMs: 0 });
+    const headers = new Map<string, string | null>();
+    const body = async (doc: string, z: number, x: number, y: number): Promise<Buffer> => {
+      const r = await t.get(`/mosaicjson/tiles/WebMercatorQuad/${z}/${x}/${y}.npy?url=${q(doc)}`);
+      assert.equal(r.status, 200, `${doc} ${z}/${x}/${y}`);
+      headers.set(`${doc} ${z}/${x}/${y}`, r.headers.get('x-assets'));
+      return Buffer.from(await r.arrayBuffer());
+    };
+    for (const [x, y] of [
+      [37, 45],
+      [38, 45],
+      [37, 46],
+    ] as const) {
+      const composed = await body('mosaic.json', 7, x, y);
+      const seen = await logged(async () => {
+        assert.ok((await body('overview7.json', 7, x, y)).equals(composed), `7/${x}/${y}: the same array as composed from the assets`);
+      });
+      assert.equal(headers.get(`overview7.json 7/${x}/${y}`), `${files.url}/overview7.tif`, `7/${x}/${y}: made from the overview`);
+      // The first tile fetches the overview's bytes; GDAL's cache may hold the next ones' already.
+      if (x === 37 && y === 45)
+        assert.ok(
+          seen.files.some((l) => l.startsWith('GET /overview7.tif')),
+          'the overview is read',
+        );
+      assert.deepEqual(
+        seen.assets.filter((l) => /\.tif/.test(l)),
+        [],
+        `7/${x}/${y}: no asset read`,
+      );
+    }
+    const above = await logged(async () => {
+      await body('overview7.json', 8, 75, 91);
+    });
+    assert.ok(
+      above.assets.some((l) => /^GET \/cog[12]\.tif/.test(l)),
+      'above the minzoom the assets are read',
+    );
+    assert.deepEqual(above.files, [], 'and not the overview');
+    assert.equal(headers.get('overview7.json 8/75/91'), `${assets.url}/cog1.tif,${assets.url}/cog2.tif`);
   });
 
   it('reads only the overview below minzoom, and the assets at minzoom and for another pixel selection', async () => {

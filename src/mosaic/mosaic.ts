@@ -71,7 +71,9 @@ export class Mosaic {
    */
   overviewAt(tms: TileMatrixSet, z: number, selection: PixelSelection): MosaicOverview | undefined {
     const o = this.doc.overview;
-    if (!o || tms !== this.grid || z >= this.doc.minzoom || z > o.maxzoom || selection !== o.pixelSelection) return undefined;
+    // Up to the document's minzoom: built at minzoom (`--zoom`), its pixels there are the composed
+    // tiles' exactly; above minzoom the assets' own resolutions serve better than any overview.
+    if (!o || tms !== this.grid || z > this.doc.minzoom || z > o.maxzoom || selection !== o.pixelSelection) return undefined;
     return o;
   }
 

@@ -25,7 +25,7 @@ import type { OverviewResampling } from '../mosaic/overview.js';
 export interface OverviewBuildOptions {
   /** The COG to write. */
   output: string;
-  /** The zoom rendered (the COG's full resolution); default the document's minzoom − 1. */
+  /** The zoom rendered (the COG's full resolution), at most the document's minzoom; default minzoom − 1. */
   zoom?: number;
   pixelSelection: PixelSelection;
   resampling: OverviewResampling;
@@ -94,7 +94,7 @@ export async function buildMosaicOverview(mosaic: Mosaic, ctx: MosaicContext, op
   const minzoom = mosaic.doc.minzoom;
   if (minzoom === 0) throw new Error("the mosaic's minzoom is 0: there is no zoom below it to make an overview for");
   const zoom = opts.zoom ?? minzoom - 1;
-  if (zoom >= minzoom || zoom < 0) throw new Error(`--zoom ${zoom} is not below the mosaic's minzoom ${minzoom}: give 0 to ${minzoom - 1}`);
+  if (zoom > minzoom || zoom < 0) throw new Error(`--zoom ${zoom} is above the mosaic's minzoom ${minzoom}: give 0 to ${minzoom}`);
   const { tl, br, aligned } = tileRange(mosaic, zoom);
   if (mosaic.doc.asset_type?.toUpperCase() === 'STAC') {
     throw new Error("the mosaic's assets are STAC items: overviews are made for mosaics of COGs (a request's `assets` could not be read from one image)");

@@ -6,8 +6,8 @@
  *                        DEFLATE, one internal overview (256²), nodata 0
  *   large/mosaic.json    MosaicJSON 0.0.3 over them, quadkeys at the COGs' minzoom, assets named
  *                        by absolute URL (`{BASE}` is filled in by the file server)
- *   large/overview.tif   its low-zoom overview (`tessera mosaic overview`'s builder: zoom 9, the
- *                        document's minzoom − 1, pixel selection `first`), made once (its stamp)
+ *   large/overview.tif   its low-zoom overview (`tessera mosaic overview`'s builder at zoom 10, the
+ *                        document's minzoom, pixel selection `first`), made once (its stamp)
  *   large/mosaic-overview.json  the same document naming it in `tessera:overview`
  *
  * 320 km across: the COGs' zooms are 10–12, so the document's minzoom (and quadkey zoom) is 10; a
@@ -31,7 +31,7 @@ import { OVERVIEW_FIELD, overviewFieldJson } from '../../src/mosaic/overview.js'
 const VERSION = '1';
 const STAMP = '.version';
 /** The overview's stamp: the COGs' version it was made from, and its own. */
-const OVERVIEW_VERSION = `${VERSION}.1`;
+const OVERVIEW_VERSION = `${VERSION}.2`;
 const OVERVIEW_STAMP = '.overview-version';
 const OVERVIEW_FILE = 'overview.tif';
 const OVERVIEW_DOCUMENT = 'mosaic-overview.json';
@@ -89,7 +89,7 @@ async function ensureOverview(out: string, doc: Record<string, unknown>, log: (l
   const minzoom = doc['minzoom'] as number;
   if (stamp !== OVERVIEW_VERSION) {
     const t0 = Date.now();
-    log(`bench data: composing the large mosaic's low-zoom overview at zoom ${minzoom - 1} (once; ${file})`);
+    log(`bench data: composing the large mosaic's low-zoom overview at zoom ${minzoom}, its minzoom (once; ${file})`);
     const local = JSON.parse(JSON.stringify(doc).replaceAll('{BASE}/large', out)) as unknown;
     const services = new Services(loadSettings({ logLevel: 'silent', renderThreads: 0, allowedLocalRoots: [out], tileCacheBytes: 0 }));
     try {
@@ -99,6 +99,8 @@ async function ensureOverview(out: string, doc: Record<string, unknown>, log: (l
         { ...services.mosaicContext, lowZoomDeadlineMs: 0, finishLater: false },
         {
           output: file,
+          // At the minzoom itself: tiles from minzoom down to minzoom − 4 (issue 23's range) come from it.
+          zoom: minzoom,
           pixelSelection: 'first',
           resampling: 'nearest',
           threads: 4,
@@ -112,7 +114,7 @@ async function ensureOverview(out: string, doc: Record<string, unknown>, log: (l
     }
     await fs.writeFile(path.join(out, OVERVIEW_STAMP), OVERVIEW_VERSION);
   }
-  const field = overviewFieldJson({ href: `{BASE}/large/${OVERVIEW_FILE}`, maxzoom: minzoom - 1, pixelSelection: 'first' });
+  const field = overviewFieldJson({ href: `{BASE}/large/${OVERVIEW_FILE}`, maxzoom: minzoom, pixelSelection: 'first' });
   await fs.writeFile(path.join(out, OVERVIEW_DOCUMENT), JSON.stringify({ ...doc, [OVERVIEW_FIELD]: field }));
 }
 
