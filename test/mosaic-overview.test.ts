@@ -61,30 +61,36 @@ describe('mosaic low-zoom overview', () => {
     return q(name);
   }
 
+  /**
+   * Runs the built CLI as a user would on the fixture document: `NAME.tif` in the temporary folder,
+   * named by the second file server's URL, the document written beside it; the CLI must succeed.
+   */
+  async function buildOverview(name: string, extra: string[]): Promise<{ stderr: string; doc: Record<string, unknown> }> {
+    const document = path.join(dir, `${name}.doc.json`);
+    const args = [
+      'mosaic',
+      'overview',
+      `${assets.url}/mosaic.json`,
+      '-o',
+      path.join(dir, `${name}.tif`),
+      '--href',
+      `${files.url}/${name}.tif`,
+      '--document',
+      document,
+    ];
+    const res = await run(process.execPath, [BUILT_CLI, ...args, ...extra], { env: LOOPBACK_ENV });
+    assert.equal(res.status, 0, res.stderr);
+    return { stderr: res.stderr, doc: JSON.parse(await readFile(document, 'utf8')) as Record<string, unknown> };
+  }
+
   before(async () => {
     assets = await startFileServer(FIXTURES);
     dir = await mkdtemp(path.join(os.tmpdir(), 'tessera-overview-'));
     files = await startFileServer(dir);
     assets.put('/mosaic.json', JSON.stringify(await fixtureMosaic(assets.url)));
-    const res = await run(
-      process.execPath,
-      [
-        BUILT_CLI,
-        'mosaic',
-        'overview',
-        `${assets.url}/mosaic.json`,
-        '-o',
-        path.join(dir, 'overview.tif'),
-        '--href',
-        `${files.url}/overview.tif`,
-        '--document',
-        path.join(dir, 'doc.json'),
-      ],
-      { env: LOOPBACK_ENV },
-    );
-    cliStderr = res.stderr;
-    assert.equal(res.status, 0, res.stderr);
-    overviewDoc = JSON.parse(await readFile(path.join(dir, 'doc.json'), 'utf8')) as Record<string, unknown>;
+    const built = await buildOverview('overview', []);
+    cliStderr = built.stderr;
+    overviewDoc = built.doc;
     assets.put('/overview.json', JSON.stringify(overviewDoc));
   });
   after(async () => {
@@ -219,26 +225,7 @@ describe('mosaic low-zoom overview', () => {
   });
 
   it('built at the minzoom (--zoom 7), serves the minzoom too, pixel for pixel as composed, and nothing above', async () => {
-    const res = await run(
-      process.execPath,
-      [
-        BUILT_CLI,
-        'mosaic',
-        'overview',
-        `${assets.url}/mosaic.json`,
-        '-o',
-        path.join(dir, 'overview7.tif'),
-        '--href',
-        `${files.url}/overview7.tif`,
-        '--document',
-        path.join(dir, 'doc7.json'),
-        '--zoom',
-        '7',
-      ],
-      { env: LOOPBACK_ENV },
-    );
-    assert.equal(res.status, 0, res.stderr);
-    const doc7 = JSON.parse(await readFile(path.join(dir, 'doc7.json'), 'utf8')) as Record<string, unknown>;
+    const { doc: doc7 } = await buildOverview('overview7', ['--zoom', '7']);
     assert.deepEqual(doc7['tessera:overview'], { href: `${files.url}/overview7.tif`, maxzoom: 7, pixel_selection: 'first' });
     assets.put('/overview7.json', JSON.stringify(doc7));
     const t = await start({ mosaicLowZoomDeadlineMs: 0 });
