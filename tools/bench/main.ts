@@ -44,7 +44,7 @@ import { pathFor, type ServerName } from './dialects.js';
 import { ensureLargeMosaic, type LargeMosaic } from './large-mosaic.js';
 import { buildMixes, firstViewTiles, tilePath, type Mix } from './mixes.js';
 import { median, runLoad, type LoadResult } from './load.js';
-import { RssSampler, treeCpuSeconds } from './rss.js';
+import { machineBusySeconds, RssSampler, treeCpuSeconds } from './rss.js';
 import type { UpstreamCommand, UpstreamMessage } from './upstream.js';
 import { writeReport, type BenchReport, type ColdRow, type FirstViewRow, type FloorRow, type LowZoomRow, type RoundTripRow, type WarmRow } from './report.js';
 
@@ -328,6 +328,14 @@ async function lowZoomOf(servers: ServerName[], upstream: Upstream, large: Large
   return rows;
 }
 
+/** Says so when other processes keep the machine busy: every figure of the run would be lower. */
+async function warnIfBusy(log: (line: string) => void): Promise<void> {
+  const [busy0, ours0, t0] = [machineBusySeconds(), treeCpuSeconds(process.pid), performance.now()];
+  await new Promise((r) => setTimeout(r, 3000));
+  const cores = (machineBusySeconds() - busy0 - (treeCpuSeconds(process.pid) - ours0)) / ((performance.now() - t0) / 1000);
+  if (cores > 0.1) log(`warning: other processes are using ${cores.toFixed(2)} cores of ${CORES}; the figures will be lower than this machine can do`);
+}
+
 function summary(load: LoadResult): Omit<LoadResult, 'statusByPath'> {
   const { statusByPath: _ignored, ...rest } = load;
   return rest;
@@ -402,6 +410,7 @@ async function main(): Promise<void> {
     return;
   }
   const started = new Date();
+  await warnIfBusy(log);
   try {
     const set = buildMixes(data, upstream.url);
     const mixes = set.mixes.filter((m) => !opts.mixes || opts.mixes.includes(m.id));
@@ -447,11 +456,13 @@ async function main(): Promise<void> {
               s.rss.resetPeak();
               const paths = mix.paths.map((p) => pathFor(name, p));
               const cpu0 = treeCpuSeconds(s.service.pid);
+              const [busy0, ours0] = [machineBusySeconds(), treeCpuSeconds(process.pid)];
               const { load, upstream: up } = await measured(upstream, () => runLoad(s.service.url, paths, { concurrency, durationMs: opts.durationMs }));
               const cpuSeconds = treeCpuSeconds(s.service.pid) - cpu0;
+              const foreignCpuSeconds = Math.max(0, machineBusySeconds() - busy0 - (treeCpuSeconds(process.pid) - ours0));
               const peak = s.rss.peak();
               phasePeak[name] = Math.max(phasePeak[name] ?? 0, peak);
-              warm.push({ mix: mix.id, server: name, concurrency, rep, load: summary(load), upstream: up, peakRssBytes: peak, cpuSeconds });
+              warm.push({ mix: mix.id, server: name, concurrency, rep, load: summary(load), upstream: up, peakRssBytes: peak, cpuSeconds, foreignCpuSeconds });
               log(
                 `warm ${mix.id} c=${concurrency} ${name} #${rep + 1}: ${load.rps.toFixed(1)} req/s, p99 ${load.latencyMs.p99.toFixed(0)} ms, ${load.errors} errors, ${((cpuSeconds * 1000) / load.requests).toFixed(1)} CPU ms/request`,
               );

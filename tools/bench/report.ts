@@ -25,6 +25,8 @@ export interface WarmRow extends ColdRow {
   rep: number;
   /** CPU seconds the server's processes used during the run (user + system, all threads). */
   cpuSeconds?: number;
+  /** CPU seconds other processes on the machine used during the run (not the benchmark's own tree). */
+  foreignCpuSeconds?: number;
 }
 
 /** One first view: a fresh item's 4×4 viewport on one warm server. */
@@ -378,6 +380,14 @@ export function markdown(r: BenchReport): string {
     "Body per answer averages what each server answered in its run: a timed run goes round the mix's list from the start, so a slower server answered more of the first (lowest-zoom, often masked) tiles; compare sizes where both went round the list, or per tile.",
   );
   lines.push('');
+  const foreign = r.warm.filter((w) => w.foreignCpuSeconds !== undefined).map((w) => (w.foreignCpuSeconds ?? 0) / w.load.seconds);
+  if (foreign.length > 0) {
+    const busiest = Math.max(...foreign);
+    lines.push(
+      `Other processes on the machine during the warm runs (CPU they took, in cores): median ${foreign.length ? median(foreign).toFixed(2) : '–'}, most ${busiest.toFixed(2)}${busiest > 0.1 ? ' — runs beside other work measure less than the machine can do; rerun on a quiet machine' : ''}.`,
+    );
+    lines.push('');
+  }
   lines.push(
     `Peak RSS over the warm phase (server and all its processes): ${servers.map((sv) => `${SERVER_LABEL[sv]} ${mib(r.warmPeakRssBytes[sv])}`).join(', ')} (tessera ÷ 0.18.10: ${ratio(r.warmPeakRssBytes.tessera, r.warmPeakRssBytes.titiler)}).`,
   );

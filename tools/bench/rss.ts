@@ -69,6 +69,20 @@ export function treeCpuSeconds(root: number): number {
   return ticks / USER_HZ;
 }
 
+/**
+ * CPU seconds the whole machine spent busy (every core; /proc/stat's first line less idle and
+ * iowait). Less the benchmark's own process tree over the same run, it is what other processes
+ * took: a build or test suite running beside the benchmark takes a core from whichever server is
+ * measured, and the report says how much there was.
+ */
+export function machineBusySeconds(): number {
+  const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!;
+  const f = line.trim().split(/\s+/).slice(1).map(Number);
+  // user nice system idle iowait irq softirq steal (guest time is already inside user and nice)
+  const total = f.slice(0, 8).reduce((a, b) => a + b, 0);
+  return (total - f[3]! - f[4]!) / USER_HZ;
+}
+
 export class RssSampler {
   private timer: NodeJS.Timeout | undefined;
   private peakBytes = 0;
