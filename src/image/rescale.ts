@@ -38,7 +38,8 @@ export function applyRescale(img: ImageData, ranges: ReadonlyArray<readonly [num
     const [min, max] = perBand ? ranges[b]! : first;
     const out = allocate('uint8', band.length) as Uint8Array;
     const mask = img.masks[b]!;
-    if (band instanceof Uint8Array || band instanceof Uint16Array) applyLut(band, mask, lookupTable(img.dtype, band, min, max), out);
+    if (band instanceof Uint16Array) applyLutUint16(band, mask, lookupTable(img.dtype, band, min, max), out);
+    else if (band instanceof Uint8Array) applyLutUint8(band, mask, lookupTable(img.dtype, band, min, max), out);
     else if (band instanceof Int8Array || band instanceof Int16Array) applyLutSigned(band, mask, lookupTable(img.dtype, band, min, max), out);
     else if (img.dtype === 'float32') rescaleFloat32(band, mask, min, max, out);
     else if (band instanceof Float64Array && img.dtype === 'float64') rescaleDoubles(band, mask, min, max, out);
@@ -77,8 +78,16 @@ function lookupTable(dtype: string, band: Uint8Array | Uint16Array | Int8Array |
   return lut;
 }
 
-function applyLut(band: Uint8Array | Uint16Array, mask: Uint8Array, lut: Uint8Array, out: Uint8Array): void {
-  for (let i = 0; i < band.length; i++) out[i] = mask[i] === 0 ? 0 : lut[band[i]!]!;
+// One loop per band type: a loop that has seen both reads its band through a type check per pixel
+// (the table lookups of an RGB tile took ~6% of the server's CPU so).
+function applyLutUint16(band: Uint16Array, mask: Uint8Array, lut: Uint8Array, out: Uint8Array): void {
+  const n = band.length;
+  for (let i = 0; i < n; i++) out[i] = mask[i] === 0 ? 0 : lut[band[i]!]!;
+}
+
+function applyLutUint8(band: Uint8Array, mask: Uint8Array, lut: Uint8Array, out: Uint8Array): void {
+  const n = band.length;
+  for (let i = 0; i < n; i++) out[i] = mask[i] === 0 ? 0 : lut[band[i]!]!;
 }
 
 function applyLutSigned(band: Int8Array | Int16Array, mask: Uint8Array, lut: Uint8Array, out: Uint8Array): void {

@@ -21,7 +21,16 @@ import { maskFromAlpha, maskFromValues, normaliseMaskBand } from './masks.js';
 import { arrayBounds, type Grid, type Window } from './geometry.js';
 import { srsFrom, transformerBetween, transformPoints, type TransformMemo } from '../gdal/crs.js';
 import { TesseraError, invalidBandIndex } from '../errors.js';
-import { composeIndex, gather, gatherMasked, indexMask, invGeoTransform, nearestIndex, rasterIoNearestIndex, type GeoTransform6 } from './warp-nearest.js';
+import {
+  composeIndex,
+  gather,
+  gatherMaskedPlanes,
+  indexMask,
+  invGeoTransform,
+  nearestIndex,
+  rasterIoNearestIndex,
+  type GeoTransform6,
+} from './warp-nearest.js';
 
 export type ReadResampling = 'nearest' | 'bilinear' | 'cubic' | 'cubic_spline' | 'lanczos' | 'average' | 'mode' | 'gauss' | 'rms';
 export type WarpResampling = 'nearest' | 'bilinear' | 'cubic' | 'cubic_spline' | 'lanczos' | 'average' | 'mode' | 'sum' | 'rms';
@@ -665,8 +674,8 @@ function warpNearestInJs(
     const mask = indexMask(index);
     return { dtype, indexes, bands, masks: bands.map(() => mask), width, height, warpedBy: 'js' };
   }
-  const gathered = src.planes.map((plane) => gatherMasked(plane, index, nodata));
-  return { dtype, indexes, bands: gathered.map((g) => g.band), masks: gathered.map((g) => g.mask), width, height, warpedBy: 'js' };
+  const { bands, masks } = gatherMaskedPlanes(src.planes, index, nodata);
+  return { dtype, indexes, bands, masks, width, height, warpedBy: 'js' };
 }
 
 /**

@@ -741,6 +741,102 @@ export function gatherMasked(src: BandArray, index: Int32Array, nodata: number):
   return { band, mask };
 }
 
+/**
+ * gatherMasked for every plane of one read. Three planes of one common type (RGB imagery with a
+ * nodata value: Sentinel-2 TCI, most 8- and 16-bit true colour) go through the index in one pass:
+ * each offset is loaded once for the three, and on 3×256² uint16 planes that measured 35–50% less
+ * CPU than three passes (3,000 repetitions, task-clock, busy 2-core machine).
+ */
+export function gatherMaskedPlanes(planes: BandArray[], index: Int32Array, nodata: number): { bands: BandArray[]; masks: Uint8Array[] } {
+  const [a, b, c] = planes;
+  if (planes.length === 3 && !Number.isNaN(nodata) && a!.constructor === b!.constructor && a!.constructor === c!.constructor) {
+    const n = index.length;
+    const masks = [new Uint8Array(n), new Uint8Array(n), new Uint8Array(n)];
+    const [m0, m1, m2] = masks as [Uint8Array, Uint8Array, Uint8Array];
+    if (a instanceof Uint8Array) {
+      const bands = [new Uint8Array(n), new Uint8Array(n), new Uint8Array(n)];
+      gatherMasked3Uint8(a, b as Uint8Array, c as Uint8Array, index, bands[0]!, bands[1]!, bands[2]!, m0, m1, m2, nodata);
+      return { bands, masks };
+    }
+    if (a instanceof Uint16Array) {
+      const bands = [new Uint16Array(n), new Uint16Array(n), new Uint16Array(n)];
+      gatherMasked3Uint16(a, b as Uint16Array, c as Uint16Array, index, bands[0]!, bands[1]!, bands[2]!, m0, m1, m2, nodata);
+      return { bands, masks };
+    }
+  }
+  const gathered = planes.map((plane) => gatherMasked(plane, index, nodata));
+  return { bands: gathered.map((g) => g.band), masks: gathered.map((g) => g.mask) };
+}
+
+// The three-plane loops, one per type as gather's; masks arrive zeroed.
+function gatherMasked3Uint8(
+  p0: Uint8Array,
+  p1: Uint8Array,
+  p2: Uint8Array,
+  index: Int32Array,
+  o0: Uint8Array,
+  o1: Uint8Array,
+  o2: Uint8Array,
+  m0: Uint8Array,
+  m1: Uint8Array,
+  m2: Uint8Array,
+  nodata: number,
+): void {
+  const n = index.length;
+  for (let i = 0; i < n; i++) {
+    const k = index[i]!;
+    if (k < 0) {
+      o0[i] = nodata;
+      o1[i] = nodata;
+      o2[i] = nodata;
+      continue;
+    }
+    const v0 = p0[k]!;
+    const v1 = p1[k]!;
+    const v2 = p2[k]!;
+    o0[i] = v0;
+    o1[i] = v1;
+    o2[i] = v2;
+    if (v0 !== nodata) m0[i] = 255;
+    if (v1 !== nodata) m1[i] = 255;
+    if (v2 !== nodata) m2[i] = 255;
+  }
+}
+
+function gatherMasked3Uint16(
+  p0: Uint16Array,
+  p1: Uint16Array,
+  p2: Uint16Array,
+  index: Int32Array,
+  o0: Uint16Array,
+  o1: Uint16Array,
+  o2: Uint16Array,
+  m0: Uint8Array,
+  m1: Uint8Array,
+  m2: Uint8Array,
+  nodata: number,
+): void {
+  const n = index.length;
+  for (let i = 0; i < n; i++) {
+    const k = index[i]!;
+    if (k < 0) {
+      o0[i] = nodata;
+      o1[i] = nodata;
+      o2[i] = nodata;
+      continue;
+    }
+    const v0 = p0[k]!;
+    const v1 = p1[k]!;
+    const v2 = p2[k]!;
+    o0[i] = v0;
+    o1[i] = v1;
+    o2[i] = v2;
+    if (v0 !== nodata) m0[i] = 255;
+    if (v1 !== nodata) m1[i] = 255;
+    if (v2 !== nodata) m2[i] = 255;
+  }
+}
+
 // One loop per common type, as for gather. `mask` arrives zeroed: only valid pixels are written
 // (~10% faster than writing every mask byte).
 function gatherMaskedUint16(src: Uint16Array, index: Int32Array, out: Uint16Array, mask: Uint8Array, nodata: number): void {
