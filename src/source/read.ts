@@ -650,6 +650,7 @@ function warpNearestInJs(
   const { grid, width, height } = target;
   const warp = (w: number, h: number): Int32Array | undefined =>
     nearestIndex({
+      ...scratchOut(w * h),
       transform: { dstGt: gdalwarpGeoTransform(grid, w, h), ct, srcInv, ...(opts.transformMemo ? { memo: opts.transformMemo } : {}) },
       srcWidth: src.win.w,
       srcHeight: src.win.h,
@@ -676,6 +677,17 @@ function warpNearestInJs(
   }
   const { bands, masks } = gatherMaskedPlanes(src.planes, index, nodata);
   return { dtype, indexes, bands, masks, width, height, warpedBy: 'js' };
+}
+
+/**
+ * One index buffer for the JS warps of this thread up to a 512² tile's: warpNearestInJs uses its
+ * index synchronously (gathered into new bands before it returns), so the next warp may overwrite
+ * it. Larger warps (previews, parts) get their own, not kept.
+ */
+const KEPT_INDEX_LENGTH = 512 * 512;
+const indexBuffer = new Int32Array(KEPT_INDEX_LENGTH);
+function scratchOut(n: number): { out?: Int32Array } {
+  return n <= KEPT_INDEX_LENGTH ? { out: indexBuffer.subarray(0, n) } : {};
 }
 
 /**

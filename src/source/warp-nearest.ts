@@ -283,6 +283,11 @@ export interface NearestWarpInput {
   maxError?: number;
   /** Optional validity plane of the source (alpha or mask): 0 = transparent, else opaque. */
   validity?: BandArray;
+  /**
+   * Where to write the index (width × height long), for a caller that reuses one buffer: a fresh
+   * index of a 512² tile is 1 MiB of new pages to fault in and zero, for an array that dies at once.
+   */
+  out?: Int32Array;
 }
 
 /**
@@ -426,7 +431,8 @@ export function nearestIndex(input: NearestWarpInput): Int32Array | undefined {
   const maxError = input.maxError ?? GDALWARP_MAX_ERROR;
   const chunks = warpChunks(t, sw, sh, width, height);
   if (!chunks) return undefined;
-  const index = new Int32Array(width * height).fill(-1);
+  if (input.out && input.out.length !== width * height) throw new RangeError(`nearestIndex: out holds ${input.out.length}, not ${width * height}`);
+  const index = (input.out ?? new Int32Array(width * height)).fill(-1);
   const xs = rowScratch(width, 0);
   const ys = rowScratch(width, 1);
   const ok = okScratch(width);
