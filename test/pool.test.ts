@@ -3,7 +3,12 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { DatasetPool } from '../src/source/pool.js';
 import type { Dataset } from '../src/gdal/gdal.js';
+import path from 'node:path';
 import { TesseraError } from '../src/errors.js';
+import { SourceContext } from '../src/source/dataset.js';
+import { RasterReader } from '../src/source/reader.js';
+import { readRaster, type ReadOptions } from '../src/source/read.js';
+import { FIXTURES } from './helpers/paths.js';
 
 /** Stand-in handles: the pool only opens, passes around and closes them. */
 function fakePool(handlesPerSource: number, maxHandles = 64) {
@@ -154,5 +159,44 @@ describe('DatasetPool, cold source', () => {
     assert.equal(calls, 3);
     assert.equal(ids[1], ids[3], 'one region, one handle');
     assert.equal(new Set(ids).size, 3);
+  });
+});
+
+describe('DatasetPool, point queries', () => {
+  it("read a pixel on its region's handle, the one a window over the region uses", async () => {
+    // Points on any idle handle made every handle cache (and inflate) its own copy of the blocks.
+    const pool = new DatasetPool({ handlesPerSource: 4, maxHandles: 8 });
+    const asked: Array<number | undefined> = [];
+    const use = pool.use.bind(pool);
+    pool.use = (p, fn, affinity) => {
+      asked.push(affinity);
+      return use(p, fn, affinity);
+    };
+    try {
+      const reader = new RasterReader(new SourceContext(pool, { ttlMs: 0, size: 4 }).source(path.join(FIXTURES, 'cog.tif'), 'cog.tif'));
+      const meta = await reader.meta();
+      const [x0, dx, , y0, , dy] = meta.geoTransform;
+      const at = async (col: number, row: number): Promise<number | undefined> => {
+        asked.length = 0;
+        await reader.point(x0! + (col + 0.5) * dx!, y0! + (row + 0.5) * dy!, meta.crs, { unscale: false, resampling: 'nearest', reproject: 'nearest' });
+        assert.equal(asked.length, 1);
+        return asked[0];
+      };
+      const window = async (col: number, row: number, size: number): Promise<number | undefined> => {
+        asked.length = 0;
+        const target = { kind: 'window', window: { colOff: col, rowOff: row, width: size, height: size }, width: size, height: size } as const;
+        await readRaster((fn, affinity) => reader.source.use(fn, affinity), meta, target, { resampling: 'nearest', reproject: 'nearest' } as ReadOptions);
+        return asked[0];
+      };
+      const first = await at(10, 10);
+      assert.notEqual(first, undefined, 'a point names its region');
+      assert.equal(await at(200, 300), first, 'the same 4×4-block region');
+      assert.equal(await window(0, 0, 400), first, "a window over the region takes the points' handle");
+      const far = await at(2600, 2600);
+      assert.notEqual(far, undefined);
+      assert.equal(await window(2400, 2400, 200), far);
+    } finally {
+      await pool.closeAll();
+    }
   });
 });

@@ -6,7 +6,7 @@
  * pooled dataset handle. Geometry follows rio-tiler 6.8 (`reader.part`, `get_vrt_transform`).
  */
 import type { RasterSource, SourceMeta } from './dataset.js';
-import { readPixel, readRaster, type ReadOptions, type ReadTarget, type RawRead } from './read.js';
+import { pixelAffinity, readPixel, readRaster, type ReadOptions, type ReadTarget, type RawRead } from './read.js';
 import {
   applyBuffer,
   arrayBounds,
@@ -260,7 +260,7 @@ export class RasterReader {
     const gt = meta.geoTransform;
     const col = Math.floor((px - gt[0]!) / gt[1]!);
     const row = Math.floor((py - gt[3]!) / gt[5]!);
-    const raw = await this.source.use((ds) => readPixel(ds, meta, col, row, opts));
+    const raw = await this.source.use((ds) => readPixel(ds, meta, col, row, opts), pixelAffinity(meta, col, row));
     const img = toImageData(raw, meta, meta.bounds, meta.crs, opts.unscale, true);
     return { dtype: img.dtype, values: img.bands.map((band) => band[0]!), masks: img.masks.map((m) => m[0] === 0), bandNames: img.bandNames };
   }
