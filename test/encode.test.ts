@@ -257,6 +257,23 @@ describe('webp', () => {
     assert.deepEqual(ours.planes[3], [...MASK]);
   });
 
+  it("leaves an opaque mask out, as libwebp leaves it out of the file: the same picture as GDAL's with the alpha band", async () => {
+    const opaque = new Uint8Array(PIXELS).fill(255);
+    const ours = await encode(raster('uint8', bands), opaque, 'webp');
+    const theirs = await gdalReference('WEBP', [...bands, opaque], { QUALITY: '75', LOSSLESS: 'FALSE' });
+    const [a, b] = [await decode8(ours), await decode8(theirs)];
+    assert.equal(a.channels, b.channels);
+    assert.deepEqual(a.planes, b.planes);
+    // and byte for byte what sharp writes when handed the opaque alpha plane itself
+    const rgba = Buffer.alloc(PIXELS * 4);
+    for (let i = 0; i < PIXELS; i++) [rgba[4 * i], rgba[4 * i + 1], rgba[4 * i + 2], rgba[4 * i + 3]] = [bands[0]![i]!, bands[1]![i]!, bands[2]![i]!, 255];
+    const withAlpha = await sharp(rgba, { raw: { width: W, height: H, channels: 4 } })
+      .toColourspace('srgb')
+      .webp({ quality: 75, lossless: false })
+      .toBuffer();
+    assert.ok(ours.equals(withAlpha));
+  });
+
   it("repeats a single band to RGB (as rio-tiler does before GDAL's driver)", async () => {
     const gray = bands[0]!;
     const out = await decode8(await encode(raster('uint8', [gray]), MASK, 'webp'));

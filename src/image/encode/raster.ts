@@ -109,12 +109,22 @@ export async function encodeJpeg(data: RasterData): Promise<Buffer> {
   return image.jpeg({ quality: 85, chromaSubsampling: '4:2:0', optimiseCoding: true }).toBuffer();
 }
 
-/** Lossy WebP (quality 75) of uint8 bands plus the mask as alpha; one band is repeated to RGB first. */
+function fullyOpaque(mask: Uint8Array): boolean {
+  for (let i = 0; i < mask.length; i++) if (mask[i] !== 255) return false;
+  return true;
+}
+
+/**
+ * Lossy WebP (quality 75) of uint8 bands plus the mask as alpha; one band is repeated to RGB first.
+ * A mask that is 255 everywhere is left out: libwebp drops an opaque alpha plane from the file
+ * anyway (the bytes are identical: 10 of 10 real 256² tiles), after spending ~a quarter of the
+ * encode on it (10.3 against 7.8 ms per tile).
+ */
 export async function encodeWebp(data: RasterData, mask: Uint8Array | undefined): Promise<Buffer> {
   if (data.dtype !== 'uint8') throw dtypeError('WEBP', data.dtype, 'uint8');
   const bands = data.bands.map(asUint8);
   const planes = bands.length === 1 ? [bands[0]!, bands[0]!, bands[0]!] : bands;
-  if (mask) planes.push(mask);
+  if (mask && !(planes.length === 3 && fullyOpaque(mask))) planes.push(mask);
   if (planes.length !== 3 && planes.length !== 4) throw bandCountError('WEBP', planes.length, mask !== undefined, WEBP_LAYOUTS);
   return rgbPipeline(planes, data.width, data.height).webp({ quality: 75, lossless: false }).toBuffer();
 }
