@@ -173,14 +173,9 @@ describe('upstream gateway', () => {
       await new Promise((r) => setTimeout(r, 150));
     }
     const ahead = files.log.slice(1);
-    const { size } = await fs.stat(path.join(FIXTURES, 'TCI.tif'));
     assert.ok(ahead.length >= 1 && ahead.length < blocks.length, files.log.join('\n'));
-    // Every range starts and ends on /vsicurl/'s chunks, as its own reads of a lone block do.
-    for (const line of ahead) {
-      const [first, last] = line.split('=')[1]!.split('-').map(Number) as [number, number];
-      assert.equal(first % curlChunkBytes(), 0, line);
-      assert.ok((last + 1) % curlChunkBytes() === 0 || last === size - 1, line);
-    }
+    // Every range starts on /vsicurl/'s chunks, as its own reads of a lone block do.
+    for (const line of ahead) assert.equal(Number(line.split('=')[1]!.split('-')[0]) % curlChunkBytes(), 0, line);
     const ds = gdal.open(remote);
     try {
       const read = [1, 2, 3].map((b) => ds.bands.get(b).pixels.read(0, 0, width, height));

@@ -120,6 +120,8 @@ function probe(url: string, lane: number): Promise<Head> {
   if (known) return known;
   const pending = probeOnce(url, lane);
   heads.delete(url);
+  // The file may have changed: its block tables are read again from this probe.
+  tables.delete(url);
   heads.set(url, { pending, expires: Date.now() + HEAD_TTL_MS });
   const forget = (): void => {
     if (heads.get(url)?.pending === pending) heads.delete(url);
@@ -465,23 +467,35 @@ async function relayShared(url: string, lane: number, wanted: [number, number], 
 }
 
 /** Block tables read from probes, by the probe's bytes (they go when the probe goes). */
-const indexes = new WeakMap<Buffer, TiffImage[]>();
+/**
+ * Block tables by URL, oldest first, read from a probe's bytes when first needed and kept after the
+ * probe goes (a map panned to a new region a minute later still finds them); a new probe of the URL
+ * (GDAL opening it again) replaces them. A few KiB each.
+ */
+const tables = new Map<string, { images: TiffImage[]; size: number }>();
+const MAX_TABLES = 256;
+
+async function tablesOf(url: string): Promise<{ images: TiffImage[]; size: number } | undefined> {
+  const known = tables.get(url);
+  if (known) return known;
+  const head = await heldHead(url)?.catch(() => undefined);
+  if (!head?.bytes || head.size === undefined) return undefined;
+  const read = { images: tiffImages(head.bytes), size: head.size };
+  tables.set(url, read);
+  if (tables.size > MAX_TABLES) tables.delete(tables.keys().next().value as string);
+  return read;
+}
 
 /**
  * Fetches blocks of a file ahead of the GDAL reads that will ask for them (gateway.ts `prefetch`),
- * as held ranges, in parallel: where the probe that opened the file holds its block tables.
+ * as held ranges, in parallel: where the probe that opened the file held its block tables.
  */
 async function prefetch(path: string, image: PrefetchImage, blocks: Array<[number, number]>, slot: number): Promise<void> {
   const target = targetOf(path);
   if (typeof target === 'number') return;
-  const head = await heldHead(target.url)?.catch(() => undefined);
-  if (!head?.bytes || head.size === undefined) return;
-  let images = indexes.get(head.bytes);
-  if (!images) {
-    images = tiffImages(head.bytes);
-    indexes.set(head.bytes, images);
-  }
-  for (const range of blockRanges(images, image, blocks, data.chunkBytes ?? 16_384, head.size)) {
+  const known = await tablesOf(target.url);
+  if (!known) return;
+  for (const range of blockRanges(known.images, image, blocks, data.chunkBytes ?? 16_384, known.size)) {
     for (const gap of unheld(target.url, range)) {
       if (gap[1] - gap[0] >= MAX_SHARED_RANGE || !slotMayFetch(data.budgets, slot)) continue;
       void prefetchRange(target.url, gap, slot);

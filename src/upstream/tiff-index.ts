@@ -18,6 +18,8 @@ export interface TiffImage {
   planar: number;
   offsets: number[];
   counts: number[];
+  /** The first and last byte of the image's blocks (leaders and trailers included). */
+  extent: [number, number];
 }
 
 const MAX_DIRECTORIES = 64;
@@ -77,8 +79,28 @@ export function tiffImages(bytes: Uint8Array): TiffImage[] {
       subfileType: one(254, 0),
       planar: one(284, 1),
     };
-    if (offsets && counts && offsets.length === counts.length && image.tileWidth > 0 && image.tileHeight > 0) images.push({ ...image, offsets, counts });
+    if (offsets && counts && offsets.length === counts.length && image.tileWidth > 0 && image.tileHeight > 0) {
+      let [first, last] = [Number.POSITIVE_INFINITY, -1];
+      offsets.forEach((offset, k) => {
+        if (!offset || !counts[k]) return;
+        first = Math.min(first, offset);
+        last = Math.max(last, offset + counts[k]! - 1);
+      });
+      images.push({ ...image, offsets, counts, extent: [first, last] });
+    }
     ifd = word(first + count * entrySize);
+  }
+  // GDAL reads a COG block with its 4-byte leader and trailer: an image's bytes reach that far
+  // beyond its blocks, but never into another image's.
+  const strict = images.map((i) => [...i.extent] as [number, number]);
+  for (const image of images) {
+    const [lo, hi] = image.extent;
+    let [from, to] = [Math.max(0, lo - 4), hi + 8];
+    for (const [a, b] of strict) {
+      if (b < lo) from = Math.max(from, b + 1);
+      if (a > hi) to = Math.min(to, a - 1);
+    }
+    image.extent = [from, to];
   }
   return images;
 }
@@ -86,8 +108,8 @@ export function tiffImages(bytes: Uint8Array): TiffImage[] {
 /**
  * The byte ranges [first, last] that hold blocks (column, row) of the chunky, unmasked image `of`
  * that size and tiling, with GDAL's block leader and trailer (4 bytes each side, COG layout), each
- * widened to whole `chunk`s (how /vsicurl/ asks for a lone block) and merged where they touch;
- * empty when the bytes hold no such image.
+ * widened to whole `chunk`s (how /vsicurl/ asks for a lone block) within the image's own blocks,
+ * and merged where they touch; empty when the bytes hold no such image.
  */
 export function blockRanges(
   images: readonly TiffImage[],
@@ -114,8 +136,10 @@ export function blockRanges(
     const offset = image.offsets[row * across + col];
     const count = image.counts[row * across + col];
     if (!offset || !count) continue;
+    // Widened to whole chunks, but never past the image's last block (an overview's read stays off the
+    // full resolution's, which a COG stores after it).
     const first = Math.floor(Math.max(0, offset - 4) / chunk) * chunk;
-    const last = Math.min(size - 1, Math.ceil((offset + count + 8) / chunk) * chunk - 1);
+    const last = Math.min(size - 1, image.extent[1], Math.ceil((offset + count + 8) / chunk) * chunk - 1);
     if (last >= first) ranges.push([first, last]);
   }
   ranges.sort((a, b) => a[0] - b[0]);
