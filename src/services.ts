@@ -1,6 +1,6 @@
 /** The long-lived parts of a running tessera, built from the settings; no HTTP here. */
 import type { Settings } from './config.js';
-import { configureGdal, firstReadBytes } from './gdal/gdal.js';
+import { configureGdal, firstReadBytes, curlChunkBytes } from './gdal/gdal.js';
 import { UpstreamGateway } from './upstream/gateway.js';
 import { configureEncoders } from './image/encode/index.js';
 import { UrlPolicy } from './upstream/url-policy.js';
@@ -57,6 +57,7 @@ export class Services {
           connectTimeoutMs: settings.upstreamConnectTimeoutMs,
           timeoutMs: settings.upstreamTimeoutMs,
           probeBytes: firstReadBytes(),
+          chunkBytes: curlChunkBytes(),
           budgets: this.budgets.memory,
         })
       : undefined;
@@ -95,6 +96,7 @@ export class Services {
       remotePath: gateway ? (url) => gateway.gdalPath(url) : undefined,
       upstreamFaults: gateway ? () => gateway.faults() : undefined,
       remoteVersion: gateway ? (path) => gateway.version(path) : undefined,
+      prefetch: gateway ? (path, image, blocks) => gateway.prefetch(path, image, blocks, budgets.currentSlot()) : undefined,
       meter: gateway ? meter : undefined,
       diagnose: (loc, label) => diagnoseOpen(loc, label, settings.allowedDrivers, this.client, settings.upstreamTimeoutMs),
     });

@@ -14,7 +14,7 @@ import { FIXTURES, fixtureItem, startFileServer, type FileServer } from './helpe
 import { LOOPBACK, startTessera } from './helpers/tessera.js';
 import { GATEWAY_REFUSED_STATUS, UpstreamGateway, redactGateway } from '../src/upstream/gateway.js';
 import { budgetMemory } from '../src/upstream/budget.js';
-import { gdal } from '../src/gdal/gdal.js';
+import { curlChunkBytes, gdal } from '../src/gdal/gdal.js';
 
 let files: FileServer;
 let odd: Server;
@@ -22,7 +22,7 @@ let oddUrl: string;
 let gateway: UpstreamGateway;
 let b01: Buffer;
 
-const OPTIONS = { connectTimeoutMs: 2000, timeoutMs: 2000, probeBytes: 65536, budgets: budgetMemory() };
+const OPTIONS = { connectTimeoutMs: 2000, timeoutMs: 2000, probeBytes: 65536, chunkBytes: curlChunkBytes(), budgets: budgetMemory() };
 
 /** The gateway URL GDAL would be given for `url`, without the /vsicurl/ prefix. */
 function via(g: UpstreamGateway, url: string): string {
@@ -121,9 +121,104 @@ describe('upstream gateway', () => {
     assert.equal((await fetch(via(gateway, 'http://127.0.0.1:1/a.tif'), { method: 'HEAD' })).status, 502);
     const slow = await fetch(via(gateway, `${oddUrl}/slow.tif`), { method: 'HEAD' });
     assert.equal(slow.status, 504);
-    const cut = await fetch(via(gateway, `${oddUrl}/cut.tif`), { headers: { Range: 'bytes=0-999' } });
+    // A block-sized range is read whole before it is sent (see the next test): a cut body is a 502.
+    const cutRange = await fetch(via(gateway, `${oddUrl}/cut.tif`), { headers: { Range: 'bytes=0-999' } });
+    assert.equal(cutRange.status, 502);
+    // Anything else is streamed as it arrives: the cut reaches GDAL as a cut.
+    const cut = await fetch(via(gateway, `${oddUrl}/cut.tif`));
     assert.equal(cut.status, 206);
     await assert.rejects(cut.arrayBuffer(), 'a body cut short upstream is not passed on as complete');
+  });
+
+  it('answers reads of bytes already being fetched from that one upstream request', async () => {
+    const cog = await fs.readFile(path.join(FIXTURES, 'cog.tif'));
+    const url = via(gateway, `${files.url}/cog.tif`);
+    files.log.length = 0;
+    files.delayMs = 100;
+    try {
+      // Two handles asking for the same block at once, and a third for part of it.
+      const asked = ['bytes=300000-399999', 'bytes=300000-399999', 'bytes=320000-329999'];
+      const answers = await Promise.all(asked.map((range) => fetch(url, { headers: { Range: range } })));
+      for (const [i, res] of answers.entries()) {
+        const [first, last] = asked[i]!.slice(6).split('-').map(Number) as [number, number];
+        assert.equal(res.status, 206);
+        assert.equal(res.headers.get('content-range'), `bytes ${first}-${last}/${cog.length}`);
+        assert.deepEqual(Buffer.from(await res.arrayBuffer()), cog.subarray(first, last + 1));
+      }
+      assert.deepEqual(files.log, ['GET /cog.tif bytes=300000-399999']);
+    } finally {
+      files.delayMs = 0;
+    }
+  });
+
+  it('fetches blocks ahead from the block tables its probe read, and GDAL then reads them from it', async () => {
+    const local = gdal.open(path.join(FIXTURES, 'TCI.tif'));
+    const band = local.bands.get(1);
+    const { x: width, y: height } = local.rasterSize;
+    const { x: blockWidth, y: blockHeight } = band.blockSize;
+    const expected = [1, 2, 3].map((b) => local.bands.get(b).pixels.read(0, 0, width, height));
+    local.close();
+    // A copy under a new URL: nothing of it is held or cached yet.
+    files.alias('/ahead/', '/');
+    const remote = gateway.gdalPath(`${files.url}/ahead/TCI.tif`);
+    files.log.length = 0;
+    assert.equal((await fetch(via(gateway, `${files.url}/ahead/TCI.tif`), { method: 'HEAD' })).status, 200);
+    const blocks: Array<[number, number]> = [];
+    for (let row = 0; row * blockHeight < height; row++) for (let col = 0; col * blockWidth < width; col++) blocks.push([col, row]);
+    gateway.prefetch(remote, { width, height, blockWidth, blockHeight }, blocks, -1);
+    // The blocks of a row lie one after another: whole rows come in a few ranges, in parallel.
+    let seen = -1;
+    while (files.log.length !== seen) {
+      seen = files.log.length;
+      await new Promise((r) => setTimeout(r, 150));
+    }
+    const ahead = files.log.slice(1);
+    assert.ok(ahead.length >= 1 && ahead.length < blocks.length, files.log.join('\n'));
+    // Every range starts on /vsicurl/'s chunks, as its own reads of a lone block do.
+    for (const line of ahead) assert.equal(Number(line.split('=')[1]!.split('-')[0]) % curlChunkBytes(), 0, line);
+    const ds = gdal.open(remote);
+    try {
+      const read = [1, 2, 3].map((b) => ds.bands.get(b).pixels.read(0, 0, width, height));
+      assert.deepEqual(read, expected);
+    } finally {
+      ds.close();
+    }
+    assert.deepEqual(files.log.slice(1), ahead, 'GDAL read every block from the bytes fetched ahead');
+  });
+
+  it('fetches upstream what runs past the bytes fetched ahead, whole, and GDAL reads right', async () => {
+    const chunk = curlChunkBytes();
+    const local = gdal.open(path.join(FIXTURES, 'cog.tif'));
+    const { x: width, y: height } = local.rasterSize;
+    const { x: blockWidth, y: blockHeight } = local.bands.get(1).blockSize;
+    const windows = [
+      [0, 0],
+      [blockWidth, 0],
+      [0, blockHeight * 3],
+    ].map(([x, y]) => ({ x: x!, y: y!, pixels: local.bands.get(1).pixels.read(x!, y!, 16, 16) }));
+    local.close();
+    const cog = await fs.readFile(path.join(FIXTURES, 'cog.tif'));
+    files.alias('/past/', '/');
+    const url = via(gateway, `${files.url}/past/cog.tif`);
+    files.log.length = 0;
+    assert.equal((await fetch(url, { method: 'HEAD' })).status, 200);
+    gateway.prefetch(gateway.gdalPath(`${files.url}/past/cog.tif`), { width, height, blockWidth, blockHeight }, [[0, 0]], -1);
+    while (files.log.length < 2) await new Promise((r) => setTimeout(r, 20));
+    const [first, last] = files.log[1]!.split('=')[1]!.split('-').map(Number) as [number, number];
+    await new Promise((r) => setTimeout(r, 100));
+    // /vsicurl/ reading ahead past what is held: the whole range, from upstream (a short answer would
+    // read as the end of the file to GDAL 3.6).
+    const ahead = await fetch(url, { headers: { Range: `bytes=${first}-${last + 4 * chunk}` } });
+    assert.equal(ahead.status, 206);
+    assert.deepEqual(Buffer.from(await ahead.arrayBuffer()), cog.subarray(first, last + 4 * chunk + 1));
+    assert.equal(files.log.length, 3, files.log.join('\n'));
+    // Blocks fetched ahead and blocks GDAL fetches itself, side by side: every pixel as in the file.
+    const ds = gdal.open(gateway.gdalPath(`${files.url}/past/cog.tif`));
+    try {
+      for (const w of windows) assert.deepEqual(ds.bands.get(1).pixels.read(w.x, w.y, 16, 16), w.pixels, `window at ${w.x},${w.y}`);
+    } finally {
+      ds.close();
+    }
   });
 });
 

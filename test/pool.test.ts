@@ -162,6 +162,38 @@ describe('DatasetPool, cold source', () => {
   });
 });
 
+describe('DatasetPool, blocks of a read', () => {
+  it('tells a read which of its blocks its handle has not read, before it runs or waits', async () => {
+    const { pool } = fakePool(4);
+    const told: number[][] = [];
+    const cold = (blocks: number[]): void => void told.push(blocks);
+    await pool.use('s', async () => undefined, { region: 0, blocks: [1, 2], cold });
+    await pool.use('s', async () => undefined, { region: 0, blocks: [1, 2], cold });
+    await pool.use('s', async () => undefined, { region: 0, blocks: [2, 3], cold });
+    assert.deepEqual(told, [[1, 2], [3]], 'the second read found both blocks read, the third one of two');
+    // While a read holds the handle, the next one waits for it; it is told before it waits.
+    const gate = deferred();
+    const first = pool.use('s', () => gate.promise, { region: 0, blocks: [4], cold });
+    const second = pool.use('s', async () => undefined, { region: 0, blocks: [4, 5], cold });
+    await new Promise((r) => setTimeout(r, 10));
+    assert.deepEqual(told.slice(2), [[4], [4, 5]]);
+    gate.resolve();
+    await Promise.all([first, second]);
+    // Another region's handle has read none of them.
+    await pool.use('s', async () => undefined, { region: 1, blocks: [1], cold });
+    assert.deepEqual(told.slice(4), [[1]]);
+  });
+
+  it('does not count the blocks of a read that failed', async () => {
+    const { pool } = fakePool(2);
+    const told: number[][] = [];
+    const cold = (blocks: number[]): void => void told.push(blocks);
+    await assert.rejects(pool.use('s', async () => Promise.reject(new TesseraError('BadRequest', 'no')), { region: 0, blocks: [7], cold }));
+    await pool.use('s', async () => undefined, { region: 0, blocks: [7], cold });
+    assert.deepEqual(told, [[7], [7]]);
+  });
+});
+
 describe('DatasetPool, point queries', () => {
   it("read a pixel on its region's handle, the one a window over the region uses", async () => {
     // Points on any idle handle made every handle cache (and inflate) its own copy of the blocks.
@@ -169,7 +201,7 @@ describe('DatasetPool, point queries', () => {
     const asked: Array<number | undefined> = [];
     const use = pool.use.bind(pool);
     pool.use = (p, fn, affinity) => {
-      asked.push(affinity);
+      asked.push(typeof affinity === 'number' ? affinity : affinity?.region);
       return use(p, fn, affinity);
     };
     try {

@@ -23,7 +23,7 @@ import { srsFrom, transformerBetween, transformPoint, transformPoints, Transform
 import { DatasetPool } from '../src/source/pool.js';
 import { SourceContext } from '../src/source/dataset.js';
 import { RasterReader } from '../src/source/reader.js';
-import { readRaster, type ReadOptions } from '../src/source/read.js';
+import { readRaster, type ReadOptions, type WithHandle } from '../src/source/read.js';
 import { getTms } from '../src/tms/registry.js';
 import { FIXTURES } from './helpers/paths.js';
 
@@ -418,7 +418,7 @@ describe('reader: JS warp and gdalwarp read the same tiles', () => {
       const source = ctx.source(path.join(FIXTURES, file), file);
       const reader = new RasterReader(source);
       const meta = await reader.meta();
-      const withHandle = <T>(fn: (ds: gdal.Dataset) => Promise<T>, affinity?: number): Promise<T> => source.use(fn, affinity);
+      const withHandle: WithHandle = (fn, affinity) => source.use(fn, affinity);
       const [l, b, r, t] = meta.bounds;
       let tiles = 0;
       let inJs = 0;

@@ -65,8 +65,13 @@ if (!configured) configureGdal({ connectTimeoutMs: 5_000, timeoutMs: 15_000 });
  */
 export function firstReadBytes(): number {
   const ingested = Math.max(1024, Number(gdal.config.get('GDAL_INGESTED_BYTES_AT_OPEN') ?? 1024) || 1024);
-  const chunk = Math.max(1024, Number(gdal.config.get('CPL_VSIL_CURL_CHUNK_SIZE') ?? 16384) || 16384);
+  const chunk = curlChunkBytes();
   return Math.ceil(ingested / chunk) * chunk;
+}
+
+/** The size of /vsicurl/'s download chunks (CPL_VSIL_CURL_CHUNK_SIZE): a lone block is read in whole chunks. */
+export function curlChunkBytes(): number {
+  return Math.max(1024, Number(gdal.config.get('CPL_VSIL_CURL_CHUNK_SIZE') ?? 16384) || 16384);
 }
 
 export { gdal };

@@ -6,7 +6,7 @@ import { stat } from 'node:fs/promises';
 import { sharedLoad, type PromiseTable } from '../concurrency.js';
 import { LRUCache } from 'lru-cache';
 import type { Dataset, SpatialReference } from '../gdal/gdal.js';
-import type { DatasetPool } from './pool.js';
+import { blockCell, type Affinity, type BlockedImage, type DatasetPool } from './pool.js';
 import { gdalOpenError } from './errors.js';
 import { srsFrom, transformBounds, WGS84, sameCrs } from '../gdal/crs.js';
 import { gdal } from '../gdal/gdal.js';
@@ -44,6 +44,8 @@ export interface SourceMeta {
   overviewSizes: Array<[number, number]>;
   /** Block size of band 1 [x, y]. */
   blockSize: [number, number];
+  /** Block size of band 1's overviews [x, y], as overviewSizes (a COG's may differ from the full resolution's). */
+  overviewBlockSizes?: Array<[number, number]>;
   colormap: Record<string, [number, number, number, number]> | undefined;
   /**
    * What identifies the version of the file this metadata was read from (its upstream ETag,
@@ -134,6 +136,7 @@ async function readMeta(ds: Dataset): Promise<SourceMeta> {
   const bands: BandMeta[] = [];
   let overviews: number[] = [];
   let overviewSizes: Array<[number, number]> = [];
+  let overviewBlockSizes: Array<[number, number]> = [];
   let blockSize: [number, number] = [size.x, 1];
   let colormap: SourceMeta['colormap'];
   for (let i = 1; i <= ds.bands.count(); i++) {
@@ -151,6 +154,7 @@ async function readMeta(ds: Dataset): Promise<SourceMeta> {
     if (i === 1) {
       overviews = band.overviews.map((ov) => Math.round(size.x / ov.size.x));
       overviewSizes = band.overviews.map((ov) => [ov.size.x, ov.size.y] as [number, number]);
+      overviewBlockSizes = band.overviews.map((ov) => [ov.blockSize.x, ov.blockSize.y] as [number, number]);
       blockSize = [band.blockSize.x, band.blockSize.y];
       const table = band.colorTable;
       if (table && table.count() > 0) {
@@ -176,6 +180,7 @@ async function readMeta(ds: Dataset): Promise<SourceMeta> {
     bands,
     overviews,
     overviewSizes,
+    overviewBlockSizes,
     blockSize,
     colormap,
   };
@@ -217,6 +222,11 @@ export class SourceContext {
   /** Why no allowed driver opened a raster (source/open.ts); one look per source at a time. */
   private readonly diagnose: (loc: Location, label: string) => Promise<TesseraError>;
   private readonly diagnosing = new Map<string, Promise<TesseraError>>();
+  /**
+   * Starts fetching blocks (column, row) of one image (by its size) of a source, ahead of the read
+   * that needs them (the upstream gateway's `prefetch`); none: reads fetch what they read.
+   */
+  readonly prefetch: ((path: string, image: BlockedImage, blocks: Array<[number, number]>) => void) | undefined;
   /** The version of a remote file as its last open saw it (the gateway's validators); none: unknown. */
   private readonly remoteVersion: ((path: string) => Promise<string | undefined>) | undefined;
 
@@ -230,9 +240,11 @@ export class SourceContext {
       upstreamFaults?: (() => number) | undefined;
       meter?: Meter | undefined;
       remoteVersion?: ((path: string) => Promise<string | undefined>) | undefined;
+      prefetch?: SourceContext['prefetch'];
     },
   ) {
     this.remoteVersion = opts.remoteVersion;
+    this.prefetch = opts.prefetch;
     this.upstreamFaults = opts.upstreamFaults;
     this.meter = opts.meter;
     this.remotePath = opts.remotePath ?? ((url) => gdalPath({ kind: 'http', url }));
@@ -292,11 +304,15 @@ export class RasterSource {
    * Runs `fn` with an exclusive handle; open failures become clear TesseraErrors. `affinity` names
    * the region read (see DatasetPool) so that reads of one region share a handle's block cache.
    */
-  async use<T>(fn: (ds: Dataset) => Promise<T> | T, affinity?: number): Promise<T> {
+  async use<T>(fn: (ds: Dataset) => Promise<T> | T, affinity?: Affinity): Promise<T> {
     const faultsBefore = this.ctx.upstreamFaults?.();
     const meter = this.ctx.meter;
+    const prefetch = this.ctx.prefetch;
+    const image = affinity?.image;
+    // Blocks a read waits to read are fetched meanwhile (pool.ts), where something can fetch them.
+    const aff = prefetch && image ? { ...affinity, cold: (blocks: number[]) => prefetch(this.path, image, blocks.map(blockCell)) } : affinity;
     try {
-      return await this.ctx.pool.use(this.path, meter ? (ds) => meter.run(ds, () => fn(ds)) : fn, affinity);
+      return await this.ctx.pool.use(this.path, meter ? (ds) => meter.run(ds, () => fn(ds)) : fn, aff);
     } catch (err) {
       if (err instanceof Error && err.name === 'TesseraError') throw err;
       const spent = meter?.exhausted();

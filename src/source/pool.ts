@@ -14,6 +14,13 @@
  * region the second read then finds the bytes the first fetched. Reads of other regions run on the
  * other handles; reads without affinity (metadata, points) take any idle handle.
  *
+ * Waiting chains the fetches of a viewport never seen one after another on its region's handle
+ * (gdal-async locks a dataset per call, and each read fetches the blocks the ones before did not).
+ * So a read that names its blocks, of which its handle has not read all, says which
+ * (`Affinity.cold`) before it runs or waits: the source layer has the upstream gateway fetch them
+ * at once, in parallel with every other read waiting, and the read then finds them at loopback
+ * speed. One handle still inflates and caches each block once.
+ *
  * The pool is bounded in total: idle handles of the least recently used sources are closed first.
  */
 import type { Dataset } from '../gdal/gdal.js';
@@ -23,7 +30,43 @@ import { TesseraError } from '../errors.js';
 interface Handle {
   ds: Dataset;
   slot: number;
+  /** The blocks (see Affinity) reads on this handle have read: what its block cache should hold. */
+  blocks: Set<number>;
 }
+
+/**
+ * Where a read goes: `region` (any non-negative integer) names the handle whose block cache should
+ * serve it; `blocks` (numbers unique within the source) the blocks it reads, if known; `cold` is told
+ * those of them that handle has not read, before the read runs or waits for it.
+ */
+export interface Affinity {
+  region: number;
+  blocks?: readonly number[] | undefined;
+  /** The image (full resolution or overview) the blocks are of, by its size and block size. */
+  image?: BlockedImage | undefined;
+  cold?: ((blocks: number[]) => void) | undefined;
+}
+
+/** An image of a raster (full resolution or an overview) as blocks are counted in it. */
+export interface BlockedImage {
+  width: number;
+  height: number;
+  blockWidth: number;
+  blockHeight: number;
+}
+
+/** A block's number within a source: overview level (-1: full resolution), then row and column. */
+export function blockKey(level: number | undefined, col: number, row: number): number {
+  return ((level ?? -1) + 1) * 2 ** 40 + row * 2 ** 20 + col;
+}
+
+/** The column and row of a block numbered by `blockKey`. */
+export function blockCell(key: number): [number, number] {
+  return [key % 2 ** 20, Math.floor(key / 2 ** 20) % 2 ** 20];
+}
+
+/** Blocks remembered per handle; past this the set starts again (GDAL's cache evicts too). */
+const MAX_TRACKED_BLOCKS = 16_384;
 
 interface Waiter {
   slot: number | undefined;
@@ -63,16 +106,23 @@ export class DatasetPool {
 
   /**
    * Runs `fn` with a handle of `path` held exclusively, then returns the handle to the pool.
-   * `affinity` (any non-negative integer) names the region read, so that reads of one region
-   * share a handle and its block cache.
+   * `affinity` names the region read (a number, or with its blocks, see Affinity), so that reads of
+   * one region share a handle and its block cache.
    */
-  async use<T>(path: string, fn: (ds: Dataset) => Promise<T> | T, affinity?: number): Promise<T> {
+  async use<T>(path: string, fn: (ds: Dataset) => Promise<T> | T, affinity?: number | Affinity): Promise<T> {
     const entry = this.entry(path);
-    const preferred = affinity === undefined ? undefined : Math.abs(Math.trunc(affinity)) % this.opts.handlesPerSource;
-    const handle = await this.acquire(entry, preferred);
+    const aff = typeof affinity === 'number' ? { region: affinity } : affinity;
+    const preferred = aff === undefined ? undefined : Math.abs(Math.trunc(aff.region)) % this.opts.handlesPerSource;
+    const handle = await this.acquire(entry, preferred, aff);
     let healthy = true;
     try {
-      return await fn(handle.ds);
+      const result = await fn(handle.ds);
+      const blocks = aff?.blocks;
+      if (blocks) {
+        if (handle.blocks.size + blocks.length > MAX_TRACKED_BLOCKS) handle.blocks.clear();
+        for (const b of blocks) handle.blocks.add(b);
+      }
+      return result;
     } catch (err) {
       // A failed GDAL call can leave a handle in a bad state (e.g. a truncated upstream): drop it.
       // Our own errors (tile outside bounds, bad band index) say nothing about the handle.
@@ -127,7 +177,13 @@ export class DatasetPool {
     return undefined;
   }
 
-  private async acquire(entry: Entry, preferred: number | undefined): Promise<Handle> {
+  private async acquire(entry: Entry, preferred: number | undefined, affinity: Affinity | undefined): Promise<Handle> {
+    // Blocks the region's handle has not read are fetched at once (see the top), before any wait.
+    if (preferred !== undefined && affinity?.cold && affinity.blocks) {
+      const held = entry.slots[preferred]?.blocks;
+      const missing = held ? affinity.blocks.filter((b) => !held.has(b)) : [...affinity.blocks];
+      if (missing.length > 0) affinity.cold(missing);
+    }
     for (;;) {
       const idleAt = preferred === undefined ? entry.idle.length - 1 : entry.idle.findIndex((h) => h.slot === preferred);
       if (idleAt >= 0) return entry.idle.splice(idleAt, 1)[0]!;
@@ -157,7 +213,7 @@ export class DatasetPool {
       throw err;
     }
     entry.opening.delete(slot);
-    const handle = { ds, slot };
+    const handle: Handle = { ds, slot, blocks: new Set() };
     entry.slots[slot] = handle;
     entry.known = true;
     // Reads that queued while the source was cold may now open their own slots.

@@ -21,6 +21,7 @@ import { maskFromAlpha, maskFromValues, normaliseMaskBand } from './masks.js';
 import { arrayBounds, type Grid, type Window } from './geometry.js';
 import { srsFrom, transformerBetween, transformPoints, type TransformMemo } from '../gdal/crs.js';
 import { TesseraError, invalidBandIndex } from '../errors.js';
+import { blockKey, type Affinity } from './pool.js';
 import {
   composeIndex,
   gather,
@@ -369,22 +370,38 @@ type WarpTarget = Extract<ReadTarget, { kind: 'warp' }>;
 
 /**
  * Runs `fn` with the source's dataset handle held exclusively (a lease from the handle pool);
- * `affinity` names the region read (see regionAffinity).
+ * `affinity` names the region read and its blocks (see regionAffinity).
  */
-export type WithHandle = <T>(fn: (ds: Dataset) => Promise<T>, affinity?: number) => Promise<T>;
+export type WithHandle = <T>(fn: (ds: Dataset) => Promise<T>, affinity?: Affinity) => Promise<T>;
 
-/**
- * A number naming the block (at an overview level) under the middle of a source window: reads of
- * one region ask the pool for the same handle, whose block cache then already holds their blocks.
- */
 /** Blocks per side of an affinity region (4 × 4 blocks: coarse enough that a window rarely straddles two). */
 const REGION_BLOCKS = 4;
+/** A window over more blocks than this (a preview) names none. */
+const MAX_NAMED_BLOCKS = 64;
 
-function regionAffinity(meta: SourceMeta, level: number | undefined, x: number, y: number, w: number, h: number): number {
-  const [bw, bh] = meta.blockSize;
-  const bx = Math.floor((x + w / 2) / Math.max(1, REGION_BLOCKS * bw));
-  const by = Math.floor((y + h / 2) / Math.max(1, REGION_BLOCKS * bh));
-  return ((Math.imul(bx, 73856093) ^ Math.imul(by, 19349663) ^ Math.imul((level ?? -1) + 2, 83492791)) >>> 0) % 1_000_003;
+/**
+ * Where a read of a source window (at an overview level) goes in the handle pool (pool.ts): the
+ * region is a number naming the 4 × 4 blocks under the middle of the window, so that reads of one
+ * region ask for the same handle, whose block cache then already holds their blocks; the blocks are
+ * those the window touches in the image read (`named` false: none), so that those the handle
+ * has not read yet can be fetched while the read waits for it.
+ */
+function regionAffinity(meta: SourceMeta, level: number | undefined, x: number, y: number, w: number, h: number, named = true): Affinity {
+  const bw = Math.max(1, meta.blockSize[0]);
+  const bh = Math.max(1, meta.blockSize[1]);
+  const bx = Math.floor((x + w / 2) / (REGION_BLOCKS * bw));
+  const by = Math.floor((y + h / 2) / (REGION_BLOCKS * bh));
+  const region = ((Math.imul(bx, 73856093) ^ Math.imul(by, 19349663) ^ Math.imul((level ?? -1) + 2, 83492791)) >>> 0) % 1_000_003;
+  const [width, height] = level === undefined ? [meta.width, meta.height] : (meta.overviewSizes[level] ?? [0, 0]);
+  // The blocks are counted in the image read, whose block size a COG's overviews may have of their own.
+  const [iw, ih] = (level === undefined ? meta.blockSize : meta.overviewBlockSizes?.[level]) ?? [0, 0];
+  if (!named || iw < 1 || ih < 1) return { region };
+  const [c0, c1] = [Math.floor(Math.max(0, x) / iw), Math.floor(Math.max(0, Math.min(width, x + w) - 1) / iw)];
+  const [r0, r1] = [Math.floor(Math.max(0, y) / ih), Math.floor(Math.max(0, Math.min(height, y + h) - 1) / ih)];
+  if (c1 < c0 || r1 < r0 || (c1 - c0 + 1) * (r1 - r0 + 1) > MAX_NAMED_BLOCKS) return { region };
+  const blocks: number[] = [];
+  for (let r = r0; r <= r1; r++) for (let c = c0; c <= c1; c++) blocks.push(blockKey(level, c, r));
+  return { region, blocks, image: { width, height, blockWidth: iw, blockHeight: ih } };
 }
 
 /** How a warped read goes: straight into the output grid, or through the implicit-overview grid. */
@@ -818,7 +835,8 @@ async function readWarped(withHandle: WithHandle, meta: SourceMeta, target: Warp
 export function readRaster(withHandle: WithHandle, meta: SourceMeta, target: ReadTarget, opts: ReadOptions): Promise<RawRead> {
   if (target.kind === 'warp') return readWarped(withHandle, meta, target, opts);
   const w = target.window;
-  return withHandle((ds) => readWindow(ds, meta, target, opts), regionAffinity(meta, undefined, w.colOff, w.rowOff, w.width, w.height));
+  // A window read may be decimated from an overview GDAL picks: its blocks are not named.
+  return withHandle((ds) => readWindow(ds, meta, target, opts), regionAffinity(meta, undefined, w.colOff, w.rowOff, w.width, w.height, false));
 }
 
 /**
@@ -827,7 +845,7 @@ export function readRaster(withHandle: WithHandle, meta: SourceMeta, target: Rea
  * any idle handle made each handle cache its own copies: at concurrency 16 the benchmark's points
  * re-inflated blocks on every query, at 5–13 ms of CPU each against ~1 ms one at a time.
  */
-export function pixelAffinity(meta: SourceMeta, col: number, row: number): number {
+export function pixelAffinity(meta: SourceMeta, col: number, row: number): Affinity {
   return regionAffinity(meta, undefined, col, row, 1, 1);
 }
 

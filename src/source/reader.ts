@@ -7,6 +7,7 @@
  */
 import type { RasterSource, SourceMeta } from './dataset.js';
 import { pixelAffinity, readPixel, readRaster, type ReadOptions, type ReadTarget, type RawRead } from './read.js';
+import type { Affinity } from './pool.js';
 import {
   applyBuffer,
   arrayBounds,
@@ -76,7 +77,7 @@ export class RasterReader {
   constructor(readonly source: RasterSource) {}
 
   /** The source's pooled handle, for as long as `fn` runs. */
-  private readonly withHandle = <T>(fn: (ds: Dataset) => Promise<T>, affinity?: number): Promise<T> => this.source.use(fn, affinity);
+  private readonly withHandle = <T>(fn: (ds: Dataset) => Promise<T>, affinity?: Affinity): Promise<T> => this.source.use(fn, affinity);
 
   meta(): Promise<SourceMeta> {
     return this.source.meta();

@@ -56,6 +56,22 @@ export function charge(memory: BudgetMemory, lane: number, bytes: number): boole
   return Atomics.sub(memory.remaining, slot, BigInt(bytes)) - BigInt(bytes) >= 0n;
 }
 
+/** The gateway's side: counts one upstream request sent for the request in `slot` (-1: none). */
+export function countSlotRequest(memory: BudgetMemory, slot: number): void {
+  if (slot >= 0 && slot < SLOTS) Atomics.add(memory.requests, slot, 1);
+}
+
+/** The gateway's side: charges `bytes` to the request in `slot` (-1: none); false once its budget is spent. */
+export function chargeSlot(memory: BudgetMemory, slot: number, bytes: number): boolean {
+  if (slot < 0 || slot >= SLOTS) return true;
+  return Atomics.sub(memory.remaining, slot, BigInt(bytes)) - BigInt(bytes) >= 0n;
+}
+
+/** The gateway's side: whether the request in `slot` (-1: none) may still fetch. */
+export function slotMayFetch(memory: BudgetMemory, slot: number): boolean {
+  return slot < 0 || slot >= SLOTS || Atomics.load(memory.remaining, slot) > 0n;
+}
+
 /** The gateway's side: whether the request reading on `lane` may still fetch. */
 export function mayFetch(memory: BudgetMemory, lane: number): boolean {
   const slot = lane > UNMETERED_LANE && lane < LANES ? Atomics.load(memory.laneSlot, lane) : -1;
@@ -186,6 +202,11 @@ export class Budgets {
     const budget = this.current.getStore();
     if (!budget) return true;
     return Atomics.sub(this.memory.remaining, budget.slot, BigInt(bytes)) - BigInt(bytes) >= 0n;
+  }
+
+  /** The current request's slot, for work the gateway does on its behalf (-1: not metered). */
+  currentSlot(): number {
+    return this.current.getStore()?.slot ?? -1;
   }
 
   /** A lane for a new handle (UNMETERED_LANE when every lane is taken). */

@@ -12,8 +12,9 @@ import type { AddressInfo } from 'node:net';
 import { parentPort, workerData } from 'node:worker_threads';
 import { UrlPolicy, type UrlPolicyOptions } from './url-policy.js';
 import { UpstreamClient, UpstreamRefused, UpstreamTimeout } from './client.js';
-import { GATEWAY_BUDGET_STATUS, GATEWAY_REFUSED_STATUS } from './gateway.js';
-import { charge, countRequest, mayFetch, type BudgetMemory } from './budget.js';
+import { GATEWAY_BUDGET_STATUS, GATEWAY_REFUSED_STATUS, type PrefetchImage } from './gateway.js';
+import { charge, chargeSlot, countRequest, countSlotRequest, mayFetch, slotMayFetch, type BudgetMemory } from './budget.js';
+import { blockRanges, tiffImages, type TiffImage } from './tiff-index.js';
 
 export interface GatewayWorkerData {
   token: string;
@@ -22,6 +23,8 @@ export interface GatewayWorkerData {
   timeoutMs: number;
   /** Bytes fetched from the start of a file when GDAL asks for its size (see `probe`). */
   probeBytes: number;
+  /** /vsicurl/'s download chunk: blocks fetched ahead are widened to whole chunks (see `prefetch`). */
+  chunkBytes?: number | undefined;
   budgets: BudgetMemory;
   /** Port to listen on (0: the system picks one); a replacement thread takes over its predecessor's port. */
   port: number;
@@ -117,6 +120,8 @@ function probe(url: string, lane: number): Promise<Head> {
   if (known) return known;
   const pending = probeOnce(url, lane);
   heads.delete(url);
+  // The file may have changed: its block tables are read again from this probe.
+  tables.delete(url);
   heads.set(url, { pending, expires: Date.now() + HEAD_TTL_MS });
   const forget = (): void => {
     if (heads.get(url)?.pending === pending) heads.delete(url);
@@ -156,7 +161,8 @@ async function probeOnce(url: string, lane: number): Promise<Head> {
   return { status: status === 206 ? 200 : status, headers, size, bytes };
 }
 
-function readAll(res: IncomingMessage, limit: number, signal: AbortSignal): Promise<Buffer> {
+/** The whole body (at most `limit` bytes); `charge` may refuse a chunk (the reading request's budget is spent), which ends the read. */
+function readAll(res: IncomingMessage, limit: number, signal: AbortSignal, charge?: (bytes: number) => boolean): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let length = 0;
@@ -167,6 +173,7 @@ function readAll(res: IncomingMessage, limit: number, signal: AbortSignal): Prom
     res.on('data', (chunk: Buffer) => {
       length += chunk.length;
       if (length > limit) res.destroy(new GatewayFault(502, 'upstream sent more than was asked for'));
+      else if (charge && !charge(chunk.length)) res.destroy(new GatewayFault(GATEWAY_BUDGET_STATUS, 'the reading request spent its upstream budget'));
       else chunks.push(chunk);
     });
     res.once('end', () => {
@@ -252,17 +259,278 @@ async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> 
       return;
     }
   }
+  if (wanted) {
+    const cover = heldCover(url, wanted);
+    if (cover && (await serveHeld(cover, wanted, res))) return;
+  }
   if (!mayFetch(data.budgets, lane)) {
     res.writeHead(GATEWAY_BUDGET_STATUS, { 'Content-Length': 0 }).end();
+    return;
+  }
+  if (wanted && wanted[1] - wanted[0] < MAX_SHARED_RANGE) {
+    await relayShared(url, lane, wanted, res);
     return;
   }
   await relay(url, lane, range, res);
 }
 
+/**
+ * Ranges fetched for GDAL are kept a short while, by upstream URL, and a read that falls inside one
+ * (in flight or done) is answered from its bytes. Each dataset handle reads on a lane of its own, so
+ * /vsicurl/'s cache is per handle: without this, two handles reading the same blocks at once (the
+ * tiles of a viewport never seen, spread over the handles to fetch in parallel) would each fetch them
+ * upstream. Bounded by bytes and by age; only whole 206 answers are kept.
+ */
+interface SharedRange {
+  start: number;
+  end: number;
+  /** The answer's bytes, or undefined when it was not a whole 206 (the reader then fetches its own). */
+  body: Promise<SharedBody | undefined>;
+  /** Infinity while in flight. */
+  expires: number;
+  bytes: number;
+}
+
+interface SharedBody {
+  bytes: Buffer;
+  size: number;
+  headers: Record<string, string>;
+}
+
+/** A range larger than this is streamed, not held (GDAL's block reads are far smaller). */
+const MAX_SHARED_RANGE = 4 * 1024 * 1024;
+/** Long enough for the reads of one viewport, which follow within a second or two. */
+const SHARED_TTL_MS = 10_000;
+/** Bytes held in all (GDAL keeps its own copy; these only bridge reads that overlap in time). */
+const MAX_SHARED_BYTES = 32 * 1024 * 1024;
+
+/** Held ranges by URL; `sharedOrder` lists them oldest first across URLs, for eviction. */
+const shared = new Map<string, SharedRange[]>();
+const sharedOrder: Array<{ url: string; range: SharedRange }> = [];
+let sharedBytes = 0;
+
+function dropShared(url: string, range: SharedRange): void {
+  const list = shared.get(url);
+  const at = list ? list.indexOf(range) : -1;
+  if (at < 0) return;
+  list!.splice(at, 1);
+  if (list!.length === 0) shared.delete(url);
+  sharedBytes -= range.bytes;
+}
+
+/** Drops expired ranges, then the oldest until the held bytes fit. */
+function trimShared(now: number): void {
+  while (sharedOrder.length > 0) {
+    const { url, range } = sharedOrder[0]!;
+    const inList = shared.get(url)?.includes(range) ?? false;
+    if (inList && range.expires > now && sharedBytes <= MAX_SHARED_BYTES) break;
+    sharedOrder.shift();
+    dropShared(url, range);
+  }
+}
+
+/**
+ * Held ranges (in flight or done) of `url` that together cover `wanted`, in order; undefined when
+ * some byte of it is not held.
+ */
+function heldCover(url: string, wanted: [number, number]): SharedRange[] | undefined {
+  const now = Date.now();
+  trimShared(now);
+  const live = (shared.get(url) ?? []).filter((r) => r.expires > now && r.end >= wanted[0] && r.start <= wanted[1]);
+  const cover: SharedRange[] = [];
+  for (let at = wanted[0]; at <= wanted[1]; ) {
+    let next: SharedRange | undefined;
+    for (const r of live) if (r.start <= at && r.end >= at && (!next || r.end > next.end)) next = r;
+    if (!next) return undefined;
+    cover.push(next);
+    at = next.end + 1;
+  }
+  return cover;
+}
+
+/** The parts of `wanted` that no held range of `url` covers. */
+function unheld(url: string, wanted: [number, number]): Array<[number, number]> {
+  const now = Date.now();
+  const live = (shared.get(url) ?? []).filter((r) => r.expires > now && r.end >= wanted[0] && r.start <= wanted[1]).sort((a, b) => a.start - b.start);
+  const gaps: Array<[number, number]> = [];
+  let at = wanted[0];
+  for (const r of live) {
+    if (r.start > at) gaps.push([at, Math.min(wanted[1], r.start - 1)]);
+    at = Math.max(at, r.end + 1);
+    if (at > wanted[1]) break;
+  }
+  if (at <= wanted[1]) gaps.push([at, wanted[1]]);
+  return gaps;
+}
+
+/** Answers `wanted` from held ranges that cover it; false when one of their answers was not kept (the caller fetches). */
+async function serveHeld(cover: SharedRange[], wanted: [number, number], res: ServerResponse): Promise<boolean> {
+  const bodies = await Promise.all(cover.map((r) => r.body.catch(() => undefined)));
+  const parts: Buffer[] = [];
+  let at = wanted[0];
+  for (let i = 0; i < cover.length; i++) {
+    const body = bodies[i];
+    if (!body) return false;
+    const r = cover[i]!;
+    parts.push(body.bytes.subarray(at - r.start, Math.min(wanted[1], r.end) - r.start + 1));
+    at = r.end + 1;
+  }
+  const first = bodies[0]!;
+  const part = parts.length === 1 ? parts[0]! : Buffer.concat(parts);
+  res.writeHead(206, { ...first.headers, 'content-range': `bytes ${wanted[0]}-${wanted[1]}/${first.size}`, 'content-length': part.length });
+  res.end(part);
+  return true;
+}
+
+/** Registers `wanted` of `url` as held (in flight); `done` settles it with its bytes or drops it. */
+function holdRange(url: string, wanted: [number, number]): { range: SharedRange; done: (body: SharedBody | undefined) => void } {
+  let settle!: (body: SharedBody | undefined) => void;
+  const range: SharedRange = {
+    start: wanted[0],
+    end: wanted[1],
+    body: new Promise((resolve) => (settle = resolve)),
+    expires: Number.POSITIVE_INFINITY,
+    bytes: 0,
+  };
+  const list = shared.get(url) ?? [];
+  list.push(range);
+  shared.set(url, list);
+  sharedOrder.push({ url, range });
+  const done = (body: SharedBody | undefined): void => {
+    settle(body);
+    // Counted only while held: eviction may have let it go while it was in flight.
+    if (body && shared.get(url)?.includes(range)) {
+      range.bytes = body.bytes.length;
+      sharedBytes += body.bytes.length;
+      range.expires = Date.now() + SHARED_TTL_MS;
+    } else dropShared(url, range);
+    trimShared(Date.now());
+  };
+  return { range, done };
+}
+
+/** Whether `up` is the whole 206 answer to `wanted`; its total size if so. */
+function wholeAnswer(up: IncomingMessage, wanted: [number, number]): number | undefined {
+  const m = /^bytes (\d+)-(\d+)\/(\d+)\s*$/.exec(up.headers['content-range'] ?? '');
+  return up.statusCode === 206 && m && Number(m[1]) === wanted[0] && Number(m[2]) === wanted[1] ? Number(m[3]) : undefined;
+}
+
+function sharedBody(up: IncomingMessage, bytes: Buffer, size: number): SharedBody {
+  const headers = relayedHeaders(up.headers);
+  delete headers['content-range'];
+  delete headers['content-length'];
+  return { bytes, size, headers };
+}
+
+/**
+ * One upstream range read, held for other readers of the same bytes (see SharedRange). A whole 206
+ * answer is read in full, then sent; anything else (an error status, a server that ignores Range)
+ * is streamed to this reader as `relay` does, and the others fetch their own.
+ */
+async function relayShared(url: string, lane: number, wanted: [number, number], res: ServerResponse): Promise<void> {
+  const { done } = holdRange(url, wanted);
+  let body: SharedBody | undefined;
+  try {
+    const signal = AbortSignal.timeout(data.timeoutMs);
+    const up = await upstream(url, `bytes=${wanted[0]}-${wanted[1]}`, signal, lane);
+    const size = wholeAnswer(up, wanted);
+    if (size === undefined) {
+      streamTo(up, res, lane, signal);
+      return;
+    }
+    let spent = false;
+    const chargeLane = (n: number): boolean => {
+      spent ||= !charge(data.budgets, lane, n);
+      return !spent;
+    };
+    const length = wanted[1] - wanted[0] + 1;
+    const bytes = await readAll(up, length, signal, chargeLane).catch((err: unknown) => {
+      // Past the reading request's budget GDAL's read fails, and the request says why.
+      if (spent) return undefined;
+      throw err;
+    });
+    if (!bytes) {
+      res.writeHead(GATEWAY_BUDGET_STATUS, { 'Content-Length': 0 }).end();
+      return;
+    }
+    if (!up.complete || bytes.length !== length) {
+      upstreamFault();
+      res.destroy();
+      return;
+    }
+    body = sharedBody(up, bytes, size);
+    res.writeHead(206, { ...body.headers, 'content-range': `bytes ${wanted[0]}-${wanted[1]}/${size}`, 'content-length': bytes.length });
+    res.end(bytes);
+  } finally {
+    done(body);
+  }
+}
+
+/** Block tables read from probes, by the probe's bytes (they go when the probe goes). */
+/**
+ * Block tables by URL, oldest first, read from a probe's bytes when first needed and kept after the
+ * probe goes (a map panned to a new region a minute later still finds them); a new probe of the URL
+ * (GDAL opening it again) replaces them. A few KiB each.
+ */
+const tables = new Map<string, { images: TiffImage[]; size: number }>();
+const MAX_TABLES = 256;
+
+async function tablesOf(url: string): Promise<{ images: TiffImage[]; size: number } | undefined> {
+  const known = tables.get(url);
+  if (known) return known;
+  const head = await heldHead(url)?.catch(() => undefined);
+  if (!head?.bytes || head.size === undefined) return undefined;
+  const read = { images: tiffImages(head.bytes), size: head.size };
+  tables.set(url, read);
+  if (tables.size > MAX_TABLES) tables.delete(tables.keys().next().value as string);
+  return read;
+}
+
+/**
+ * Fetches blocks of a file ahead of the GDAL reads that will ask for them (gateway.ts `prefetch`),
+ * as held ranges, in parallel: where the probe that opened the file held its block tables.
+ */
+async function prefetch(path: string, image: PrefetchImage, blocks: Array<[number, number]>, slot: number): Promise<void> {
+  const target = targetOf(path);
+  if (typeof target === 'number') return;
+  const known = await tablesOf(target.url);
+  if (!known) return;
+  for (const range of blockRanges(known.images, image, blocks, data.chunkBytes ?? 16_384, known.size)) {
+    for (const gap of unheld(target.url, range)) {
+      if (gap[1] - gap[0] >= MAX_SHARED_RANGE || !slotMayFetch(data.budgets, slot)) continue;
+      void prefetchRange(target.url, gap, slot);
+    }
+  }
+}
+
+async function prefetchRange(url: string, wanted: [number, number], slot: number): Promise<void> {
+  const { done } = holdRange(url, wanted);
+  let body: SharedBody | undefined;
+  try {
+    const signal = AbortSignal.timeout(data.timeoutMs);
+    const up = await client.get(url, { range: `bytes=${wanted[0]}-${wanted[1]}`, signal, onSend: () => countSlotRequest(data.budgets, slot) });
+    const size = wholeAnswer(up, wanted);
+    if (size === undefined) {
+      up.destroy();
+      return;
+    }
+    const bytes = await readAll(up, wanted[1] - wanted[0] + 1, signal, (n) => chargeSlot(data.budgets, slot, n));
+    if (up.complete && bytes.length === wanted[1] - wanted[0] + 1) body = sharedBody(up, bytes, size);
+  } catch {
+    // A fetch ahead that fails costs nothing but itself: GDAL's read asks again, and reports what it meets.
+  } finally {
+    done(body);
+  }
+}
+
 /** Streams one upstream answer to GDAL; a body cut short upstream is cut short here too. */
 async function relay(url: string, lane: number, range: string | undefined, res: ServerResponse): Promise<void> {
   const signal = AbortSignal.timeout(data.timeoutMs);
-  const up = await upstream(url, range, signal, lane);
+  streamTo(await upstream(url, range, signal, lane), res, lane, signal);
+}
+
+/** Streams an upstream answer, its body not yet read, to GDAL, charging the lane as it goes. */
+function streamTo(up: IncomingMessage, res: ServerResponse, lane: number, signal: AbortSignal): void {
   res.writeHead(up.statusCode ?? 502, relayedHeaders(up.headers));
   const onAbort = (): void => {
     up.destroy();
@@ -327,7 +595,10 @@ parentPort?.on('message', (msg: unknown) => {
   const { type, id, path } = msg as { type?: unknown; id?: unknown; path?: unknown };
   // /metrics asks for the upstream counts of GDAL's reads; the source layer for a file's version (gateway.ts).
   if (type === 'host-stats') parentPort?.postMessage({ type: 'answer', id, answer: client.hostStats() });
-  else if (type === 'version' && typeof path === 'string') {
+  else if (type === 'prefetch' && typeof path === 'string') {
+    const { image, blocks, slot } = msg as { image: PrefetchImage; blocks: Array<[number, number]>; slot: number };
+    void prefetch(path, image, blocks, slot);
+  } else if (type === 'version' && typeof path === 'string') {
     const target = targetOf(path);
     parentPort?.postMessage({ type: 'answer', id, answer: typeof target === 'number' ? undefined : versions.get(target.url) });
   }

@@ -35,6 +35,16 @@ export interface GatewayOptions {
   probeBytes: number;
   /** Per-request upstream byte budgets, charged by lane. */
   budgets: BudgetMemory;
+  /** /vsicurl/'s download chunk (CPL_VSIL_CURL_CHUNK_SIZE; GDAL's default 16 KiB without it): blocks are fetched ahead in whole chunks. */
+  chunkBytes?: number;
+}
+
+/** An image of a TIFF by its size and tiling (a block's column and row are counted in it). */
+export interface PrefetchImage {
+  width: number;
+  height: number;
+  blockWidth: number;
+  blockHeight: number;
 }
 
 const START_TIMEOUT_MS = 10_000;
@@ -103,6 +113,18 @@ export class UpstreamGateway {
     if (!path.startsWith(prefix)) return undefined;
     const answer = await this.ask({ type: 'version', path: path.slice(prefix.length) });
     return typeof answer === 'string' ? answer : undefined;
+  }
+
+  /**
+   * Starts fetching blocks (column, row) of the image of `image`'s size and tiling in the file a GDAL path from
+   * `gdalPath` names, charged to the request in `slot` (-1: none), for reads about to ask for them:
+   * GDAL's requests for those bytes are then answered from them. Only files whose block tables the
+   * probe that opened them holds (COGs); otherwise nothing happens.
+   */
+  prefetch(path: string, image: PrefetchImage, blocks: Array<[number, number]>, slot: number): void {
+    const prefix = `/vsicurl/http://127.0.0.1:${this.port}`;
+    if (!path.startsWith(prefix) || blocks.length === 0) return;
+    this.worker.postMessage({ type: 'prefetch', path: path.slice(prefix.length), image, blocks, slot });
   }
 
   /** A question to the gateway's thread, answered within a second or undefined. */

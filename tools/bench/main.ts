@@ -27,7 +27,8 @@
  * zoom, to keep the run's length). Options: --quick (short runs, one repetition), --duration S,
  * --reps N, --mixes id,id, --out DIR, --no-titiler (tessera alone: for profiling sessions),
  * --no-titiler-latest, --first-views N (fresh items per server), --low-zoom-only (that phase alone),
- * --no-low-zoom.
+ * --no-low-zoom, --first-view-only (that phase alone, on servers warmed by one pass of the RGB item's
+ * mix; writes first-view.json).
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { promises as fs } from 'node:fs';
@@ -39,7 +40,7 @@ import { FIXTURES } from '../../test/helpers/fileserver.js';
 import type { FileServerStats } from '../../test/helpers/fileserver.js';
 import { startServer, ROOT, TESSERA_COMMAND, UVICORN, type ServerCommand, type Service } from '../../test/parity/harness.js';
 import { gdal } from '../../src/gdal/gdal.js';
-import { ensureBenchData, ensureRgbItem, latToTileY, lonToTileX } from './data.js';
+import { ensureBenchData, ensureRgbItem, latToTileY, lonToTileX, type BenchData } from './data.js';
 import { pathFor, type ServerName } from './dialects.js';
 import { ensureLargeMosaic, type LargeMosaic } from './large-mosaic.js';
 import { buildMixes, firstViewTiles, tilePath, type Mix } from './mixes.js';
@@ -96,6 +97,7 @@ interface Options {
   titilerLatest: boolean;
   firstViews: number;
   lowZoom: 'yes' | 'no' | 'only';
+  firstViewOnly: boolean;
 }
 
 function parseArgs(argv: string[]): Options {
@@ -109,6 +111,7 @@ function parseArgs(argv: string[]): Options {
     titilerLatest: true,
     firstViews: 7,
     lowZoom: 'yes',
+    firstViewOnly: false,
   };
   let durationSet = false;
   let repsSet = false;
@@ -130,6 +133,7 @@ function parseArgs(argv: string[]): Options {
     else if (a === '--first-views') [opts.firstViews, firstViewsSet] = [Number(value()), true];
     else if (a === '--low-zoom-only') opts.lowZoom = 'only';
     else if (a === '--no-low-zoom') opts.lowZoom = 'no';
+    else if (a === '--first-view-only') [opts.firstViewOnly, opts.lowZoom] = [true, 'no'];
     else throw new Error(`unknown option ${a}`);
   }
   if (opts.quick) {
@@ -409,6 +413,14 @@ async function main(): Promise<void> {
     }
     return;
   }
+  if (opts.firstViewOnly) {
+    try {
+      await firstViewOnly(servers, upstream, data, opts);
+    } finally {
+      upstream.stop();
+    }
+    return;
+  }
   const started = new Date();
   await warnIfBusy(log);
   try {
@@ -522,6 +534,37 @@ async function main(): Promise<void> {
     log(`report: ${files.join(', ')}`);
   } finally {
     upstream.stop();
+  }
+}
+
+/**
+ * The first-view phase alone (--first-view-only): the servers started, warmed by one pass of the RGB
+ * item's extensionless mix (so that what is timed is a new item, not a cold process), then the first
+ * views; rows in first-view.json and the medians in the log.
+ */
+async function firstViewOnly(servers: ServerName[], upstream: Upstream, data: BenchData, opts: Options): Promise<void> {
+  const warmUp = buildMixes(data, upstream.url).mixes.find((m) => m.id === 'rgb-auto')!;
+  const running = new Map<ServerName, { service: Service; rss: RssSampler }>();
+  try {
+    for (const name of servers) {
+      const s = await start(name);
+      running.set(name, s);
+      await runLoad(
+        s.service.url,
+        warmUp.paths.map((p) => pathFor(name, p)),
+        { concurrency: 4, passes: 1 },
+      );
+    }
+    const rows = await firstViewPhase(running, upstream, data.sceneBounds, opts.firstViews, 30);
+    await fs.writeFile(path.join(opts.out, 'first-view.json'), JSON.stringify(rows, null, 1));
+    for (const name of servers) {
+      const mine = rows.filter((r) => r.server === name);
+      log(
+        `first view ${name}: median ${median(mine.map((r) => r.ms)).toFixed(0)} ms, ${median(mine.map((r) => r.upstreamRequests))} upstream requests, ${median(mine.map((r) => r.upstreamRounds))} rounds (medians of ${mine.length})`,
+      );
+    }
+  } finally {
+    for (const s of running.values()) await stop(s);
   }
 }
 
