@@ -18,6 +18,7 @@ import { StacReader } from './stac/reader.js';
 import { RENDER_IN_THIS_THREAD, type Renderer } from './image/post-process.js';
 import { RenderThreads } from './image/render-threads.js';
 import { WholeImageGate } from './image/whole-image-gate.js';
+import { sizeWorkerHeaps } from './worker-heap.js';
 import { MosaicStore } from './mosaic/store.js';
 import type { MosaicContext } from './readers/mosaic-compose.js';
 
@@ -41,6 +42,8 @@ export class Services {
   readonly gateway: UpstreamGateway | undefined;
 
   constructor(readonly settings: Settings) {
+    // Before the gateway and the render threads start: their isolates get a smaller old generation than the main thread (worker-heap.ts).
+    sizeWorkerHeaps();
     configureGdal({ connectTimeoutMs: settings.upstreamConnectTimeoutMs, timeoutMs: settings.upstreamTimeoutMs });
     configureEncoders({ pngLevel: settings.pngLevel });
     this.policy = new UrlPolicy(settings);

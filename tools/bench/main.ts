@@ -571,7 +571,7 @@ async function firstViewOnly(servers: ServerName[], upstream: Upstream, data: Be
 /** A child tool's one line of JSON on stdout, with the bench's GDAL settings and the server's V8 and allocator settings (bin/tessera). */
 async function runTool<T>(script: string, args: string[]): Promise<T> {
   const pool = process.env['UV_THREADPOOL_SIZE'] ?? String(Math.min(64, Math.max(16, CORES * 8)));
-  const child = spawn(process.execPath, ['--initial-old-space-size=128', path.join(HERE, script), ...args], {
+  const child = spawn(process.execPath, ['--initial-old-space-size=128', '--max-semi-space-size=16', path.join(HERE, script), ...args], {
     env: { ...process.env, ...GDAL_ENV, UV_THREADPOOL_SIZE: pool, MALLOC_ARENA_MAX: process.env['MALLOC_ARENA_MAX'] ?? '2' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
