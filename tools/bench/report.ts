@@ -137,9 +137,23 @@ interface WarmMedian {
   cpuMsPerRequest: number | undefined;
 }
 
+/** Other processes' CPU (in cores) above which a warm run counts as disturbed. */
+const DISTURBED_CORES = 0.1;
+
+function disturbed(w: WarmRow): boolean {
+  return w.foreignCpuSeconds !== undefined && w.foreignCpuSeconds / Math.max(1e-9, w.load.seconds) >= DISTURBED_CORES;
+}
+
+/**
+ * Medians over the repetitions of one mix, server and concurrency, leaving out the runs that other
+ * processes disturbed (DISTURBED_CORES) when any run was not: such a run measures what was left of
+ * the machine, for whichever server was measured at that moment.
+ */
 function warmMedian(rows: WarmRow[], mix: string, server: ServerName, concurrency: number): WarmMedian | undefined {
-  const r = rows.filter((w) => w.mix === mix && w.server === server && w.concurrency === concurrency);
-  if (r.length === 0) return undefined;
+  const all = rows.filter((w) => w.mix === mix && w.server === server && w.concurrency === concurrency);
+  if (all.length === 0) return undefined;
+  const quiet = all.filter((w) => !disturbed(w));
+  const r = quiet.length > 0 ? quiet : all;
   return {
     rps: median(r.map((w) => w.load.rps)),
     p50: median(r.map((w) => w.load.latencyMs.p50)),
@@ -384,7 +398,7 @@ export function markdown(r: BenchReport): string {
   if (foreign.length > 0) {
     const busiest = Math.max(...foreign);
     lines.push(
-      `Other processes on the machine during the warm runs (CPU they took, in cores): median ${foreign.length ? median(foreign).toFixed(2) : '–'}, most ${busiest.toFixed(2)}${busiest > 0.1 ? ' — runs beside other work measure less than the machine can do; rerun on a quiet machine' : ''}.`,
+      `Other processes on the machine during the warm runs (CPU they took, in cores): median ${foreign.length ? median(foreign).toFixed(2) : '–'}, most ${busiest.toFixed(2)}; ${r.warm.filter(disturbed).length} of ${r.warm.length} runs took ${DISTURBED_CORES} core or more and are left out of the medians wherever another repetition of the same mix, server and concurrency was quieter.`,
     );
     lines.push('');
   }
