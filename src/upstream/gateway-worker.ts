@@ -597,7 +597,9 @@ parentPort?.on('message', (msg: unknown) => {
   if (type === 'host-stats') parentPort?.postMessage({ type: 'answer', id, answer: client.hostStats() });
   else if (type === 'prefetch' && typeof path === 'string') {
     const { image, blocks, slot } = msg as { image: PrefetchImage; blocks: Array<[number, number]>; slot: number };
-    void prefetch(path, image, blocks, slot);
+    // Fetching ahead is an optimisation: whatever fails in it (a hostile file's tables included) is
+    // dropped here, never an unhandled rejection in the gateway's thread; GDAL's own read reports it.
+    prefetch(path, image, blocks, slot).catch(() => undefined);
   } else if (type === 'version' && typeof path === 'string') {
     const target = targetOf(path);
     parentPort?.postMessage({ type: 'answer', id, answer: typeof target === 'number' ? undefined : versions.get(target.url) });
