@@ -1,7 +1,9 @@
 /**
- * Concurrency helpers every layer uses: bounded concurrency (mosaic assets, statistics features)
- * and loads shared by whoever asks for the same thing while it runs (metadata, documents).
+ * Concurrency helpers every layer uses: bounded concurrency (mosaic assets, statistics features),
+ * loads shared by whoever asks for the same thing while it runs (metadata, documents), and the
+ * admission of CPU-bound requests (tiles).
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 
 /** `fn` over every item with at most `limit` calls in flight; results in input order. */
 export async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
@@ -51,4 +53,134 @@ export function sharedLoad<T>(
     if (startAgain(err)) return sharedLoad(table, key, start, opts);
     throw err;
   });
+}
+
+/** A request's place in an AdmissionGate. */
+interface Ticket {
+  gate: AdmissionGate;
+  /** It holds one of the gate's slots now. */
+  holds: boolean;
+  /** Waits on I/O (`aside`) in progress; the slot is given back while there is one. */
+  aside: number;
+  /** The request is over: a wait on I/O that ends later takes no slot again. */
+  ended: boolean;
+  /** Its wait for a slot again, while one is queued (parallel waits on I/O share it). */
+  retaking: Promise<void> | undefined;
+}
+
+const tickets = new AsyncLocalStorage<Ticket>();
+
+/**
+ * First come, first served admission of CPU-bound requests (tiles): at most `limit` run at once,
+ * the others wait in the order they came. The machine makes tiles no faster when sixteen share its
+ * cores than when a few do, but sharing stretches every tile's time by the number in flight, while
+ * queueing adds one wait for all: measured on the benchmark's tile mixes at concurrency 16 (2 cores,
+ * A/B alternating, 3 × 8 s): p99 283 → 196 ms (stac-rgb), 665 → 337 ms (512-px tiles), 340 →
+ * 221 ms (mosaic) with 6 slots, the same rate and CPU per tile.
+ *
+ * Waiting on the network is not CPU: a request that waits on I/O (`aside`: a read of blocks no
+ * handle has read, a file being opened) gives its slot back meanwhile and, once the bytes are there,
+ * takes a slot again ahead of requests that have not started (it has work in hand). So cold tiles
+ * over a slow upstream still wait on it in parallel, as many as clients ask for.
+ */
+export class AdmissionGate {
+  private running = 0;
+  private readonly waiting: Array<() => void> = [];
+  /** Requests back from I/O: they take a freed slot before `waiting`. */
+  private readonly returning: Array<() => void> = [];
+
+  /** `limit` requests at once; Infinity admits everything without counting. */
+  constructor(readonly limit: number) {
+    if (!(limit >= 1)) throw new RangeError(`an admission gate needs at least one slot, got ${limit}`);
+  }
+
+  /** Requests holding a slot, and requests waiting for one (for /metrics). */
+  get stats(): { running: number; waiting: number } {
+    return { running: this.running, waiting: this.waiting.length + this.returning.length };
+  }
+
+  /**
+   * Runs `fn` once a slot is free, holding it until `fn` settles (except while `fn` waits on I/O,
+   * see `aside`). When `signal` aborts while the request still waits, the wait ends with its reason
+   * and `fn` never runs: a client that left (a map panned away) does not hold up the ones after it.
+   */
+  async run<T>(fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    if (this.limit === Number.POSITIVE_INFINITY) return fn();
+    const ticket: Ticket = { gate: this, holds: false, aside: 0, ended: false, retaking: undefined };
+    return tickets.run(ticket, async () => {
+      try {
+        await this.take(ticket, false, signal);
+        return await fn();
+      } finally {
+        ticket.ended = true;
+        if (ticket.holds) this.give(ticket);
+      }
+    });
+  }
+
+  private take(ticket: Ticket, returning: boolean, signal?: AbortSignal): Promise<void> {
+    if (this.running < this.limit) {
+      this.running++;
+      ticket.holds = true;
+      return Promise.resolve();
+    }
+    signal?.throwIfAborted();
+    const queue = returning ? this.returning : this.waiting;
+    return new Promise<void>((resolve, reject) => {
+      const onAbort = (): void => {
+        const at = queue.indexOf(grant);
+        if (at >= 0) queue.splice(at, 1);
+        reject(signal!.reason);
+      };
+      const grant = (): void => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+        // A request that ended while its wait on I/O queued for a slot takes none: pass it on.
+        if (ticket.ended) {
+          this.next();
+          return;
+        }
+        this.running++;
+        ticket.holds = true;
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      queue.push(grant);
+    });
+  }
+
+  private give(ticket: Ticket): void {
+    ticket.holds = false;
+    this.running--;
+    this.next();
+  }
+
+  /** The freed slot to the first request back from I/O, else to the first waiting. */
+  private next(): void {
+    const grant = this.returning.shift() ?? this.waiting.shift();
+    if (grant) grant();
+  }
+
+  /** See the free function `aside`. */
+  async aside<T>(ticket: Ticket, fn: () => Promise<T>): Promise<T> {
+    if (ticket.aside++ === 0 && ticket.holds) this.give(ticket);
+    try {
+      return await fn();
+    } finally {
+      // The last of the request's waits on I/O (a mosaic reads its assets in parallel) takes a slot again.
+      if (--ticket.aside === 0 && !ticket.holds && !ticket.ended) {
+        ticket.retaking ??= this.take(ticket, true).finally(() => (ticket.retaking = undefined));
+        await ticket.retaking;
+      }
+    }
+  }
+}
+
+/**
+ * Runs `fn`, which waits on I/O, with the current request's admission slot (AdmissionGate) given
+ * back meanwhile; outside an admitted request it just runs `fn`. For the layers below the API: they
+ * say where they wait, not who admits whom.
+ */
+export function aside<T>(fn: () => Promise<T>): Promise<T> {
+  const ticket = tickets.getStore();
+  return ticket ? ticket.gate.aside(ticket, fn) : fn();
 }

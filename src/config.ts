@@ -19,6 +19,8 @@ export interface Settings {
   renderThreads: number;
   /** Whole-image requests (previews, parts, statistics) running at once per process; more wait (image/whole-image-gate.ts). */
   largeRequests: number;
+  /** Tile requests made at once (0: no limit); the others wait in order (concurrency.ts, AdmissionGate). */
+  tileRequests: number;
   /** Bytes whole-image requests may hold together per process, estimated before reading; more wait. */
   maxImageBytes: number;
   /** Cache-Control added to GET/HEAD responses below 500 (TiTiler's TITILER_API_CACHECONTROL). */
@@ -151,6 +153,12 @@ export const SETTINGS = {
     doc: 'threads that post-process and encode images (--render-threads)',
   },
   largeRequests: { env: 'TESSERA_LARGE_REQUESTS', schema: whole(1), shown: 'cores', doc: 'whole-image requests (previews, parts, statistics) running at once' },
+  tileRequests: {
+    env: 'TESSERA_TILE_REQUESTS',
+    schema: whole(0),
+    shown: '3 × cores',
+    doc: 'tile requests made at once, the others waiting in order (0: no limit)',
+  },
   maxImageBytes: { env: 'TESSERA_MAX_IMAGE_BYTES', schema: whole(1), shown: 'memory/8, at most 1 GiB', doc: 'bytes whole-image requests may hold together' },
   cacheControl: {
     env: 'TESSERA_CACHE_CONTROL',
@@ -312,6 +320,7 @@ export function loadSettings(overrides: Partial<Settings> = {}, env: NodeJS.Proc
     workers: get('workers') ?? 1,
     renderThreads: -1,
     largeRequests: get('largeRequests') ?? cores,
+    tileRequests: get('tileRequests') ?? 3 * cores,
     maxImageBytes: get('maxImageBytes') ?? defaultImageBytes(),
     cacheControl: get('cacheControl') ?? 'public, max-age=3600',
     corsOrigins: get('corsOrigins') ?? ['*'],

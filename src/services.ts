@@ -1,4 +1,5 @@
 /** The long-lived parts of a running tessera, built from the settings; no HTTP here. */
+import { AdmissionGate } from './concurrency.js';
 import type { Settings } from './config.js';
 import { configureGdal, firstReadBytes, curlChunkBytes } from './gdal/gdal.js';
 import { UpstreamGateway } from './upstream/gateway.js';
@@ -33,6 +34,8 @@ export class Services {
   readonly budgets: Budgets;
   /** How many whole-image requests run and what they hold together (TESSERA_LARGE_REQUESTS, TESSERA_MAX_IMAGE_BYTES). */
   readonly wholeImages: WholeImageGate;
+  /** How many tile requests are made at once, the rest waiting in order (TESSERA_TILE_REQUESTS). */
+  readonly tileAdmission: AdmissionGate;
   /** MosaicJSON documents (parsed, cached), and what mosaic reads need of the server. */
   readonly mosaics: MosaicStore;
   readonly mosaicContext: MosaicContext;
@@ -49,6 +52,7 @@ export class Services {
     this.policy = new UrlPolicy(settings);
     this.budgets = new Budgets(settings.maxUpstreamBytes);
     this.wholeImages = new WholeImageGate(settings.largeRequests, settings.maxImageBytes);
+    this.tileAdmission = new AdmissionGate(settings.tileRequests > 0 ? settings.tileRequests : Number.POSITIVE_INFINITY);
     this.client = new UpstreamClient({
       policy: this.policy,
       connectTimeoutMs: settings.upstreamConnectTimeoutMs,

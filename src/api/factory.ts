@@ -45,7 +45,7 @@ import { mapPageResponder } from './pages/respond.js';
 import { wmtsCapabilities } from '../ogc/wmts.js';
 import { MEDIA_TYPES, type ImageFormat } from '../image/formats.js';
 import { floats, pyFloatRepr } from '../pyjson.js';
-import { badRequest } from '../errors.js';
+import { TesseraError, badRequest } from '../errors.js';
 import type { RenderSpec, StatisticsSpec } from '../image/post-process.js';
 import { statisticsMapToJson } from '../image/statistics-json.js';
 import type { ReadLimits, Reader, ReaderImage, Zooms } from '../readers/reader.js';
@@ -154,24 +154,30 @@ export function readerRoutes<L>(services: Services, family: ReaderFamily<L>) {
       checkTile(tms, path.x, path.y, path.z);
       const reader = await family.open(p.url, p.layer);
       if (await unchanged(request, reply, reader, { tms, z: path.z })) return reply;
-      const result = await reader.tile(
-        tms,
-        { x: path.x, y: path.y, z: path.z },
-        {
-          ...p.values,
-          limits,
-          tilesize: 256 * path.scale,
-          ...(p.margins.buffer ? { buffer: p.margins.buffer } : {}),
-          ...(p.margins.padding ? { padding: p.margins.padding } : {}),
-          deferExpression: true,
-        },
-      );
-      if (result.headers) reply.headers(result.headers);
-      const spec = renderSpec(p.algorithm, p.render, result);
-      // A tile answered in part: the whole one goes to the tile cache once made, with the tag of its inputs.
-      if (result.later)
-        keepWhole(services.tiles, request.url, reply.getHeader('etag'), result.later, (img) => services.renderer.render(img, path.format, spec));
-      return sendImage(reply, services.renderer, result.image, path.format, spec);
+      // Made in turn with the other tiles (concurrency.ts, AdmissionGate); a client that leaves
+      // while its tile waits for its turn is dropped from the queue.
+      const gone = new AbortController();
+      reply.raw.once('close', () => gone.abort(new TesseraError('ClientGone', 'the client went away before its tile was made')));
+      return services.tileAdmission.run(async () => {
+        const result = await reader.tile(
+          tms,
+          { x: path.x, y: path.y, z: path.z },
+          {
+            ...p.values,
+            limits,
+            tilesize: 256 * path.scale,
+            ...(p.margins.buffer ? { buffer: p.margins.buffer } : {}),
+            ...(p.margins.padding ? { padding: p.margins.padding } : {}),
+            deferExpression: true,
+          },
+        );
+        if (result.headers) reply.headers(result.headers);
+        const spec = renderSpec(p.algorithm, p.render, result);
+        // A tile answered in part: the whole one goes to the tile cache once made, with the tag of its inputs.
+        if (result.later)
+          keepWhole(services.tiles, request.url, reply.getHeader('etag'), result.later, (img) => services.renderer.render(img, path.format, spec));
+        return await sendImage(reply, services.renderer, result.image, path.format, spec);
+      }, gone.signal);
     };
     const tileParams = { type: 'object', properties: { z: { type: 'string' }, x: { type: 'string' }, last: { type: 'string' } } };
     app.get(

@@ -185,6 +185,8 @@ function capacityMetrics(registry: client.Registry, services: Services, watchdog
   gauge(registry, 'tessera_gdal_sources', 'Rasters with pooled handles', () => services.pool.stats.sources);
   gauge(registry, 'tessera_whole_image_running', 'Whole-image requests (previews, parts, statistics) holding a slot', () => services.wholeImages.stats.running);
   gauge(registry, 'tessera_whole_image_waiting', 'Whole-image requests waiting for a slot or for memory', () => services.wholeImages.stats.waiting);
+  gauge(registry, 'tessera_tile_requests_running', 'Tile requests being made (TESSERA_TILE_REQUESTS)', () => services.tileAdmission.stats.running);
+  gauge(registry, 'tessera_tile_requests_waiting', 'Tile requests waiting for their turn', () => services.tileAdmission.stats.waiting);
   gauge(registry, 'tessera_whole_image_bytes', 'Bytes the running whole-image requests hold, as estimated', () => services.wholeImages.stats.bytes);
   collectedCounter(registry, 'tessera_event_loop_stalls_total', 'Times the event loop was blocked longer than TESSERA_STALL_WARN_MS', [], () => [
     [{}, watchdog.stalls],

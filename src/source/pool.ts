@@ -26,6 +26,7 @@
 import type { Dataset } from '../gdal/gdal.js';
 import { rasterOpener } from './open.js';
 import { TesseraError } from '../errors.js';
+import { aside } from '../concurrency.js';
 
 interface Handle {
   ds: Dataset;
@@ -113,7 +114,24 @@ export class DatasetPool {
     const entry = this.entry(path);
     const aff = typeof affinity === 'number' ? { region: affinity } : affinity;
     const preferred = aff === undefined ? undefined : Math.abs(Math.trunc(aff.region)) % this.opts.handlesPerSource;
-    const handle = await this.acquire(entry, preferred, aff);
+    const slotHandle = preferred === undefined ? undefined : entry.slots[preferred];
+    // Blocks the region's handle has not read (all of them when it has no handle yet).
+    const missing = aff?.blocks ? (slotHandle ? aff.blocks.filter((b) => !slotHandle.blocks.has(b)) : [...aff.blocks]) : [];
+    // A read that waits on the network (a handle to open, blocks to fetch) gives the request's
+    // admission slot back meanwhile (concurrency.ts).
+    const opens = !entry.known || (preferred !== undefined && !slotHandle);
+    const read = (): Promise<T> => this.readWith(entry, preferred, aff, missing, fn);
+    return opens || missing.length > 0 ? aside(read) : read();
+  }
+
+  private async readWith<T>(
+    entry: Entry,
+    preferred: number | undefined,
+    aff: Affinity | undefined,
+    missing: number[],
+    fn: (ds: Dataset) => Promise<T> | T,
+  ): Promise<T> {
+    const handle = await this.acquire(entry, preferred, aff, missing);
     let healthy = true;
     try {
       const result = await fn(handle.ds);
@@ -177,13 +195,9 @@ export class DatasetPool {
     return undefined;
   }
 
-  private async acquire(entry: Entry, preferred: number | undefined, affinity: Affinity | undefined): Promise<Handle> {
+  private async acquire(entry: Entry, preferred: number | undefined, affinity: Affinity | undefined, missing: number[]): Promise<Handle> {
     // Blocks the region's handle has not read are fetched at once (see the top), before any wait.
-    if (preferred !== undefined && affinity?.cold && affinity.blocks) {
-      const held = entry.slots[preferred]?.blocks;
-      const missing = held ? affinity.blocks.filter((b) => !held.has(b)) : [...affinity.blocks];
-      if (missing.length > 0) affinity.cold(missing);
-    }
+    if (preferred !== undefined && affinity?.cold && missing.length > 0) affinity.cold(missing);
     for (;;) {
       const idleAt = preferred === undefined ? entry.idle.length - 1 : entry.idle.findIndex((h) => h.slot === preferred);
       if (idleAt >= 0) return entry.idle.splice(idleAt, 1)[0]!;
