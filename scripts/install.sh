@@ -18,9 +18,12 @@ case "$mode" in
 esac
 # Test tools: Chromium for the page tests, nginx and redis-server for the deployment tests, podman
 # (with runc, debootstrap for its base image, podman-compose) for the container test
-# (TESSERA_INSTALL_BROWSER=0 skips them).
+# (TESSERA_INSTALL_BROWSER=0 skips them). Podman's network stack is named, not left to apt: with
+# --no-install-recommends apt satisfies podman's `container-network-stack` with the CNI plugins,
+# which give containers no DNS, so compose services cannot find each other by name. netavark with
+# aardvark-dns (and iptables, which netavark drives) does; deploy/containers.conf selects it.
 if [ "$mode" = full ] && [ "${TESSERA_INSTALL_BROWSER:-1}" = 1 ]; then
-  apt_packages+=(chromium nginx redis-server podman runc debootstrap podman-compose uidmap fuse-overlayfs slirp4netns)
+  apt_packages+=(chromium nginx redis-server podman netavark aardvark-dns iptables runc debootstrap podman-compose uidmap fuse-overlayfs slirp4netns)
 fi
 missing=()
 for p in "${apt_packages[@]}"; do

@@ -78,11 +78,27 @@ describe('the container image and deploy/compose.yaml, built and run with podman
   let composeArgs: string[];
   let composeEnv: Record<string, string>;
 
+  /**
+   * The compose project gone whatever state it is in: `podman-compose down` first, then every container
+   * still carrying the project's label (one stuck in a restart loop can survive `down`) and the network
+   * podman-compose 1.0 leaves behind. A failed run must not leave a stack restarting on the machine.
+   */
+  async function tearDownCompose(): Promise<void> {
+    if (composeArgs) await run('podman-compose', [...composeArgs, 'down'], 120_000, composeEnv);
+    const left = (await run('podman', ['ps', '--all', '--quiet', '--filter', `label=io.podman.compose.project=${PROJECT}`])).stdout.split('\n').filter(Boolean);
+    if (left.length > 0) await run('podman', ['rm', '--force', '--time', '0', ...left], 120_000);
+    await run('podman', ['network', 'rm', '--force', `${PROJECT}_default`]);
+  }
+
   before(async () => {
     // No skip: `make install` installs podman, runc, debootstrap and podman-compose.
     for (const tool of ['podman', 'podman-compose', 'debootstrap']) {
       assert.equal((await run('sh', ['-c', `command -v ${tool}`])).code, 0, `${tool} is not installed (make install installs it)`);
     }
+    // Compose services find each other by name only through netavark's DNS (aardvark-dns); CNI has none.
+    const backend = (await must('podman', ['info', '--format', '{{.Host.NetworkBackend}}'])).trim();
+    assert.equal(backend, 'netavark', 'podman must run with netavark (deploy/containers.conf; make install installs it)');
+    assert.equal((await run('sh', ['-c', 'command -v aardvark-dns || test -x /usr/lib/podman/aardvark-dns'])).code, 0, 'aardvark-dns is not installed');
     // Every address: containers reach the host through their network's gateway.
     files = await startFileServer(FIXTURES, { host: '0.0.0.0' });
     const port = new URL(files.url).port;
@@ -105,11 +121,7 @@ describe('the container image and deploy/compose.yaml, built and run with podman
 
   after(async () => {
     await run('podman', ['rm', '--force', '--time', '0', CONTAINER]);
-    if (composeArgs) {
-      await run('podman-compose', [...composeArgs, 'down'], 120_000, composeEnv);
-      // podman-compose 1.0 leaves the project's network behind.
-      await run('podman', ['network', 'rm', `${PROJECT}_default`]);
-    }
+    if (composeArgs) await tearDownCompose();
     await local?.close();
     await files?.close();
   });
@@ -164,7 +176,7 @@ describe('the container image and deploy/compose.yaml, built and run with podman
     await fs.writeFile(override, `services:\n  tessera-1:\n    environment:\n${testEnv}  tessera-2:\n    environment:\n${testEnv}`);
     composeEnv = { TESSERA_BASE: BASE, TESSERA_HTTP_PORT: String(httpPort) };
     composeArgs = ['--project-name', PROJECT, '-f', 'deploy/compose.yaml', '-f', override];
-    await run('podman-compose', [...composeArgs, 'down'], 120_000, composeEnv);
+    await tearDownCompose();
     const started = Date.now();
     await must('podman-compose', [...composeArgs, 'up', '--detach'], 15 * 60_000, composeEnv);
     const front = `http://127.0.0.1:${httpPort}`;
