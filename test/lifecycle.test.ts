@@ -143,7 +143,7 @@ describe('lifecycle and overload', { timeout: 60_000 }, () => {
     }
   });
 
-  it('answers 503 with Retry-After past TESSERA_MAX_QUEUE requests in flight, health checks still pass', async () => {
+  it('answers 503 with Retry-After past TESSERA_MAX_QUEUE requests in flight, health checks and metrics still answer', async () => {
     const tessera = await startTessera({ maxInFlight: 2 }, { listen: true });
     try {
       files.delayMs = 700;
@@ -155,6 +155,10 @@ describe('lifecycle and overload', { timeout: 60_000 }, () => {
       assert.match(((await refused.json()) as { detail: string }).detail, /TESSERA_MAX_QUEUE/);
       assert.equal((await tessera.get('/healthz')).status, 200);
       assert.equal((await tessera.get('/readyz')).status, 200);
+      // Monitoring matters most under overload: the scrape is answered, and shows the refusals.
+      const metrics = await tessera.get('/metrics');
+      assert.equal(metrics.status, 200);
+      assert.match(await metrics.text(), /tessera_http_requests_total\{[^}]*status="503"/);
       for (const r of await Promise.all(slow)) {
         assert.ok(r.status === 200 || r.status === 404, `status ${r.status}`);
         await r.arrayBuffer();

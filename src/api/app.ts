@@ -27,7 +27,7 @@ import { demoRoutes } from './routes/demo.js';
 import { pyDumps } from '../pyjson.js';
 import { completeOpenApi } from './openapi.js';
 import { installMetrics } from './metrics.js';
-import { installEtags } from './etag.js';
+import { installEncodingTags, installEtags } from './etag.js';
 import { installTileCache } from './tile-cache.js';
 import { TESSERA_VERSION } from '../version.js';
 
@@ -94,10 +94,12 @@ export async function buildApp(services: Services, opts: { logger?: boolean | ob
   });
 
   // Overload: past maxInFlight requests, a new one is answered 503 at once (Retry-After) instead of
-  // joining queues whose latency would grow without bound. Health checks always pass.
+  // joining queues whose latency would grow without bound. Health checks and the metrics scrape
+  // always pass: monitoring must keep working when it matters most.
   let inFlight = 0;
+  const ALWAYS = /^\/(healthz|readyz|metrics)(\?|$)/;
   app.addHook('onRequest', async (request, reply) => {
-    if (inFlight >= settings.maxInFlight && !request.url.startsWith('/healthz') && !request.url.startsWith('/readyz')) {
+    if (inFlight >= settings.maxInFlight && !ALWAYS.test(request.url)) {
       return reply
         .code(503)
         .header('retry-after', '1')
@@ -129,7 +131,7 @@ export async function buildApp(services: Services, opts: { logger?: boolean | ob
   if (settings.accessToken) requireAccessToken(app, settings.accessToken);
   // After the token check (a cached tile is no more public than a rendered one), before compression.
   installTileCache(app, services.tiles);
-  // Before compression: the tag is of the answer itself, whatever the encoding (api/etag.ts).
+  // Before compression: the tag is of the answer's bytes before encoding (api/etag.ts) ...
   installEtags(app);
   await app.register(compress, {
     global: true,
@@ -140,6 +142,8 @@ export async function buildApp(services: Services, opts: { logger?: boolean | ob
     // TiTiler compresses everything but already-compressed images (JPEG, PNG, JP2, WebP).
     customTypes: /^(application\/(json|geo\+json|xml|x-binary)|text\/|image\/tiff)/,
   });
+  // ... and, once compressed, carries its coding: each encoding is its own representation.
+  installEncodingTags(app);
   // OpenAPI 3.1: its schemas are JSON Schema 2020-12, whose numeric exclusiveMinimum the parameter
   // schemas use (3.0 wants a boolean there, and validators refused the document).
   await app.register(swagger, {
