@@ -19,19 +19,25 @@ export type ErrorKind =
   | 'UpstreamError'
   /** The upstream did not answer in time, or the request's own deadline passed. */
   | 'Timeout'
+  /** The server cannot start the request in time (its turn would come too late): retry later. */
+  | 'Busy'
   /** The client went away: nothing more is started for it (no one reads the answer). */
   | 'ClientGone'
   /** A bug or resource failure on our side. */
   | 'Internal';
 
 export class TesseraError extends Error {
+  /** When to try again, in seconds (a Busy answer's Retry-After). */
+  readonly retryAfterSeconds: number | undefined;
+
   constructor(
     readonly kind: ErrorKind,
     message: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; retryAfterSeconds?: number },
   ) {
     super(message, options);
     this.name = 'TesseraError';
+    this.retryAfterSeconds = options?.retryAfterSeconds;
   }
 }
 

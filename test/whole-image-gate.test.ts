@@ -6,18 +6,21 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { WholeImageGate, estimateImageBytes } from '../src/image/whole-image-gate.js';
+import { TesseraError } from '../src/errors.js';
 import { startFileServer, fixtureItem, FIXTURES, type FileServer } from './helpers/fileserver.js';
 import { startTessera, type RunningTessera } from './helpers/tessera.js';
 
 const tick = (ms = 5): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** Runs `fn` as one request would: in an asynchronous flow of its own that holds on the gate. */
-function asRequest<T>(gate: WholeImageGate, fn: () => Promise<T>): { done: Promise<T>; end: () => void } {
+function asRequest<T>(gate: WholeImageGate, fn: () => Promise<T>, deadline?: number): { done: Promise<T>; end: () => void } {
   let end: () => void = () => undefined;
   const done = new Promise<T>((resolve, reject) => {
     setImmediate(() => {
-      end = gate.enter();
+      end = gate.enter(deadline);
       fn().then(resolve, reject);
     });
   });
@@ -48,6 +51,80 @@ describe('whole-image gate', () => {
     assert.deepEqual(order, [0, 1, 2, 3, 4, 5, 6]);
     assert.equal(gate.active, 0);
     assert.equal(gate.heldBytes, 0);
+    assert.equal(gate.queued, 0);
+  });
+
+  it('refuses at once (Busy, Retry-After) a request whose turn would come after its deadline', async () => {
+    const gate = new WholeImageGate(1, 1000);
+    const holdFor = (ms: number, deadline?: number) => {
+      const r = asRequest(
+        gate,
+        async () => {
+          await gate.reserve(10);
+          await tick(ms);
+        },
+        deadline,
+      );
+      return r.done.finally(r.end);
+    };
+    // Nothing measured yet: a request queues, whatever its deadline.
+    const measuring = holdFor(200);
+    await tick(20);
+    const unmeasured = holdFor(1, Date.now() + 50);
+    await tick(20);
+    assert.equal(gate.queued, 1, 'queued: no hold measured yet');
+    await measuring;
+    // The first hold ended after its deadline: refused then, not run.
+    await assert.rejects(unmeasured, (err: unknown) => err instanceof TesseraError && err.kind === 'Busy');
+    // Holds take ~200 ms now: with one running, a request due in 150 ms cannot make it ...
+    const running = holdFor(200);
+    await tick(20);
+    const refusedAt = Date.now();
+    const refused = holdFor(1, Date.now() + 150);
+    await assert.rejects(refused, (err: unknown) => {
+      assert.ok(err instanceof TesseraError);
+      assert.equal(err.kind, 'Busy');
+      assert.ok(err.retryAfterSeconds !== undefined && err.retryAfterSeconds >= 1);
+      assert.match(err.message, /retry in \d+ s/);
+      return true;
+    });
+    assert.ok(Date.now() - refusedAt < 100, 'told at once, not at its deadline');
+    // ... while one due in 2 s waits its turn and runs.
+    await Promise.all([running, holdFor(1, Date.now() + 2000)]);
+    assert.equal(gate.active, 0);
+    assert.equal(gate.queued, 0);
+  });
+
+  it('refuses a waiting request once a holder ends and the average says it can no longer finish', async () => {
+    const gate = new WholeImageGate(1, 1000);
+    const order: string[] = [];
+    const request = (name: string, ms: number, deadline?: number) =>
+      asRequest(
+        gate,
+        async () => {
+          await gate.reserve(10);
+          order.push(name);
+          await tick(ms);
+        },
+        deadline,
+      );
+    // One short hold to start the average.
+    const first = request('first', 5);
+    await first.done;
+    first.end();
+    // A long holder; the next one's deadline looked fine against the 5 ms average when it queued.
+    const long = request('long', 400);
+    await tick(20);
+    const waiting = request('waiting', 1, Date.now() + 300);
+    await tick(20);
+    assert.equal(gate.queued, 1, 'queued: 5 ms holds would let it finish');
+    await long.done;
+    long.end();
+    // The average is now ~120 ms and ~300 ms have passed: it is refused as the long one ends, not run.
+    await assert.rejects(waiting.done, (err: unknown) => err instanceof TesseraError && err.kind === 'Busy');
+    waiting.end();
+    assert.deepEqual(order, ['first', 'long']);
+    assert.equal(gate.active, 0);
     assert.equal(gate.queued, 0);
   });
 
@@ -200,6 +277,40 @@ describe('whole-image gate over HTTP', () => {
       assert.ok(gate.peakBytes > 0 && gate.peakBytes <= 2 ** 30);
       assert.equal(gate.active, 0);
     } finally {
+      await tessera.close();
+    }
+  });
+
+  it('answers 503 with Retry-After, not a 504 at the deadline, to requests whose turn would come too late', async () => {
+    const tessera = await startTessera({ largeRequests: 1, maxImageBytes: 1024, requestTimeoutMs: 1500 });
+    // Eight files, each read cold through slow (300 ms) upstream answers: each preview holds the gate
+    // for ~350 ms, and eight in turn cannot all end within 1.5 s (without the estimate: five 504s).
+    const cog = await readFile(path.join(FIXTURES, 'cog.tif'));
+    for (let i = 0; i < 8; i++) files.put(`/gate/busy-${i}.tif`, cog, 'image/tiff');
+    files.delayMs = 300;
+    try {
+      const answers = await Promise.all(
+        Array.from({ length: 8 }, async (_, i) => {
+          const started = Date.now();
+          const r = await tessera.get(`/cog/preview.png?url=${encodeURIComponent(`${files.url}/gate/busy-${i}.tif`)}&max_size=512&rescale=0,255`);
+          const body = await r.text();
+          return { status: r.status, retryAfter: r.headers.get('retry-after'), body, ms: Date.now() - started };
+        }),
+      );
+      const statuses = answers.map((a) => a.status);
+      assert.ok(!statuses.includes(504), `no request waits out its deadline: ${statuses.join(' ')}`);
+      assert.ok(statuses.includes(200), `some are served: ${statuses.join(' ')}`);
+      const busy = answers.filter((a) => a.status === 503);
+      assert.ok(busy.length > 0, `the ones that could not be served in time are told so: ${statuses.join(' ')}`);
+      for (const a of busy) {
+        assert.match(a.retryAfter ?? '', /^\d+$/);
+        assert.match(JSON.parse(a.body).detail, /Server busy/);
+        assert.ok(a.ms < 1500, `told before the deadline (${a.ms} ms)`);
+      }
+      assert.equal(tessera.services.wholeImages.active, 0);
+      assert.equal(tessera.services.wholeImages.queued, 0);
+    } finally {
+      files.delayMs = 0;
       await tessera.close();
     }
   });

@@ -174,7 +174,7 @@ export async function buildApp(services: Services, opts: { logger?: boolean | ob
     const budget = services.budgets.enter();
     upstreamOf.set(request, budget);
     reply.raw.once('close', budget);
-    if (request.routeOptions.config.large === true) reply.raw.once('close', services.wholeImages.enter());
+    if (request.routeOptions.config.large === true) reply.raw.once('close', services.wholeImages.enter(Date.now() + settings.requestTimeoutMs));
     const timer = setTimeout(() => {
       if (!reply.sent) {
         request.log.warn('request deadline passed');

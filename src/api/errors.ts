@@ -17,6 +17,7 @@ const STATUS: Record<ErrorKind, number> = {
   UpstreamForbidden: 403,
   UpstreamError: 502,
   Timeout: 504,
+  Busy: 503,
   // nginx's "client closed request": only the log line ever sees it.
   ClientGone: 499,
   Internal: 500,
@@ -171,7 +172,8 @@ export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply) => {
     if (error instanceof TesseraError) {
       const status = STATUS[error.kind];
-      if (status >= 500) request.log.warn({ err: error }, 'upstream or internal failure');
+      if (status >= 500 && error.kind !== 'Busy') request.log.warn({ err: error }, 'upstream or internal failure');
+      if (error.retryAfterSeconds !== undefined) reply.header('retry-after', String(error.retryAfterSeconds));
       send(reply, status, { detail: error.message });
       return;
     }
