@@ -2,6 +2,7 @@
 #   make run    installs what is missing, builds, makes the demo data and serves it on :8000
 #   make test   installs, builds, checks format and lint (Biome) and runs every test (unit, routes, parity with TiTiler)
 #   make bench  tessera against TiTiler 0.18.10 and the newest TiTiler on this machine (.bench/report.md), then micro-benchmarks
+#   make docs   writes the settings tables of docs/configuration.md from src/config/settings.ts
 # The pinned Node.js LTS and npm in .tools/ (scripts/node.sh, installed by scripts/install.sh) come
 # before any other Node on the machine, for every command below.
 export PATH := $(CURDIR)/.tools/node/bin:$(PATH)
@@ -10,7 +11,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 SRC := $(shell find src test tools -name '*.ts' 2>/dev/null) tsconfig.json package.json
 
-.PHONY: install build run lint format test parity fuzz bench bench-quick bench-low-zoom bench-deploy soak clean
+.PHONY: install build run lint format docs test parity fuzz bench bench-quick bench-low-zoom bench-deploy soak clean
 
 install:
 	@bash scripts/install.sh
@@ -39,6 +40,11 @@ lint: install
 # Rewrites the sources in the house format.
 format: install
 	@npm run --silent format
+
+# Writes the settings tables of docs/configuration.md from their declaration (src/config/settings.ts);
+# test/settings.test.ts fails when the committed page differs.
+docs: build
+	@node dist/tools/docs/settings-table.js docs/configuration.md
 
 test: build lint
 	@bash tools/parity/setup.sh

@@ -7,8 +7,9 @@
  * mistake.
  */
 import path from 'node:path';
-import { Command, CommanderError, InvalidArgumentError } from 'commander';
-import { applySettingsFile, loadSettings, settingsHelp, unknownSettings, type Settings } from './config.js';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { applySettingsFile, loadSettings, parseSetting, settingFlags, unknownSettings, type SettingKey } from './config.js';
+import { settingsHelp } from './config/docs.js';
 import type { MosaicOptions } from './mosaic/build.js';
 import type { AssetOptions, OverviewCliOptions } from './cli-mosaic.js';
 import { PIXEL_SELECTION_METHODS } from './mosaic/methods.js';
@@ -31,26 +32,30 @@ const program = new Command()
   .showHelpAfterError('(tessera --help, tessera serve --help: the commands, options and settings)')
   .exitOverride();
 
-program
-  .command('serve')
-  .description('start the server (settings come from the environment; options override a few)')
-  .option('--host <host>', 'address to listen on (TESSERA_HOST)')
-  .option('--port <port>', 'port to listen on (TESSERA_PORT)', wholeIn('port', 0, 65535))
-  .option('--workers <n>', 'server processes sharing the port (TESSERA_WORKERS)', wholeIn('number of workers', 1, 64))
-  .option('--render-threads <n>', 'image threads per process (TESSERA_RENDER_THREADS)', wholeIn('number of render threads', 0, 64))
-  .option('--demo <dir>', 'serve the demo data written by `tessera demo` under /demo/')
+const serve = program.command('serve').description('start the server (settings come from the environment and a settings file; flags override a few)');
+// The flags are declared with their settings (src/config/settings.ts); each is checked by its
+// setting's schema here, so a bad one is a usage mistake (exit 2), and read as its setting's text.
+const flagged = settingFlags().map((f) => {
+  const option = new Option(f.flag, `${f.description} (${f.env})`).argParser((text: string) => {
+    const parsed = parseSetting(f.key, text);
+    if (!parsed.ok) throw new InvalidArgumentError(parsed.message);
+    return text;
+  });
+  serve.addOption(option);
+  return { key: f.key, attribute: option.attributeName() };
+});
+serve
   .option('--config <file>', 'settings file (TESSERA_CONFIG): NAME=value lines of the settings below, for those the environment leaves unset')
-  .addHelpText('after', `\nSettings (environment, or a --config file of NAME=value lines):\n${settingsHelp()}\n`)
-  .action(async (options: { host?: string; port?: number; workers?: number; renderThreads?: number; demo?: string; config?: string }) => {
-    const file = options.config ?? process.env['TESSERA_CONFIG'];
+  .addHelpText('after', `\nSettings (environment, or a --config file of NAME=value lines; see docs/configuration.md):\n${settingsHelp()}\n`)
+  .action(async (options: Record<string, string | undefined>) => {
+    const file = options['config'] ?? process.env['TESSERA_CONFIG'];
     if (file) applySettingsFile(file);
-    const overrides: Partial<Settings> = {};
-    if (options.host !== undefined) overrides.host = options.host;
-    if (options.port !== undefined) overrides.port = options.port;
-    if (options.workers !== undefined) overrides.workers = options.workers;
-    if (options.renderThreads !== undefined) overrides.renderThreads = options.renderThreads;
-    if (options.demo !== undefined) overrides.demoDir = path.resolve(options.demo);
-    const settings = loadSettings(overrides);
+    const flags: Partial<Record<SettingKey, string>> = {};
+    for (const { key, attribute } of flagged) {
+      const text = options[attribute];
+      if (text !== undefined) flags[key] = text;
+    }
+    const settings = loadSettings({}, process.env, flags);
     for (const name of unknownSettings()) console.error(`tessera: warning: ${name} is not a setting tessera knows (see tessera serve --help); it is ignored`);
     if (settings.demoDir && settings.allowedNetworks.length === 0) {
       console.error('tessera: the demo is read back over loopback, which is refused by default: set TESSERA_ALLOWED_NETWORKS=127.0.0.0/8 (make run does)');

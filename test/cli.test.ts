@@ -1,10 +1,11 @@
 /**
  * The command line as operators use it: --version, --help on every command (serve's lists every
- * setting of config.ts), exit codes (0 done, 1 a bad setting, 2 a usage mistake), and a warning for
+ * setting of src/config/settings.ts, as docs/configuration.md does), exit codes (0 done, 1 a bad
+ * setting, 2 a usage mistake), and a warning for
  * TESSERA_* / TITILER_API_* names tessera does not know, which used to be ignored silently, and
  * settings files (`serve --config`, TESSERA_CONFIG) under the environment.
  * `mosaic create` runs from this build (BUILT_CLI; bin/tessera runs dist's); its documents are
- * checked in mosaic-create.test.ts.
+ * checked in mosaic-create.test.ts. How each setting is read is tested in settings.test.ts.
  */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -14,7 +15,8 @@ import path from 'node:path';
 import { spawn, spawnSync } from 'node:child_process';
 import { createServer } from 'node:net';
 import { TESSERA_BIN } from './parity/harness.js';
-import { SETTINGS, applySettingsFile, loadSettings, unknownSettings } from '../src/config.js';
+import { applySettingsFile, loadSettings, unknownSettings } from '../src/config.js';
+import { SETTINGS } from '../src/config/settings.js';
 import { BUILT_CLI, REPO_ROOT } from './helpers/paths.js';
 
 function run(args: string[], env: Record<string, string> = {}): { status: number | null; stdout: string; stderr: string } {
@@ -26,17 +28,19 @@ function runBuilt(args: string[]): { status: number | null; stdout: string; stde
 }
 
 describe('tessera command line', () => {
-  it('prints its version and help, with every setting in serve --help and in the README', () => {
+  it('prints its version and help, with every setting in serve --help and in docs/configuration.md', () => {
     const version = run(['--version']);
     assert.equal(version.status, 0);
     assert.equal(version.stdout.trim(), (JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }).version);
     const help = run(['serve', '--help']);
     assert.equal(help.status, 0);
-    const readme = readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8');
-    for (const spec of Object.values(SETTINGS) as Array<{ env: string; alias?: string }>) {
-      assert.ok(help.stdout.includes(spec.env), `${spec.env} in serve --help`);
-      assert.ok(readme.includes(spec.env.replace(/_(COG|STAC|MOSAIC)$/, '')), `${spec.env} in the README`);
-      if (spec.alias) assert.ok(help.stdout.includes(spec.alias), `${spec.alias} in serve --help`);
+    const docs = readFileSync(path.join(REPO_ROOT, 'docs/configuration.md'), 'utf8');
+    for (const spec of Object.values(SETTINGS) as Array<{ env: string; alias?: string; formerly?: readonly string[]; flag?: string }>) {
+      for (const name of [spec.env, ...(spec.alias ? [spec.alias] : []), ...(spec.formerly ?? [])]) {
+        assert.ok(help.stdout.includes(name), `${name} in serve --help`);
+        assert.ok(docs.includes(`\`${name}\``), `${name} in docs/configuration.md`);
+      }
+      if (spec.flag) assert.ok(help.stdout.includes(spec.flag), `${spec.flag} in serve --help`);
     }
     assert.equal(run(['demo', '--help']).status, 0);
   });
@@ -46,6 +50,8 @@ describe('tessera command line', () => {
       const r = run(args);
       assert.equal(r.status, 2, `${args.join(' ')}: ${r.stderr}`);
     }
+    // A flag is checked by its setting's schema, and says so.
+    assert.match(run(['serve', '--render-threads', '65']).stderr, /--render-threads <n>' argument '65' is invalid\. expected at most 64/);
     const bad = run(['serve', '--port', '0'], { TESSERA_MAX_QUEUE: 'lots' });
     assert.equal(bad.status, 1);
     assert.match(bad.stderr, /TESSERA_MAX_QUEUE: expected a whole number, got 'lots'/);
