@@ -1,5 +1,5 @@
 /**
- * The upstream gateway (src/source/gateway.ts): GDAL's reads of remote rasters go through it. Checked
+ * The upstream gateway (src/upstream/gateway.ts): GDAL's reads of remote rasters go through it. Checked
  * here against real servers on 127.0.0.1: bytes and headers relayed as upstream sent them, the HEAD
  * answered by one ranged GET whose bytes serve GDAL's first read, redirects held to the URL policy,
  * upstream faults as status codes GDAL reports, and a tile's cold cost over HTTP in round trips.

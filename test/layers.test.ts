@@ -1,5 +1,5 @@
 /**
- * The floors of the house (shared/design/architecture.md §3): every module imports only from its
+ * The floors of the house (docs/architecture.md): every module imports only from its
  * own floor or below, routes do not import routes, and the API's core does not import routes. A
  * change that makes an import go up fails here with the file and the import named.
  */

@@ -52,7 +52,7 @@ import { writeReport, type BenchReport, type ColdRow, type FirstViewRow, type Fl
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const CORES = os.availableParallelism();
 
-/** TiTiler's recommended GDAL settings (docs/advanced/performance_tuning.md), given to both servers. */
+/** TiTiler's recommended GDAL settings (its documentation's advanced/performance_tuning.md), given to both servers. */
 const GDAL_ENV: Record<string, string> = {
   GDAL_DISABLE_READDIR_ON_OPEN: 'EMPTY_DIR',
   GDAL_HTTP_MERGE_CONSECUTIVE_RANGES: 'YES',
