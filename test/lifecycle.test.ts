@@ -1,7 +1,7 @@
 /**
  * Lifecycle and overload, as an orchestrator and a load balancer see them: /readyz answers 200
  * while serving and 503 from the moment SIGTERM arrives; requests in flight then finish and the
- * process exits 0; past TESSERA_MAX_QUEUE requests in flight a new one gets 503 with Retry-After
+ * process exits 0; past TESSERA_MAX_IN_FLIGHT requests in flight a new one gets 503 with Retry-After
  * at once, while health checks still answer; a client that goes away stops the upstream reads of
  * its request, but not the loads other requests wait for.
  */
@@ -143,7 +143,7 @@ describe('lifecycle and overload', { timeout: 60_000 }, () => {
     }
   });
 
-  it('answers 503 with Retry-After past TESSERA_MAX_QUEUE requests in flight, health checks and metrics still answer', async () => {
+  it('answers 503 with Retry-After past TESSERA_MAX_IN_FLIGHT requests in flight, health checks and metrics still answer', async () => {
     const tessera = await startTessera({ maxInFlight: 2 }, { listen: true });
     try {
       files.delayMs = 700;
@@ -152,7 +152,7 @@ describe('lifecycle and overload', { timeout: 60_000 }, () => {
       const refused = await tessera.get(`/cog/info?url=${cog}`);
       assert.equal(refused.status, 503);
       assert.equal(refused.headers.get('retry-after'), '1');
-      assert.match(((await refused.json()) as { detail: string }).detail, /TESSERA_MAX_QUEUE/);
+      assert.match(((await refused.json()) as { detail: string }).detail, /TESSERA_MAX_IN_FLIGHT/);
       assert.equal((await tessera.get('/healthz')).status, 200);
       assert.equal((await tessera.get('/readyz')).status, 200);
       // Monitoring matters most under overload: the scrape is answered, and shows the refusals.

@@ -104,7 +104,7 @@ export async function buildApp(services: Services, opts: { logger?: boolean | ob
         .code(503)
         .header('retry-after', '1')
         .type('application/json')
-        .send(pyDumps({ detail: `Server busy: ${inFlight} requests in flight (TESSERA_MAX_QUEUE); retry shortly` }));
+        .send(pyDumps({ detail: `Server busy: ${inFlight} requests in flight (TESSERA_MAX_IN_FLIGHT); retry shortly` }));
     }
     inFlight++;
     reply.raw.once('close', () => inFlight--);

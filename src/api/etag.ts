@@ -38,7 +38,7 @@ const CODING_SUFFIX = /-(gzip|br|deflate)"$/;
  * The tag of If-None-Match that names `etag` (or `*`), weak comparison as RFC 9110 asks, a coding
  * suffix ignored; undefined when none does.
  */
-export function matchingTag(ifNoneMatch: string | undefined, etag: string): string | undefined {
+function matchingTag(ifNoneMatch: string | undefined, etag: string): string | undefined {
   if (!ifNoneMatch) return undefined;
   const bare = etag.replace(/^W\//, '');
   for (const t of ifNoneMatch.split(',')) {
