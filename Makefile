@@ -11,7 +11,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 SRC := $(shell find src test tools -name '*.ts' 2>/dev/null) tsconfig.json package.json
 
-.PHONY: install build run lint format docs test parity fuzz bench bench-quick bench-low-zoom bench-deploy soak clean
+.PHONY: install build run lint format docs test test-fast parity fuzz bench bench-quick bench-low-zoom bench-deploy soak clean
 
 install:
 	@bash scripts/install.sh
@@ -51,6 +51,14 @@ test: build lint
 	@bash tools/parity/cogeo9.sh
 	@bash tools/stac-api/setup.sh
 	@node --test --test-concurrency=1 --test-reporter=spec "dist/test/**/*.test.js"
+
+# The inner loop (under 2 minutes on 2 cores): unit and in-process route tests, two files at a time.
+# Left to `make test`: the container, nginx and cluster deployments, the pages in Chromium, the STAC API
+# over PostgreSQL, cogeo-mosaic's documents, the fuzzing run, the shared-load test and the parity suite.
+SLOW_TESTS := container|deploy-nginx|pages|mosaic-stac|mosaic-create|cluster|fuzz|shared-load
+test-fast: build
+	@bash tools/parity/setup.sh
+	@node --test --test-concurrency=2 $$(ls dist/test/*.test.js | grep -vE '/($(SLOW_TESTS))\.test\.js$$')
 
 parity: build
 	@bash tools/parity/setup.sh
