@@ -248,6 +248,33 @@ describe('cold tile through tessera', () => {
     }
   });
 
+  it('fetches no byte twice for a cold tile of a plain COG: the head, then the blocks', async () => {
+    // Full-resolution tiles at each file's middle (TCI: 1.5 MB RGB, cog1: 2.9 MB, several block runs).
+    for (const [name, tile] of [
+      ['cog.tif', '9/175/98'],
+      ['TCI.tif', '10/579/415'],
+      ['cog1.tif', '9/150/182'],
+    ] as const) {
+      const tessera = await startTessera();
+      try {
+        files.log.length = 0;
+        const res = await tessera.get(`/cog/tiles/WebMercatorQuad/${tile}.png?url=${encodeURIComponent(`${files.url}/${name}`)}`);
+        assert.equal(res.status, 200, await res.clone().text());
+        await res.arrayBuffer();
+        const ranges = files.log
+          .filter((l) => l.startsWith(`GET /${name} bytes=`))
+          .map((l) => l.split('=')[1]!.split('-').map(Number) as [number, number])
+          .sort((a, b) => a[0] - b[0]);
+        const log = files.log.join('\n');
+        assert.equal(files.log.length, ranges.length, `only ranged GETs of the file:\n${log}`);
+        assert.deepEqual(ranges[0], [0, 65535], `the head first:\n${log}`);
+        for (let i = 1; i < ranges.length; i++) assert.ok(ranges[i]![0] > ranges[i - 1]![1], `${name}: no byte fetched twice:\n${log}`);
+      } finally {
+        await tessera.close();
+      }
+    }
+  });
+
   it('keeps the gateway out of error messages', async () => {
     const tessera = await startTessera();
     try {
