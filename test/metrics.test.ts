@@ -8,6 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fixtureItem, startFileServer, FIXTURES, type FileServer } from './helpers/fileserver.js';
 import { startTessera, type RunningTessera } from './helpers/tessera.js';
 import { REPO_ROOT } from './helpers/paths.js';
@@ -99,6 +100,30 @@ describe('/metrics', () => {
     assert.ok(
       after.some((s) => s.name.startsWith('nodejs_eventloop_lag')),
       'event-loop lag',
+    );
+  });
+
+  it('has every tessera metric it serves documented in docs/deploy.md', async () => {
+    const text = await (await tessera.get('/metrics')).text();
+    const served = [...text.matchAll(/^# TYPE (tessera_\w+) /gm)].map((m) => m[1]!);
+    assert.ok(served.length >= 10, `tessera's metrics: ${served.join(' ')}`);
+    const doc = readFileSync(path.join(REPO_ROOT, 'docs/deploy.md'), 'utf8');
+    // The table names families by a shared stem: `tessera_gdal_handles_open`, `_busy` …
+    const named = new Set<string>();
+    for (const row of doc.matchAll(/^\| (.+?) \|/gm)) {
+      let stem = '';
+      for (const m of row[1]!.matchAll(/`(tessera_\w+|_\w+)`/g)) {
+        const name = m[1]!;
+        if (name.startsWith('tessera_')) {
+          named.add(name);
+          stem = name.replace(/_[a-z]+(_total)?$/, '');
+        } else named.add(`${stem}${name}`);
+      }
+    }
+    assert.deepEqual(
+      served.filter((name) => !named.has(name)),
+      [],
+      'served but not in docs/deploy.md',
     );
   });
 

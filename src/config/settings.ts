@@ -276,7 +276,7 @@ const LIFECYCLE = {
     formerly: ['TESSERA_MAX_QUEUE'],
     kind: whole(1),
     default: 1024,
-    description: 'requests in flight per process past which a new one gets 503 with Retry-After: 1 at once (/healthz and /readyz always answer)',
+    description: 'requests in flight per process past which a new one gets 503 with Retry-After: 1 at once (/healthz, /readyz and /metrics always answer)',
   }),
   logLevel: setting({
     env: 'TESSERA_LOG_LEVEL',
