@@ -1,6 +1,9 @@
 /**
  * The Fastify application: TiTiler's global behaviour (CORS, compression, Cache-Control, JSON error
- * bodies, OpenAPI at /api) and the route families.
+ * bodies, OpenAPI at /api) and the route families. The reader families are a list of registrations
+ * (FAMILIES, as TiTiler's application/main.py includes one TilerFactory router per family): each is
+ * mounted at its prefix unless its disable setting is on, and /api and /metrics take its tag and
+ * label from it.
  */
 import zlib from 'node:zlib';
 import { randomUUID, timingSafeEqual } from 'node:crypto';
@@ -11,15 +14,14 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { Services } from '../services.js';
 import type { BudgetRelease } from '../upstream/budget.js';
-import type { Settings } from '../config.js';
 import { answerClientError, installErrorHandling, MAX_HEADER_BYTES } from './errors.js';
 import { LoopWatchdog } from './watchdog.js';
 import { installJsonBodyParser, MAX_BODY_BYTES } from './json-body.js';
 import { normaliseBooleans, type Query } from './params/index.js';
 import { tmsRoutes } from './routes/tms.js';
-import { stacRoutes } from './routes/stac.js';
-import { cogRoutes } from './routes/cog.js';
-import { mosaicRoutes } from './routes/mosaic.js';
+import { stacFamily } from './routes/stac.js';
+import { cogFamily } from './routes/cog.js';
+import { mosaicFamily } from './routes/mosaic.js';
 import { algorithmRoutes } from './routes/algorithms.js';
 import { colormapRoutes } from './routes/colormaps.js';
 import { pageRoutes } from './routes/pages.js';
@@ -30,6 +32,10 @@ import { installMetrics } from './metrics.js';
 import { installEncodingTags, installEtags } from './etag.js';
 import { installTileCache } from './tile-cache.js';
 import { TESSERA_VERSION } from '../version.js';
+import type { FamilyRegistration } from './factory.js';
+
+/** The reader families, mounted in this order (their /api tags come in it too). */
+export const FAMILIES: readonly FamilyRegistration[] = [cogFamily, stacFamily, mosaicFamily];
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -61,8 +67,16 @@ const REQUEST_ID = /^[\w.:@/+=-]{1,128}$/;
 /** Each request's upstream byte count, read when its log line is written. */
 const upstreamOf = new WeakMap<object, BudgetRelease>();
 
-export async function buildApp(services: Services, opts: { logger?: boolean | object } = {}): Promise<FastifyInstance> {
+export interface AppOptions {
+  logger?: boolean | object;
+  /** The reader families to mount (default FAMILIES). */
+  families?: readonly FamilyRegistration[];
+}
+
+export async function buildApp(services: Services, opts: AppOptions = {}): Promise<FastifyInstance> {
   const settings = services.settings;
+  // TiTiler's TITILER_API_DISABLE_COG/STAC/MOSAIC (or tessera's TESSERA_DISABLE_*) leave a family out.
+  const families = (opts.families ?? FAMILIES).filter((f) => f.disabledBy === undefined || !settings.disabledFamilies.includes(f.disabledBy));
   const app = Fastify({
     logger: opts.logger ?? { level: settings.logLevel },
     trustProxy: settings.trustProxy,
@@ -117,7 +131,7 @@ export async function buildApp(services: Services, opts: { logger?: boolean | ob
   app.decorate('draining', false);
   app.decorate('rootPath', settings.rootPath);
   app.addHook('onReady', async () => void watchdog.start());
-  installMetrics(app, services, watchdog);
+  installMetrics(app, services, watchdog, families);
 
   installErrorHandling(app);
   installJsonBodyParser(app);
@@ -158,7 +172,7 @@ export async function buildApp(services: Services, opts: { logger?: boolean | ob
   });
   // /api and /api.html show one document: the plugin's, completed once (api/openapi.ts).
   let openApi: Record<string, unknown> | undefined;
-  const completedApi = (spec: Record<string, unknown>): Record<string, unknown> => (openApi ??= completeOpenApi(spec));
+  const completedApi = (spec: Record<string, unknown>): Record<string, unknown> => (openApi ??= completeOpenApi(spec, families));
   await app.register(swaggerUi, { routePrefix: '/api.html', transformSpecification: (spec) => completedApi(spec as Record<string, unknown>) });
 
   // pydantic accepts yes/no/on/off/1/0 for booleans; the schema validator only true/false.
@@ -244,11 +258,7 @@ export async function buildApp(services: Services, opts: { logger?: boolean | ob
 
   await app.register(tmsRoutes);
   await app.register(colormapRoutes());
-  // TiTiler's TITILER_API_DISABLE_COG/STAC/MOSAIC (or tessera's TESSERA_DISABLE_*) leave a family out.
-  const enabled = (family: Settings['disabledFamilies'][number]): boolean => !settings.disabledFamilies.includes(family);
-  if (enabled('cog')) await app.register(cogRoutes(services), { prefix: '/cog' });
-  if (enabled('stac')) await app.register(stacRoutes(services), { prefix: '/stac' });
-  if (enabled('mosaicjson')) await app.register(mosaicRoutes(services), { prefix: '/mosaicjson' });
+  for (const family of families) await app.register(family.plugin(services), { prefix: family.prefix });
   await app.register(algorithmRoutes());
   await app.register(pageRoutes(services));
 

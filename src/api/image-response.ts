@@ -9,6 +9,12 @@ import type { FastifyReply } from 'fastify';
 import type { ImageData } from '../image/image-data.js';
 import type { Renderer, RenderSpec } from '../image/post-process.js';
 import type { ImageFormat } from '../image/formats.js';
+import type { ReaderImage } from '../readers/reader.js';
+
+/** The render step's spec: the algorithm, the rendering, and the expression the reader left to it. */
+export function renderSpec(algorithm: RenderSpec['algorithm'], render: Omit<RenderSpec, 'algorithm' | 'expression'>, result: ReaderImage): RenderSpec {
+  return { ...render, algorithm, ...(result.expression ? { expression: result.expression } : {}) };
+}
 
 /** Post-processes and encodes `img` (in a render thread when the server has them), then sends it with TiTiler's media type. */
 export async function sendImage(

@@ -2,8 +2,9 @@
  * `/metrics` in Prometheus's text format (prom-client): what an operator graphs and alerts on.
  *
  * - Requests: `tessera_http_requests_total` and `tessera_http_request_duration_seconds` by route
- *   family, route pattern (never the raw URL: clients choose those), method and status; requests in
- *   flight; bytes sent.
+ *   family (a reader family's label from its registration, api/factory.ts; else the route's first
+ *   path segment), route pattern (never the raw URL: clients choose those), method and status;
+ *   requests in flight; bytes sent.
  * - Upstream, by host (at most 100 hosts, then "other"): requests, failures without an answer,
  *   answers by status class, bytes received and seconds spent; `kind="gdal"` for GDAL's raster
  *   reads through the gateway, `kind="direct"` for tessera's own (STAC items, MosaicJSON, a file's
@@ -20,16 +21,25 @@ import { PARTIAL_HEADER } from '../readers/mosaic.js';
 import type { HostStats } from '../upstream/client.js';
 import type { LoopWatchdog } from './watchdog.js';
 
-const FAMILIES = new Set(['cog', 'stac', 'mosaicjson', 'tileMatrixSets', 'colorMaps', 'algorithms', 'api', 'api.html', 'healthz', 'metrics', 'static', 'demo']);
+/** The first path segments of the routes outside the reader families, each its own label. */
+const OTHER_ROUTES = new Set(['tileMatrixSets', 'colorMaps', 'algorithms', 'api', 'api.html', 'healthz', 'metrics', 'static', 'demo']);
 
-/** The family of a route pattern: its first path segment, when it is one tessera serves. */
-function familyOf(route: string | undefined): string {
-  if (!route) return 'unmatched';
-  const first = route.split('/')[1] ?? '';
-  return FAMILIES.has(first) ? first : first === '' ? 'pages' : 'other';
+/** What the metrics know of a reader family: where it is mounted and the label its requests carry. */
+export interface MetricsFamily {
+  prefix: string;
+  metricsLabel: string;
 }
 
-export function installMetrics(app: FastifyInstance, services: Services, watchdog: LoopWatchdog): client.Registry {
+/** The label of a route pattern: its reader family's, else its first path segment when tessera serves it. */
+function labelOf(route: string | undefined, families: readonly MetricsFamily[]): string {
+  if (!route) return 'unmatched';
+  const family = families.find((f) => route === f.prefix || route.startsWith(`${f.prefix}/`));
+  if (family) return family.metricsLabel;
+  const first = route.split('/')[1] ?? '';
+  return OTHER_ROUTES.has(first) ? first : first === '' ? 'pages' : 'other';
+}
+
+export function installMetrics(app: FastifyInstance, services: Services, watchdog: LoopWatchdog, families: readonly MetricsFamily[]): client.Registry {
   const registry = new client.Registry();
   client.collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 20 });
 
@@ -61,7 +71,7 @@ export function installMetrics(app: FastifyInstance, services: Services, watchdo
   app.addHook('onResponse', async (request: FastifyRequest, reply: FastifyReply) => {
     inFlight.dec();
     const route = request.routeOptions.url;
-    const family = familyOf(route);
+    const family = labelOf(route, families);
     const status = String(reply.statusCode);
     requests.inc({ family, route: route ?? 'unmatched', method: request.method, status });
     duration.observe({ family, status }, reply.elapsedTime / 1000);

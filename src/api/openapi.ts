@@ -7,7 +7,10 @@
  * where tessera matches several URL forms with one route (`/tiles/{z}/{x}/{y}@{scale}x.{format}`
  * and its three shorter forms are one route with a catch-all last segment here).
  *
- * Pure: it takes the plugin's document and returns a new one; app.ts computes it once.
+ * The reader families bring their own tag and the documentation of their own routes (their
+ * registrations, api/factory.ts); this module documents the factory's routes and the rest.
+ *
+ * Pure: it takes the plugin's document and the families, and returns a new document; app.ts computes it once.
  */
 import { IMAGE_FORMATS, MEDIA_TYPES } from '../image/formats.js';
 import { parameterDocs } from './params/index.js';
@@ -27,20 +30,40 @@ interface Operation extends Json {
   responses?: Record<string, Json>;
 }
 
-const FAMILY_TAGS: Array<[string, string]> = [
-  ['/cog', 'Cloud Optimized GeoTIFF'],
-  ['/stac', 'SpatioTemporal Asset Catalog'],
-  ['/mosaicjson', 'MosaicJSON'],
-  ['/tileMatrixSets', 'Tiling Schemes'],
-  ['/algorithms', 'Algorithms'],
-  ['/colorMaps', 'ColorMaps'],
-  ['/healthz', 'Health Check'],
-  ['/readyz', 'Health Check'],
+/** An OpenAPI tag: /api.html shows the routes under it as one section. */
+export interface ApiTag {
+  name: string;
+  description: string;
+}
+
+type Answer = 'json' | 'geojson' | 'xml' | 'html' | 'image' | 'json-or-image';
+
+/** What /api says of the routes a pattern matches (the path after the family prefix): a summary, what they answer with and its schema. */
+export interface RouteDoc {
+  match: RegExp;
+  method?: string;
+  summary: string;
+  answer: Answer;
+  schema?: string;
+}
+
+/** What /api knows of a reader family: where it is mounted, its tag, and the documentation of its own routes. */
+export interface ApiFamily {
+  prefix: string;
+  tag: ApiTag;
+  docs?: readonly RouteDoc[];
+}
+
+/** The tags of the routes outside the reader families, by path prefix. */
+const OTHER_TAGS: Array<[string, ApiTag]> = [
+  ['/tileMatrixSets', { name: 'Tiling Schemes', description: 'The tile matrix sets (grids) tiles can be cut in.' }],
+  ['/algorithms', { name: 'Algorithms', description: 'The algorithms images can be processed with.' }],
+  ['/colorMaps', { name: 'ColorMaps', description: 'The colormaps one-band images can be coloured with, as JSON or legends.' }],
+  ['/healthz', { name: 'Health Check', description: 'Whether the server answers and is ready to serve.' }],
+  ['/readyz', { name: 'Health Check', description: 'Whether the server answers and is ready to serve.' }],
 ];
 
 const IMAGE_TYPES = [...new Set(Object.values(MEDIA_TYPES))];
-
-type Answer = 'json' | 'geojson' | 'xml' | 'html' | 'image' | 'json-or-image';
 
 const numbers = (n?: number): Json => ({ type: 'array', items: { type: 'number' }, ...(n ? { minItems: n, maxItems: n } : {}) });
 const strings: Json = { type: 'array', items: { type: 'string' } };
@@ -141,8 +164,8 @@ const SCHEMAS: Record<string, Json> = {
   }),
 };
 
-/** Routes by the path after their family prefix: a summary, what they answer with and its schema. */
-const ROUTES: Array<{ match: RegExp; method?: string; family?: string; summary: string; answer: Answer; schema?: string }> = [
+/** The factory's routes (api/factory.ts, api/verbs.ts) and those every family has, by the path after the family prefix. */
+const ROUTES: RouteDoc[] = [
   { match: /^\/tiles\//, summary: 'A map tile of the dataset in a tile matrix set', answer: 'image' },
   { match: /tilejson\.json$/, summary: "TileJSON 3.0 of the dataset's tiles", answer: 'json', schema: 'TileJSON' },
   { match: /WMTSCapabilities\.xml$/, summary: "OGC WMTS 1.0 capabilities of the dataset's tiles (for QGIS, ArcGIS, OpenLayers)", answer: 'xml' },
@@ -159,23 +182,9 @@ const ROUTES: Array<{ match: RegExp; method?: string; family?: string; summary: 
     summary: 'Statistics of every band within each Feature of a GeoJSON Feature or FeatureCollection',
     answer: 'geojson',
   },
-  { match: /^\/asset_statistics$/, summary: "Statistics of each asset's bands, asset by asset", answer: 'json' },
   { match: /^\/bounds$/, summary: 'Bounds of the dataset in longitude/latitude', answer: 'json', schema: 'Bounds' },
-  { match: /^\/info$/, summary: 'Metadata of the COG (bands, data type, nodata, overviews, zooms)', answer: 'json', schema: 'Info', family: '/cog' },
   { match: /^\/info$/, summary: 'Metadata of the dataset (bands, data type, nodata, overviews, zooms)', answer: 'json' },
   { match: /^\/info\.geojson$/, summary: 'Metadata of the dataset as a GeoJSON Feature of its bounds', answer: 'geojson' },
-  { match: /^\/stac$/, summary: 'A STAC item made from the COG, with projection, raster and eo extensions', answer: 'json', schema: 'StacItem' },
-  { match: /^\/assets$/, summary: "Names of the item's assets", answer: 'json' },
-  {
-    match: /^\/validate$/,
-    method: 'get',
-    summary: 'Whether a GeoTIFF is a valid COG, with its errors, warnings and layout',
-    answer: 'json',
-    schema: 'CogValidation',
-  },
-  { match: /^\/validate$/, method: 'post', summary: 'Validate a MosaicJSON document', answer: 'json' },
-  { match: /\/assets$/, summary: 'Assets of the mosaic that cover a point or a tile', answer: 'json' },
-  { match: /^\/?$/, summary: 'The MosaicJSON document itself', answer: 'json' },
 ];
 
 /** Routes outside the reader families, by whole path. */
@@ -224,9 +233,6 @@ const IMAGE_PATH_PARAMS: Record<string, Json> = {
   height: { type: 'integer', minimum: 1 },
 };
 
-/** Routes served with and without a trailing slash, documented as TiTiler documents them. */
-const DOCUMENTED_AS: Record<string, string> = { '/mosaicjson': '/mosaicjson/' };
-
 /** Catch-all route segments → the URL forms TiTiler documents for them. */
 const EXPANSIONS: Array<{ segment: string; forms: string[] }> = [
   { segment: '{last}', forms: ['{y}@{scale}x.{format}', '{y}@{scale}x', '{y}.{format}', '{y}'] },
@@ -236,10 +242,8 @@ const EXPANSIONS: Array<{ segment: string; forms: string[] }> = [
   { segment: '{sizeformat}', forms: ['{width}x{height}.{format}'] },
 ];
 
-function familyOf(path: string): { prefix: string; tag: string } | undefined {
-  const hit = FAMILY_TAGS.find(([prefix]) => path === prefix || path.startsWith(`${prefix}/`));
-  return hit ? { prefix: hit[0], tag: hit[1] } : undefined;
-}
+/** Whether `path` is under `prefix`. */
+const under = (path: string, prefix: string): boolean => path === prefix || path.startsWith(`${prefix}/`);
 
 function content(answer: Answer, schema?: string): Json {
   const image = Object.fromEntries(IMAGE_TYPES.map((t) => [t, { schema: { type: 'string', format: 'binary' } }]));
@@ -266,13 +270,14 @@ interface About {
   schema?: string;
 }
 
-function describe(path: string, method: string): About | undefined {
+/** The family's own documentation of a route first, then the factory's. */
+function describe(path: string, method: string, family: ApiFamily | undefined): About | undefined {
   const other = OTHER_ROUTES[path];
   if (other) return other;
-  const family = familyOf(path);
   if (!family) return undefined;
   const rest = path.slice(family.prefix.length);
-  return ROUTES.find((r) => r.match.test(rest) && (!r.method || r.method === method) && (!r.family || r.family === family.prefix));
+  const fits = (r: RouteDoc): boolean => r.match.test(rest) && (!r.method || r.method === method);
+  return family.docs?.find(fits) ?? ROUTES.find(fits);
 }
 
 /** Every family's parameter descriptions (checked: one text per name). */
@@ -296,35 +301,40 @@ function atForm(op: Operation, form: string, catchAll: string): Operation {
   return { ...op, parameters: [...kept, ...added] };
 }
 
-export function completeOpenApi(doc: Json): Json {
+export function completeOpenApi(doc: Json, families: readonly ApiFamily[]): Json {
   const paths = (doc['paths'] ?? {}) as Record<string, Record<string, Operation>>;
   const out: Record<string, Record<string, Operation>> = {};
-  const tags = new Set<string>();
+  // Every tag, the families' first, in the order they are mounted.
+  const allTags: Array<[string, ApiTag]> = [...families.map((f): [string, ApiTag] => [f.prefix, f.tag]), ...OTHER_TAGS];
+  const used = new Set<string>();
   for (const [route, item] of Object.entries(paths)) {
-    const path = DOCUMENTED_AS[route] ?? route;
+    const family = families.find((f) => under(route, f.prefix));
+    // A family's root is served with and without a trailing slash, and documented as TiTiler does: with.
+    const path = route === family?.prefix ? `${route}/` : route;
+    const tag = allTags.find(([prefix]) => under(route, prefix))?.[1].name;
+    if (tag) used.add(tag);
     const expansion = EXPANSIONS.find((e) => path.includes(e.segment));
     const forms = expansion ? expansion.forms.map((f) => path.replace(expansion.segment, f)) : [path];
     for (const [method, original] of Object.entries(item)) {
-      const about = describe(path, method);
-      const family = familyOf(path);
-      if (family) tags.add(family.tag);
+      const about = describe(path, method, family);
       expansion?.forms.forEach((form, i) => {
         const key = forms[i]!;
         out[key] ??= {};
-        out[key][method] = complete(atForm(original, form, expansion.segment), about, family?.tag);
+        out[key][method] = complete(atForm(original, form, expansion.segment), about, tag);
       });
       if (!expansion) {
         out[path] ??= {};
-        out[path][method] = complete(original, about, family?.tag);
+        out[path][method] = complete(original, about, tag);
       }
     }
   }
   const components = (doc['components'] ?? {}) as Json;
+  const tags = new Map(allTags.map(([, tag]) => [tag.name, tag]));
   return {
     ...doc,
     paths: out,
     components: { ...components, schemas: { ...((components['schemas'] ?? {}) as Json), ...SCHEMAS } },
-    tags: [...new Set(FAMILY_TAGS.map(([, tag]) => tag))].filter((tag) => tags.has(tag)).map((name) => ({ name })),
+    tags: [...tags.values()].filter((tag) => used.has(tag.name)),
   };
 }
 

@@ -11,6 +11,7 @@ import type { FastifyInstance, InjectOptions } from 'fastify';
 import { loadSettings, type Settings } from '../../src/config.js';
 import { Services } from '../../src/services.js';
 import { buildApp } from '../../src/api/app.js';
+import type { FamilyRegistration } from '../../src/api/factory.js';
 
 /** What a test sends beyond the path (fetch's init, narrowed to what the tests use). */
 export interface TestRequest {
@@ -32,6 +33,8 @@ export interface RunningTessera {
 export interface StartOptions {
   /** Listen on 127.0.0.1 (a real socket) instead of answering in-process. */
   listen?: boolean;
+  /** The reader families to mount instead of tessera's own (api/app.ts, FAMILIES). */
+  families?: readonly FamilyRegistration[];
 }
 
 /** Loopback only: the tests' file servers listen there, and tessera refuses it by default. */
@@ -70,7 +73,7 @@ async function injected(app: FastifyInstance, path: string, init: TestRequest = 
 
 export async function startTessera(overrides: Partial<Settings> = {}, options: StartOptions = {}): Promise<RunningTessera> {
   const services = new Services(loadSettings({ logLevel: 'silent', allowedNetworks: LOOPBACK, ...overrides }));
-  const app = await buildApp(services, { logger: false });
+  const app = await buildApp(services, { logger: false, ...(options.families ? { families: options.families } : {}) });
   if (options.listen) {
     const address = await app.listen({ host: '127.0.0.1', port: 0 });
     return {

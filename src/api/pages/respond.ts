@@ -1,14 +1,16 @@
 /**
  * How tessera answers with a page: HTML with a Content-Security-Policy that lets it load from itself
- * and, for map tiles only, from the configured basemap's host; and the map page of any reader
- * family's TileJSON (the route factory mounts it beside the family's tiles).
+ * and, for map tiles only, from the configured basemap's host; the map page of any reader family's
+ * TileJSON, and a family's viewer (TiTiler's cogViewerExtension and stacViewerExtension). The route
+ * factory (api/factory.ts) mounts both beside the family's tiles.
  */
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Settings } from '../../config.js';
 import type { TileMatrixSet } from '../../tms/grid.js';
+import { getTms, WEB_MERCATOR_QUAD } from '../../tms/registry.js';
 import { baseUrl, queryPairs, urlencode } from '../urls.js';
 import { mapGrid } from './map-grid.js';
-import { mapPage, type Basemap } from './html.js';
+import { mapPage, viewerPage, type Basemap, type ViewerPageOptions } from './html.js';
 
 const HTML = 'text/html; charset=utf-8';
 
@@ -30,7 +32,7 @@ export function contentSecurityPolicy(basemapUrl: string): string {
   ].join('; ');
 }
 
-export function basemapOf(settings: Settings): Basemap | null {
+function basemapOf(settings: Settings): Basemap | null {
   return settings.basemapUrl ? { url: settings.basemapUrl, attribution: settings.basemapAttribution } : null;
 }
 
@@ -49,5 +51,33 @@ export function mapPageResponder(
     const pairs = queryPairs(request);
     const tilejsonUrl = `${baseUrl(request)}${prefix}/${tms.id}/tilejson.json${pairs.length > 0 ? `?${urlencode(pairs)}` : ''}`;
     return sendHtml(reply, mapPage({ root: settings.rootPath, title: `tessera map · ${url}`, tilejsonUrl, grid: mapGrid(tms), basemap }), csp);
+  };
+}
+
+/** What a family's viewer views: a STAC item (its assets) or one COG (its bands). */
+export type ViewerKind = ViewerPageOptions['kind'];
+
+/** GET /viewer under a family's prefix (`/cog`, `/stac`): the page, made once, over the family's routes. */
+export function viewerRoute(settings: Settings, prefix: string, kind: ViewerKind): (app: FastifyInstance) => void {
+  const csp = contentSecurityPolicy(settings.basemapUrl);
+  // Relative to the page's <base>: the server's root path applies.
+  const family = prefix.replace(/^\//, '');
+  const html = viewerPage({
+    kind,
+    root: settings.rootPath,
+    endpoints: {
+      info: `${family}/info`,
+      statistics: `${family}/statistics`,
+      tilejson: `${family}/${WEB_MERCATOR_QUAD}/tilejson.json`,
+      map: `${family}/${WEB_MERCATOR_QUAD}/map`,
+      colorMaps: 'colorMaps',
+      algorithms: 'algorithms',
+    },
+    grid: mapGrid(getTms(WEB_MERCATOR_QUAD)!),
+    basemap: basemapOf(settings),
+  });
+  const summary = `${kind === 'cog' ? 'COG' : 'STAC'} viewer`;
+  return (app) => {
+    app.get('/viewer', { schema: { summary } }, async (_request, reply) => sendHtml(reply, html, csp));
   };
 }

@@ -11,6 +11,16 @@ export type JsonSchema = Record<string, unknown>;
 /** A query as Fastify leaves it after validation (lists for repeated parameters, coerced scalars). */
 export type Query = Record<string, unknown>;
 
+/** Fastify's route generic for a route whose query the families parse (the handler's `request.query`). */
+export interface QueryRoute {
+  Querystring: Query;
+}
+
+/** The same with the route's path pieces, as the router hands them over (parsed by api/path-params.ts). */
+export interface PathRoute<P> extends QueryRoute {
+  Params: P;
+}
+
 export interface Param {
   schema: JsonSchema;
   /** The description /api shows; one per parameter name across every family. */
@@ -34,7 +44,8 @@ export function family<T>(name: string, params: Record<string, Param>, parse: (q
   return f;
 }
 
-type Parsed<F> = { [K in keyof F]: F[K] extends ParamFamily<infer T> ? T : never };
+/** What `routeQuery(families)` parses a query into: each family's value under its key. */
+export type Parsed<F> = { [K in keyof F]: F[K] extends ParamFamily<infer T> ? T : never };
 
 export interface RouteQuery<T> {
   /** The route's querystring schema: every family's parameters, with their descriptions. */

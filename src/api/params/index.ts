@@ -4,7 +4,7 @@
  */
 import { booleanParams, type Query } from './family.js';
 
-export { routeQuery, combine, parameterDocs, type ParamFamily, type Query, type RouteQuery } from './family.js';
+export { routeQuery, combine, parameterDocs, type ParamFamily, type Parsed, type PathRoute, type Query, type QueryRoute, type RouteQuery } from './family.js';
 export { datasetUrl, datasetValues, gridQuery, tmsPathSchema, coordCrs, dstCrs } from './dataset.js';
 export {
   bandLayer,

@@ -1,31 +1,44 @@
 /**
- * /mosaicjson routes (TiTiler 0.18.10's MosaicTilerFactory over cogeo-mosaic 7): tiles with pixel
- * selection, TileJSON and WMTS come from the route factory over the MosaicJSON reader
- * (readers/mosaic.ts); here are the document, validate, bounds, info, point values (every asset's)
- * and the asset lookups.
+ * /mosaicjson (TiTiler 0.18.10's MosaicTilerFactory over cogeo-mosaic 7), as one family
+ * registration (api/factory.ts): tiles with pixel selection, TileJSON, WMTS and the map page come
+ * from the route factory over the MosaicJSON reader (readers/mosaic.ts), which has none of the
+ * optional verbs (no preview, part, feature or statistics, as TiTiler's mosaic factory); here are
+ * the document, validate, bounds, info, point values (every asset's) and the asset lookups.
  * The `url` names the mosaic (http(s), a local file when allowed, or sqlite:///{path}:{name});
  * assets are COG URLs, or STAC item URLs whose assets `assets`/`expression` name.
- *
- * The map page (`/{tileMatrixSetId}/map`) is not here: it comes with the HTML pages.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../../services.js';
 import { getTms } from '../../tms/registry.js';
 import type { TileMatrixSet } from '../../tms/grid.js';
-import { combine, coordCrs, datasetUrl, datasetValues, gridQuery, mosaicLayer, pixelSelection, routeQuery, tmsPathSchema } from '../params/index.js';
+import {
+  combine,
+  coordCrs,
+  datasetUrl,
+  datasetValues,
+  gridQuery,
+  mosaicLayer,
+  pixelSelection,
+  routeQuery,
+  tmsPathSchema,
+  type PathRoute,
+  type Query,
+  type QueryRoute,
+} from '../params/index.js';
 import { parseLonLat } from '../path-params.js';
 import { ValidationError, type ValidationDetail } from '../errors.js';
-import { sendJson } from '../reply.js';
+import { notFound, sendJson } from '../reply.js';
 import { bboxFeature, boundsModel } from '../models.js';
 import { float, floats } from '../../pyjson.js';
 import { MosaicReader } from '../../readers/mosaic-compose.js';
 import { MosaicDocumentReader } from '../../readers/mosaic.js';
-import { readerRoutes } from '../factory.js';
+import { defineFamily } from '../factory.js';
 import { mosaicDocumentJson, parseMosaicDocument } from '../../mosaic/document.js';
 import type { Mosaic, MosaicInfo } from '../../mosaic/mosaic.js';
 import { TesseraError } from '../../errors.js';
 
-type Req = FastifyRequest<{ Params: Record<string, string>; Querystring: Record<string, unknown> }>;
+/** The path of a tile's asset lookup (the grid in it, or in the query for the form without). */
+type TileAssetsRoute = PathRoute<{ tileMatrixSetId?: string; z: string; x: string; y: string }>;
 
 /** What a mosaic tile reads of each asset, and how it picks each pixel among them. */
 const mosaicTileLayer = combine('MosaicLayer with PixelSelectionParams', { layer: mosaicLayer, selection: pixelSelection });
@@ -97,122 +110,125 @@ function parseCoords(text: string): { bbox: [number, number, number, number] } |
   return undefined;
 }
 
-function notFound(reply: FastifyReply): FastifyReply {
-  return reply.code(404).type('application/json').send({ detail: 'Not Found' });
-}
-
-export function mosaicRoutes(services: Services) {
-  const settings = services.settings;
-  const store = services.mosaics;
-  const ctx = services.mosaicContext;
-
-  const images = readerRoutes(services, {
-    prefix: '/mosaicjson',
-    layer: mosaicTileLayer,
+export const mosaicFamily = defineFamily({
+  prefix: '/mosaicjson',
+  tag: { name: 'MosaicJSON', description: 'A MosaicJSON document, named by `url`: tiles made of the COGs or STAC items it lists, and its asset lookups.' },
+  docs: [
+    { match: /^\/validate$/, summary: 'Validate a MosaicJSON document', answer: 'json' },
+    { match: /\/assets$/, summary: 'Assets of the mosaic that cover a point or a tile', answer: 'json' },
+    { match: /^\/?$/, summary: 'The MosaicJSON document itself', answer: 'json' },
+  ],
+  metricsLabel: 'mosaicjson',
+  disabledBy: 'mosaicjson',
+  layer: mosaicTileLayer,
+  datasets: (services) => ({
     open: async (url, l) =>
       new MosaicDocumentReader(
-        await store.open(url),
+        await services.mosaics.open(url),
         {
           layer: l.layer,
           pixelSelection: l.selection,
-          strictZoom: settings.mosaicStrictZoom,
-          assetsHeader: settings.mosaicAssetsHeader,
+          strictZoom: services.settings.mosaicStrictZoom,
+          assetsHeader: services.settings.mosaicAssetsHeader,
         },
-        ctx,
+        services.mosaicContext,
       ),
     summary: async (url) => {
-      const mosaic = await store.open(url);
+      const mosaic = await services.mosaics.open(url);
       return { bounds: mosaic.bounds, zooms: async (tms) => mosaic.zooms(tms), center: mosaic.doc.center };
     },
-    // A mosaic has no whole-image verbs, and its point answer lists every asset (below).
-    mount: { point: false, wholeImages: false, statistics: false },
-    // TiTiler 0.18 leaves SupportedCRS empty for mosaics (fixed in 0.19) and takes no use_epsg.
-    wmts: { layerName: 'Mosaic', useEpsg: false },
+  }),
+  // A mosaic has no whole-image verbs, and its point answer lists every asset (below).
+  verbs: [],
+  // TiTiler 0.18 leaves SupportedCRS empty for mosaics (fixed in 0.19) and takes no use_epsg.
+  wmts: { layerName: 'Mosaic', useEpsg: false },
+  routes: mosaicRoutes,
+});
+
+async function mosaicRoutes(app: FastifyInstance, services: Services): Promise<void> {
+  const store = services.mosaics;
+  const ctx = services.mosaicContext;
+  const urlOnly = routeQuery({ url: datasetUrl });
+  const open = (query: Query): Promise<Mosaic> => store.open(urlOnly.parse(query).url);
+
+  app.get<QueryRoute>('/', { schema: { querystring: urlOnly.schema } }, async (request, reply) => {
+    const mosaic = await open(request.query);
+    return sendJson(reply, mosaicDocumentJson(mosaic.doc, mosaic.origin.tilesInDocument));
   });
 
-  return async function plugin(app: FastifyInstance): Promise<void> {
-    await app.register(images);
-    const urlOnly = routeQuery({ url: datasetUrl });
-    const open = (req: FastifyRequest): Promise<Mosaic> => store.open(urlOnly.parse((req as Req).query).url);
-
-    app.get('/', { schema: { querystring: urlOnly.schema } }, async (req, reply) => {
-      const mosaic = await open(req);
-      return sendJson(reply, mosaicDocumentJson(mosaic.doc, mosaic.origin.tilesInDocument));
-    });
-
-    // TiTiler's POST /validate: `true` for a valid document, 422 naming the fault otherwise.
-    app.post('/validate', async (req, reply) => {
-      try {
-        parseMosaicDocument(req.body);
-      } catch (err) {
-        if (err instanceof TesseraError && err.kind === 'BadRequest') {
-          throw new ValidationError([{ type: 'value_error', loc: ['body'], msg: err.message, input: null }]);
-        }
-        throw err;
+  // TiTiler's POST /validate: `true` for a valid document, 422 naming the fault otherwise.
+  app.post('/validate', async (req, reply) => {
+    try {
+      parseMosaicDocument(req.body);
+    } catch (err) {
+      if (err instanceof TesseraError && err.kind === 'BadRequest') {
+        throw new ValidationError([{ type: 'value_error', loc: ['body'], msg: err.message, input: null }]);
       }
-      return sendJson(reply, true);
+      throw err;
+    }
+    return sendJson(reply, true);
+  });
+
+  app.get<QueryRoute>('/bounds', { schema: { querystring: urlOnly.schema } }, async (request, reply) =>
+    sendJson(reply, boundsModel((await open(request.query)).bounds)),
+  );
+
+  app.get<QueryRoute>('/info', { schema: { querystring: urlOnly.schema } }, async (request, reply) =>
+    sendJson(reply, infoModel((await open(request.query)).info())),
+  );
+
+  app.get<QueryRoute>('/info.geojson', { schema: { querystring: urlOnly.schema } }, async (request, reply) => {
+    const info = (await open(request.query)).info();
+    return sendJson(reply, bboxFeature(info.bounds, infoModel(info)), 'application/geo+json');
+  });
+
+  const pointQuery = routeQuery({ url: datasetUrl, layer: mosaicLayer, values: datasetValues, coordCrs });
+  app.get<PathRoute<{ lonlat: string }>>('/point/:lonlat', { schema: { querystring: pointQuery.schema } }, async (request, reply) => {
+    const lonlat = parseLonLat(request.params.lonlat);
+    if (!lonlat) return notFound(reply);
+    const p = pointQuery.parse(request.query);
+    const mosaic = await store.open(p.url);
+    const points = await new MosaicReader(mosaic, p.layer, ctx).point(lonlat[0], lonlat[1], p.coordCrs, p.values);
+    return sendJson(reply, {
+      coordinates: floats(lonlat),
+      values: points.map((p) => [p.asset, floats(p.values), p.bandNames]),
     });
+  });
 
-    app.get('/bounds', { schema: { querystring: urlOnly.schema } }, async (req, reply) => sendJson(reply, boundsModel((await open(req)).bounds)));
+  const assetsQuery = routeQuery({ url: datasetUrl, coordCrs });
 
-    app.get('/info', { schema: { querystring: urlOnly.schema } }, async (req, reply) => sendJson(reply, infoModel((await open(req)).info())));
+  // One route for both `{minx},{miny},{maxx},{maxy}/assets` and `{lon},{lat}/assets`: the
+  // number of values decides, so a bbox is never read as a point.
+  app.get<PathRoute<{ coords: string }>>('/:coords/assets', { schema: { querystring: assetsQuery.schema } }, async (request, reply) => {
+    const coords = parseCoords(request.params.coords);
+    if (!coords) return notFound(reply);
+    const p = assetsQuery.parse(request.query);
+    const mosaic = await store.open(p.url);
+    if ('bbox' in coords) return sendJson(reply, mosaic.assetsForBbox(coords.bbox, p.coordCrs));
+    return sendJson(reply, mosaic.assetsForPoint(coords.point[0], coords.point[1], p.coordCrs));
+  });
 
-    app.get('/info.geojson', { schema: { querystring: urlOnly.schema } }, async (req, reply) => {
-      const info = (await open(req)).info();
-      return sendJson(reply, bboxFeature(info.bounds, infoModel(info)), 'application/geo+json');
-    });
-
-    const pointQuery = routeQuery({ url: datasetUrl, layer: mosaicLayer, values: datasetValues, coordCrs });
-    app.get('/point/:lonlat', { schema: { querystring: pointQuery.schema } }, async (req, reply) => {
-      const request = req as Req;
-      const lonlat = parseLonLat(request.params['lonlat']!);
-      if (!lonlat) return notFound(reply);
-      const p = pointQuery.parse(request.query);
-      const mosaic = await store.open(p.url);
-      const points = await new MosaicReader(mosaic, p.layer, ctx).point(lonlat[0], lonlat[1], p.coordCrs, p.values);
-      return sendJson(reply, {
-        coordinates: floats(lonlat),
-        values: points.map((p) => [p.asset, floats(p.values), p.bandNames]),
-      });
-    });
-
-    const assetsQuery = routeQuery({ url: datasetUrl, coordCrs });
-
-    // One route for both `{minx},{miny},{maxx},{maxy}/assets` and `{lon},{lat}/assets`: the
-    // number of values decides, so a bbox is never read as a point.
-    app.get('/:coords/assets', { schema: { querystring: assetsQuery.schema } }, async (req, reply) => {
-      const request = req as Req;
-      const coords = parseCoords(request.params['coords']!);
-      if (!coords) return notFound(reply);
-      const p = assetsQuery.parse(request.query);
-      const mosaic = await store.open(p.url);
-      if ('bbox' in coords) return sendJson(reply, mosaic.assetsForBbox(coords.bbox, p.coordCrs));
-      return sendJson(reply, mosaic.assetsForPoint(coords.point[0], coords.point[1], p.coordCrs));
-    });
-
-    const tileAssets = async (req: FastifyRequest, reply: FastifyReply, url: string, tms: TileMatrixSet): Promise<FastifyReply> => {
-      const request = req as Req;
-      const [z, x, y] = pathNumbers(
-        [
-          ['z', request.params['z']!],
-          ['x', request.params['x']!],
-          ['y', request.params['y']!],
-        ],
-        'int',
-      );
-      const mosaic = await store.open(url);
-      return sendJson(reply, mosaic.assetsForTile(tms, x!, y!, z!));
-    };
-    // The form without a grid takes it from the query, as TiTiler's does (WebMercatorQuad by default).
-    const deprecatedTileAssetsQuery = routeQuery({ url: datasetUrl, grid: gridQuery });
-    app.get('/:z/:x/:y/assets', { schema: { querystring: deprecatedTileAssetsQuery.schema } }, (req, reply) => {
-      const p = deprecatedTileAssetsQuery.parse((req as Req).query);
-      return tileAssets(req, reply, p.url, p.grid);
-    });
-    app.get(
-      '/:tileMatrixSetId/:z/:x/:y/assets',
-      { schema: { params: { type: 'object', properties: tmsPathSchema }, querystring: urlOnly.schema } },
-      (req, reply) => tileAssets(req, reply, urlOnly.parse((req as Req).query).url, getTms((req as Req).params['tileMatrixSetId']!)!),
+  const tileAssets = async (request: FastifyRequest<TileAssetsRoute>, reply: FastifyReply, url: string, tms: TileMatrixSet): Promise<FastifyReply> => {
+    const [z, x, y] = pathNumbers(
+      [
+        ['z', request.params.z],
+        ['x', request.params.x],
+        ['y', request.params.y],
+      ],
+      'int',
     );
+    const mosaic = await store.open(url);
+    return sendJson(reply, mosaic.assetsForTile(tms, x!, y!, z!));
   };
+  // The form without a grid takes it from the query, as TiTiler's does (WebMercatorQuad by default).
+  const deprecatedTileAssetsQuery = routeQuery({ url: datasetUrl, grid: gridQuery });
+  app.get<TileAssetsRoute>('/:z/:x/:y/assets', { schema: { querystring: deprecatedTileAssetsQuery.schema } }, (request, reply) => {
+    const p = deprecatedTileAssetsQuery.parse(request.query);
+    return tileAssets(request, reply, p.url, p.grid);
+  });
+  app.get<TileAssetsRoute>(
+    '/:tileMatrixSetId/:z/:x/:y/assets',
+    { schema: { params: { type: 'object', properties: tmsPathSchema }, querystring: urlOnly.schema } },
+    (request, reply) => tileAssets(request, reply, urlOnly.parse(request.query).url, getTms(request.params.tileMatrixSetId!)!),
+  );
 }

@@ -1,27 +1,25 @@
 /**
- * tessera's HTML pages and the files they load: `/` (landing page), `/stac/viewer`, `/cog/viewer`, and
- * `/static/...` (tessera's page scripts, Leaflet, proj4, proj4leaflet from node_modules). The map
- * pages of every reader family (`/{family}/{tms}/map`, `/{family}/map`) are mounted by the route
- * factory with the family's tiles (api/factory.ts, api/pages/respond.ts). Pages never load anything
- * from another host unless a basemap is configured, and say so to the browser with a
- * Content-Security-Policy.
+ * tessera's HTML pages and the files they load: `/` (landing page) and `/static/...` (tessera's page
+ * scripts, Leaflet, proj4, proj4leaflet from node_modules). The map pages of every reader family
+ * (`/{family}/{tms}/map`, `/{family}/map`) and the viewers a family has (`/cog/viewer`,
+ * `/stac/viewer`) are mounted by the route factory with the family's tiles (api/factory.ts,
+ * api/pages/respond.ts). Pages never load anything from another host unless a basemap is
+ * configured, and say so to the browser with a Content-Security-Policy.
  */
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import fastifyStatic from '@fastify/static';
 import type { Services } from '../../services.js';
-import { getTms, WEB_MERCATOR_QUAD } from '../../tms/registry.js';
 import { baseUrl } from '../urls.js';
+import type { QueryRoute } from '../params/index.js';
 import { landingOptions, withAccessToken } from '../pages/landing.js';
 import { SERVED_EXTENSIONS, staticMounts } from '../pages/assets.js';
-import { mapGrid } from '../pages/map-grid.js';
-import { landingPage, viewerPage } from '../pages/html.js';
-import { basemapOf, contentSecurityPolicy, sendHtml } from '../pages/respond.js';
+import { landingPage } from '../pages/html.js';
+import { contentSecurityPolicy, sendHtml } from '../pages/respond.js';
 
 export function pageRoutes(services: Services) {
   const settings = services.settings;
-  const basemap = basemapOf(settings);
   const csp = contentSecurityPolicy(settings.basemapUrl);
 
   return async function plugin(app: FastifyInstance): Promise<void> {
@@ -40,33 +38,12 @@ export function pageRoutes(services: Services) {
     const favicon = await fs.readFile(path.join(mounts[0]!.root, 'favicon.svg'));
     app.get('/favicon.ico', { schema: { hide: true } }, async (_request, reply) => reply.type('image/svg+xml').send(favicon));
 
-    app.get('/', { schema: { hide: true } }, async (request, reply) => {
+    app.get<QueryRoute>('/', { schema: { hide: true } }, async (request, reply) => {
       const options = await landingOptions(baseUrl(request), settings.demoDir, settings.rootPath);
       // Behind TiTiler's global access token, the page's links carry the token it was opened with.
-      const token = (request.query as Record<string, unknown>)['access_token'];
+      const token = request.query['access_token'];
       const html = landingPage(typeof token === 'string' && token !== '' ? withAccessToken(options, token) : options);
       return sendHtml(reply, html, csp);
     });
-
-    // TiTiler's viewers: /stac/viewer (stacViewerExtension) and /cog/viewer (cogViewerExtension).
-    const viewerGrid = mapGrid(getTms(WEB_MERCATOR_QUAD)!);
-    for (const kind of ['stac', 'cog'] as const) {
-      const html = viewerPage({
-        kind,
-        root: settings.rootPath,
-        // Relative to the page's <base>: the server's root path applies.
-        endpoints: {
-          info: `${kind}/info`,
-          statistics: `${kind}/statistics`,
-          tilejson: `${kind}/${WEB_MERCATOR_QUAD}/tilejson.json`,
-          map: `${kind}/${WEB_MERCATOR_QUAD}/map`,
-          colorMaps: 'colorMaps',
-          algorithms: 'algorithms',
-        },
-        grid: viewerGrid,
-        basemap,
-      });
-      app.get(`/${kind}/viewer`, { schema: { summary: `${kind === 'cog' ? 'COG' : 'STAC'} viewer` } }, async (_request, reply) => sendHtml(reply, html, csp));
-    }
   };
 }

@@ -1,10 +1,11 @@
 /**
- * /stac (TiTiler 0.18.10's MultiBaseTilerFactory over a STAC item): the image route families come
- * from the route factory (api/factory.ts) over the STAC item reader (readers/stac.ts); here are the
- * family's layer parameters (AssetsBidxExprParams) and the routes that are a STAC item's alone:
- * assets, bounds, per-asset info and /asset_statistics (per asset, its own bands or `asset_expression`).
+ * /stac (TiTiler 0.18.10's MultiBaseTilerFactory over a STAC item, with its stacViewerExtension),
+ * as one family registration (api/factory.ts): the image routes come from the route factory over
+ * the STAC item reader (readers/stac.ts), every verb included; here are the family's layer
+ * parameters (AssetsBidxExprParams) and the routes that are a STAC item's alone: assets, bounds,
+ * per-asset info and /asset_statistics (per asset, its own bands or `asset_expression`).
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../services.js';
 import { getTms } from '../../tms/registry.js';
 import type { BBox } from '../../tms/grid.js';
@@ -19,23 +20,30 @@ import {
   routeQuery,
   stacLayer,
   statistics,
+  type QueryRoute,
 } from '../params/index.js';
 import { sendJson } from '../reply.js';
 import { bboxFeature, boundsModel, infoModel } from '../models.js';
-import { stacItemReader, type StacLayerOptions } from '../../readers/stac.js';
+import { stacItemReader } from '../../readers/stac.js';
 import { assetStatistics } from '../../readers/stac-asset-statistics.js';
 import { statisticsMapToJson } from '../../image/statistics-json.js';
-import { readerRoutes, type ReaderFamily } from '../factory.js';
+import { defineFamily } from '../factory.js';
+import * as verb from '../verbs.js';
 
-type Req = FastifyRequest<{ Querystring: Record<string, unknown> }>;
-
-function stacFamily(services: Services): ReaderFamily<StacLayerOptions> {
-  return {
-    prefix: '/stac',
-    layer: stacLayer,
-    // Statistics without assets or an expression read every asset of the item.
-    statisticsLayer: optionalStacLayer,
-    layerFirst: requireLayerFirst,
+export const stacFamily = defineFamily({
+  prefix: '/stac',
+  tag: { name: 'SpatioTemporal Asset Catalog', description: 'One STAC item, named by `url`: images of its assets, alone or combined, and their metadata.' },
+  docs: [
+    { match: /^\/assets$/, summary: "Names of the item's assets", answer: 'json' },
+    { match: /^\/asset_statistics$/, summary: "Statistics of each asset's bands, asset by asset", answer: 'json' },
+  ],
+  metricsLabel: 'stac',
+  disabledBy: 'stac',
+  layer: stacLayer,
+  // Statistics without assets or an expression read every asset of the item.
+  statisticsLayer: optionalStacLayer,
+  layerFirst: requireLayerFirst,
+  datasets: (services) => ({
     open: async (url, layer) => {
       const stac = await services.stac(url);
       return stacItemReader(stac, layer.assets || layer.expression ? layer : { ...layer, assets: stac.assetNames });
@@ -44,56 +52,53 @@ function stacFamily(services: Services): ReaderFamily<StacLayerOptions> {
       const stac = await services.stac(url);
       return { bounds: stac.bounds, zooms: async (tms) => stac.zooms(tms) };
     },
-  };
-}
+  }),
+  verbs: [verb.point, verb.preview, verb.bbox, verb.feature, verb.statisticsOfPreview, verb.statisticsOfFeatures],
+  routes: stacRoutes,
+  viewer: 'stac',
+});
 
-export function stacRoutes(services: Services) {
+async function stacRoutes(app: FastifyInstance, services: Services): Promise<void> {
   const limits = { maxOutputPixels: services.settings.maxOutputPixels, maxSourcePixels: services.settings.maxSourcePixels, gate: services.wholeImages };
-  const images = readerRoutes(services, stacFamily(services));
+  const urlOnly = routeQuery({ url: datasetUrl });
+  app.get<QueryRoute>('/assets', { schema: { querystring: urlOnly.schema } }, async (request, reply) => {
+    const reader = await services.stac(urlOnly.parse(request.query).url);
+    return sendJson(reply, reader.assetNames);
+  });
 
-  return async function plugin(app: FastifyInstance): Promise<void> {
-    await app.register(images);
+  app.get<QueryRoute>('/bounds', { schema: { querystring: urlOnly.schema } }, async (request, reply) => {
+    const reader = await services.stac(urlOnly.parse(request.query).url);
+    return sendJson(reply, boundsModel(reader.bounds));
+  });
 
-    const urlOnly = routeQuery({ url: datasetUrl });
-    app.get('/assets', { schema: { querystring: urlOnly.schema } }, async (req, reply) => {
-      const reader = await services.stac(urlOnly.parse((req as Req).query).url);
-      return sendJson(reply, reader.assetNames);
-    });
+  const infoQuery = routeQuery({ url: datasetUrl, assets: assetNames });
+  const webMercator = getTms('WebMercatorQuad')!;
 
-    app.get('/bounds', { schema: { querystring: urlOnly.schema } }, async (req, reply) => {
-      const reader = await services.stac(urlOnly.parse((req as Req).query).url);
-      return sendJson(reply, boundsModel(reader.bounds));
-    });
+  async function assetInfos(url: string, assets: string[] | undefined): Promise<[Record<string, unknown>, BBox]> {
+    const reader = await services.stac(url);
+    const infos = await reader.info(webMercator, assets);
+    return [Object.fromEntries(infos.map(([name, info]) => [name, infoModel(info)])), reader.bounds];
+  }
 
-    const infoQuery = routeQuery({ url: datasetUrl, assets: assetNames });
-    const webMercator = getTms('WebMercatorQuad')!;
+  app.get<QueryRoute>('/info', { schema: { querystring: infoQuery.schema } }, async (request, reply) => {
+    const p = infoQuery.parse(request.query);
+    const [infos] = await assetInfos(p.url, p.assets);
+    return sendJson(reply, infos);
+  });
 
-    async function assetInfos(url: string, assets: string[] | undefined): Promise<[Record<string, unknown>, BBox]> {
-      const reader = await services.stac(url);
-      const infos = await reader.info(webMercator, assets);
-      return [Object.fromEntries(infos.map(([name, info]) => [name, infoModel(info)])), reader.bounds];
-    }
+  app.get<QueryRoute>('/info.geojson', { schema: { querystring: infoQuery.schema } }, async (request, reply) => {
+    const p = infoQuery.parse(request.query);
+    const [infos, bounds] = await assetInfos(p.url, p.assets);
+    return sendJson(reply, bboxFeature(bounds, infos), 'application/geo+json');
+  });
 
-    app.get('/info', { schema: { querystring: infoQuery.schema } }, async (req, reply) => {
-      const p = infoQuery.parse((req as Req).query);
-      const [infos] = await assetInfos(p.url, p.assets);
-      return sendJson(reply, infos);
-    });
-
-    app.get('/info.geojson', { schema: { querystring: infoQuery.schema } }, async (req, reply) => {
-      const p = infoQuery.parse((req as Req).query);
-      const [infos, bounds] = await assetInfos(p.url, p.assets);
-      return sendJson(reply, bboxFeature(bounds, infos), 'application/geo+json');
-    });
-
-    const assetStatisticsQuery = routeQuery({ url: datasetUrl, layer: assetStatisticsLayer, values: datasetValues, size: previewSize, statistics });
-    app.get('/asset_statistics', { config: { large: true }, schema: { querystring: assetStatisticsQuery.schema } }, async (req, reply) => {
-      const p = assetStatisticsQuery.parse((req as Req).query);
-      const stac = await services.stac(p.url);
-      const results = await assetStatistics(stac, { ...p.layer, size: p.size, statistics: p.statistics }, p.values, limits, (img, spec) =>
-        services.renderer.statistics(img, spec),
-      );
-      return sendJson(reply, Object.fromEntries(results.map(([name, stats]) => [name, statisticsMapToJson(stats)])));
-    });
-  };
+  const assetStatisticsQuery = routeQuery({ url: datasetUrl, layer: assetStatisticsLayer, values: datasetValues, size: previewSize, statistics });
+  app.get<QueryRoute>('/asset_statistics', { config: { large: true }, schema: { querystring: assetStatisticsQuery.schema } }, async (request, reply) => {
+    const p = assetStatisticsQuery.parse(request.query);
+    const stac = await services.stac(p.url);
+    const results = await assetStatistics(stac, { ...p.layer, size: p.size, statistics: p.statistics }, p.values, limits, (img, spec) =>
+      services.renderer.statistics(img, spec),
+    );
+    return sendJson(reply, Object.fromEntries(results.map(([name, stats]) => [name, statisticsMapToJson(stats)])));
+  });
 }

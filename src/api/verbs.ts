@@ -1,0 +1,223 @@
+/**
+ * The optional verbs of a reader family, each a route group of TiTiler's TilerFactory (`point`,
+ * `preview`, `part` as /bbox, `feature`, `statistics` GET and POST). A family lists the ones it
+ * offers (api/routes/cog.ts: all; api/routes/mosaic.ts: none, as TiTiler's MosaicTilerFactory); a
+ * verb is typed by the reader method it calls (readers/reader.ts), so a family whose reader lacks
+ * the method cannot list it (api/factory.ts, `Verb`). A verb not listed is not mounted: its URLs
+ * are the router's 404 and absent from /api.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import {
+  coordCrs,
+  datasetUrl,
+  datasetValues,
+  dstCrs,
+  formatQuery,
+  partSize,
+  postProcess,
+  previewSize,
+  routeQuery,
+  statistics,
+  type ParamFamily,
+  type PathRoute,
+  type QueryRoute,
+} from './params/index.js';
+import { parseBBoxPath, parseFormat, parseLonLat, parseSizeFormat } from './path-params.js';
+import { renderSpec, sendImage } from './image-response.js';
+import { parseFeatureBody, parseFeatureOrCollectionBody, featureBodyToJson } from './geojson.js';
+import { notFound, sendJson } from './reply.js';
+import { imageFamilies, type ReaderWith, type Verb, type VerbContext } from './factory.js';
+import type { ImageFormat } from '../image/formats.js';
+import type { RenderSpec, StatisticsSpec } from '../image/post-process.js';
+import { statisticsMapToJson } from '../image/statistics-json.js';
+import { floats } from '../pyjson.js';
+import { badRequest } from '../errors.js';
+import type { ReaderImage } from '../readers/reader.js';
+import type { gdal } from '../gdal/gdal.js';
+
+/** Features read at once by POST /statistics: each read already runs its sources in parallel. */
+const FEATURE_CONCURRENCY = 8;
+/** Largest FeatureCollection POST /statistics takes; zonal statistics over more go in batches. */
+const MAX_STATISTICS_FEATURES = 1000;
+
+/** Whole-image routes run under the whole-image gate (image/whole-image-gate.ts). */
+const LARGE = { large: true };
+
+/** `format` as a path piece (`/preview.{format}`, `/feature.{format}`). */
+type FormatRoute = PathRoute<{ format: string }>;
+
+/** Values of every band at a longitude/latitude (rio-tiler `point`). */
+export const point: Verb<ReaderWith<'point'>> = {
+  mount: <L>(app: FastifyInstance, ctx: VerbContext<L, ReaderWith<'point'>>) => {
+    const pointQuery = routeQuery({ url: datasetUrl, layer: ctx.layer, values: datasetValues, coordCrs });
+    app.get<PathRoute<{ lonlat: string }>>('/point/:lonlat', { schema: { querystring: pointQuery.schema }, ...ctx.routeOptions }, async (request, reply) => {
+      const lonlat = parseLonLat(request.params.lonlat);
+      if (!lonlat) return notFound(reply);
+      const p = pointQuery.parse(request.query);
+      const reader = await ctx.open(p.url, p.layer);
+      if (await ctx.unchanged(request, reply, reader)) return reply;
+      const result = await reader.point(lonlat[0], lonlat[1], p.coordCrs, p.values);
+      return sendJson(reply, { coordinates: floats(lonlat), values: floats(result.values), band_names: result.bandNames });
+    });
+  },
+};
+
+/** The whole dataset as one image (rio-tiler `preview`), `format` from the path or the query. */
+export const preview: Verb<ReaderWith<'preview'>> = {
+  mount: <L>(app: FastifyInstance, ctx: VerbContext<L, ReaderWith<'preview'>>) => {
+    const previewFamilies = { ...imageFamilies(ctx.layer), size: previewSize, dstCrs };
+    const previewQuery = routeQuery(previewFamilies);
+    const previewFormatQuery = routeQuery({ ...previewFamilies, format: formatQuery });
+    const answer = async (
+      request: FastifyRequest,
+      reply: FastifyReply,
+      p: ReturnType<typeof previewQuery.parse>,
+      format: ImageFormat | undefined,
+    ): Promise<FastifyReply> => {
+      const reader = await ctx.open(p.url, p.layer);
+      if (await ctx.unchanged(request, reply, reader)) return reply;
+      const result = await reader.preview({ ...p.size, ...(p.dstCrs ? { dstCrs: p.dstCrs } : {}) }, { ...p.values, limits: ctx.limits, deferExpression: true });
+      return sendImage(reply, ctx.services.renderer, result.image, format, renderSpec(p.algorithm, p.render, result));
+    };
+    app.get<QueryRoute>('/preview', { schema: { querystring: previewFormatQuery.schema }, config: LARGE, ...ctx.routeOptions }, (request, reply) => {
+      const p = previewFormatQuery.parse(request.query);
+      return answer(request, reply, p, p.format);
+    });
+    // The path's format first: its error comes before the query's.
+    app.get<FormatRoute>('/preview.:format', { schema: { querystring: previewQuery.schema }, config: LARGE, ...ctx.routeOptions }, (request, reply) => {
+      const format = parseFormat(request.params.format);
+      return answer(request, reply, previewQuery.parse(request.query), format);
+    });
+  },
+};
+
+/** An image of a bounding box (rio-tiler `part`), its size and format in the path. */
+export const bbox: Verb<ReaderWith<'part'>> = {
+  mount: <L>(app: FastifyInstance, ctx: VerbContext<L, ReaderWith<'part'>>) => {
+    const partQuery = routeQuery({ ...imageFamilies(ctx.layer), size: partSize, dstCrs, coordCrs });
+    app.get<PathRoute<{ '*': string }>>(
+      '/bbox/*',
+      { schema: { querystring: partQuery.schema }, config: LARGE, ...ctx.routeOptions },
+      async (request, reply) => {
+        const parsed = parseBBoxPath(request.params['*']);
+        if (!parsed) return notFound(reply);
+        const [minx, miny, maxx, maxy] = parsed.bbox;
+        if (!parsed.bbox.every(Number.isFinite) || minx >= maxx || miny >= maxy) {
+          throw badRequest(`Invalid bbox ${parsed.bbox.join(',')}: expected finite minx < maxx and miny < maxy`);
+        }
+        const p = partQuery.parse(request.query);
+        const size = p.size(parsed.width !== undefined && parsed.height !== undefined ? { width: parsed.width, height: parsed.height } : undefined);
+        const reader = await ctx.open(p.url, p.layer);
+        if (await ctx.unchanged(request, reply, reader)) return reply;
+        const result = await reader.part(
+          parsed.bbox,
+          { ...size, boundsCrs: p.coordCrs, dstCrs: p.dstCrs ?? p.coordCrs },
+          { ...p.values, limits: ctx.limits, deferExpression: true },
+        );
+        return sendImage(reply, ctx.services.renderer, result.image, parsed.format, renderSpec(p.algorithm, p.render, result));
+      },
+    );
+  },
+};
+
+/** An image of a GeoJSON Feature's area, outside it masked (rio-tiler `feature`); size and format from the path or the query. */
+export const feature: Verb<ReaderWith<'feature'>> = {
+  mount: <L>(app: FastifyInstance, ctx: VerbContext<L, ReaderWith<'feature'>>) => {
+    const partFamilies = { ...imageFamilies(ctx.layer), size: partSize, dstCrs, coordCrs };
+    const partQuery = routeQuery(partFamilies);
+    const featureFormatQuery = routeQuery({ ...partFamilies, format: formatQuery });
+    // The path's pieces, then the body, then the query, each refused before the next is read.
+    const answer = async (
+      reply: FastifyReply,
+      shape: gdal.Geometry,
+      p: ReturnType<typeof partQuery.parse>,
+      format: ImageFormat | undefined,
+      fixed?: { width: number; height: number },
+    ): Promise<FastifyReply> => {
+      const size = p.size(fixed);
+      const reader = await ctx.open(p.url, p.layer);
+      const result = await reader.feature(
+        shape,
+        p.coordCrs,
+        { ...size, dstCrs: p.dstCrs ?? p.coordCrs },
+        { ...p.values, limits: ctx.limits, deferExpression: true },
+      );
+      return sendImage(reply, ctx.services.renderer, result.image, format, renderSpec(p.algorithm, p.render, result));
+    };
+    app.post<QueryRoute>('/feature', { schema: { querystring: featureFormatQuery.schema }, config: LARGE, ...ctx.routeOptions }, (request, reply) => {
+      const shape = parseFeatureBody(request.body);
+      const p = featureFormatQuery.parse(request.query);
+      return answer(reply, shape, p, p.format);
+    });
+    app.post<FormatRoute>('/feature.:format', { schema: { querystring: partQuery.schema }, config: LARGE, ...ctx.routeOptions }, (request, reply) => {
+      const format = parseFormat(request.params.format);
+      const shape = parseFeatureBody(request.body);
+      return answer(reply, shape, partQuery.parse(request.query), format);
+    });
+    app.post<PathRoute<{ sizeformat: string }>>(
+      '/feature/:sizeformat',
+      { schema: { querystring: partQuery.schema }, config: LARGE, ...ctx.routeOptions },
+      (request, reply) => {
+        const parsed = parseSizeFormat(request.params.sizeformat);
+        if (!parsed) return notFound(reply);
+        const shape = parseFeatureBody(request.body);
+        return answer(reply, shape, partQuery.parse(request.query), parsed.format, { width: parsed.width, height: parsed.height });
+      },
+    );
+  },
+};
+
+/** The statistics step's spec: the expression the reader left, the algorithm, the options, the feature's coverage. */
+function statisticsSpec(algorithm: RenderSpec['algorithm'], options: StatisticsSpec['options'], result: ReaderImage): StatisticsSpec {
+  return {
+    ...(result.expression ? { expression: result.expression } : {}),
+    algorithm,
+    options,
+    ...(result.coverage ? { coverage: result.coverage } : {}),
+  };
+}
+
+/** A statistics route's query: the dataset, layer and values, `sizing` (the output's size and CRS), then the algorithm and statistics options. */
+function statisticsQuery<L, S extends Record<string, ParamFamily<unknown>>>(layer: ParamFamily<L>, sizing: S) {
+  return routeQuery({ url: datasetUrl, layer, values: datasetValues, ...sizing, algorithm: postProcess, statistics });
+}
+
+/** GET /statistics: statistics and histograms of every band, over the preview (rio-tiler `statistics`). */
+export const statisticsOfPreview: Verb<ReaderWith<'preview'>> = {
+  mount: <L>(app: FastifyInstance, ctx: VerbContext<L, ReaderWith<'preview'>>) => {
+    const previewStatisticsQuery = statisticsQuery(ctx.statisticsLayer, { size: previewSize });
+    app.get<QueryRoute>('/statistics', { config: LARGE, schema: { querystring: previewStatisticsQuery.schema } }, async (request, reply) => {
+      const p = previewStatisticsQuery.parse(request.query);
+      const reader = await ctx.open(p.url, p.layer);
+      if (await ctx.unchanged(request, reply, reader)) return reply;
+      // Read here, summarised in a render thread: sorting 64 M values for percentiles takes seconds.
+      const result = await reader.preview(p.size, { ...p.values, limits: ctx.statisticsLimits, deferExpression: true });
+      return sendJson(reply, statisticsMapToJson(await ctx.services.renderer.statistics(result.image, statisticsSpec(p.algorithm, p.statistics, result))));
+    });
+  },
+};
+
+/** POST /statistics: statistics of every band within each Feature of a GeoJSON Feature or FeatureCollection. */
+export const statisticsOfFeatures: Verb<ReaderWith<'statisticsOfFeatures'>> = {
+  mount: <L>(app: FastifyInstance, ctx: VerbContext<L, ReaderWith<'statisticsOfFeatures'>>) => {
+    const featureStatisticsQuery = statisticsQuery(ctx.statisticsLayer, { size: partSize, dstCrs, coordCrs });
+    app.post<QueryRoute>('/statistics', { config: LARGE, schema: { querystring: featureStatisticsQuery.schema } }, async (request, reply) => {
+      const body = parseFeatureOrCollectionBody(request.body);
+      if (body.features.length > MAX_STATISTICS_FEATURES) {
+        throw badRequest(`Too many features: ${body.features.length}, at most ${MAX_STATISTICS_FEATURES} per request`);
+      }
+      const p = featureStatisticsQuery.parse(request.query);
+      const size = p.size();
+      const reader = await ctx.open(p.url, p.layer);
+      const stats = await reader.statisticsOfFeatures(
+        body.features.map((f) => f.shape),
+        p.coordCrs,
+        { ...size, boundsCrs: p.coordCrs, dstCrs: p.dstCrs ?? p.coordCrs, alignBoundsWithDataset: true },
+        { ...p.values, limits: ctx.statisticsLimits, deferExpression: true, weighByCoverage: ctx.coverageWeighted },
+        FEATURE_CONCURRENCY,
+        (result) => ctx.services.renderer.statistics(result.image, statisticsSpec(p.algorithm, p.statistics, result)),
+      );
+      return sendJson(reply, featureBodyToJson(body, stats.map(statisticsMapToJson)), 'application/geo+json');
+    });
+  },
+};
