@@ -104,6 +104,21 @@ describe('/cog routes', () => {
       }),
     });
     assert.equal(feature.headers.get('content-type'), 'image/png');
+    // A FeatureCollection where a Feature is expected: FastAPI's 422, entry for entry as TiTiler 0.18.10 answers it.
+    const collection = { type: 'FeatureCollection', features: [] };
+    const refused = await tessera.request(`/cog/feature?url=${b01}&format=png`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(collection),
+    });
+    assert.equal(refused.status, 422);
+    assert.deepEqual(await refused.json(), {
+      detail: [
+        { type: 'literal_error', loc: ['body', 'type'], msg: "Input should be 'Feature'", input: 'FeatureCollection', ctx: { expected: "'Feature'" } },
+        { type: 'missing', loc: ['body', 'geometry'], msg: 'Field required', input: collection },
+        { type: 'missing', loc: ['body', 'properties'], msg: 'Field required', input: collection },
+      ],
+    });
     assert.equal((await tessera.get(`/cog/tiles/9/289/207?url=${b01}&scale=5`)).status, 422);
     assert.equal((await tessera.get(`/cog/tiles/9/289/207?url=${b01}&format=gif`)).status, 422);
   });

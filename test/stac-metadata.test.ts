@@ -223,6 +223,8 @@ describe('/stac/{tileMatrixSetId}/tilejson.json', () => {
       ['nodata=abc', 400, /Invalid nodata/],
       ['algorithm_params=%7Bbad', 400, /algorithm_params/],
       ['maxzoom=31', 400, /between 0 and 30/],
+      ['minzoom=31', 400, /TileJSON minzoom must be between 0 and 30, got 31/],
+      ['minzoom=-1', 400, /TileJSON minzoom must be between 0 and 30, got -1/],
     ];
     for (const [param, status, expected] of bad) {
       const body = await json<{ detail: unknown }>(`/stac/WebMercatorQuad/tilejson.json?${q(item)}&assets=B01&${param}`, status);

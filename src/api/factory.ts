@@ -303,7 +303,10 @@ function documentRoutes<L, M extends keyof Reader>(
   gridForms(app, 'tilejson.json', documentFamilies, options, async (request, reply, p) => {
     const tms = gridOf(request);
     const { summary, zooms } = await tileDoc(p, tms);
-    if (zooms.minzoom < 0 || zooms.maxzoom > 30) throw badRequest('TileJSON minzoom and maxzoom must be between 0 and 30');
+    // TileJSON's model bounds both (TiTiler answers 500 when its response validation fails).
+    for (const [name, zoom] of Object.entries(zooms)) {
+      if (zoom < 0 || zoom > 30) throw badRequest(`TileJSON ${name} must be between 0 and 30, got ${zoom}`);
+    }
     const suffix = `@${p.document.tileScale}x${p.document.tileFormat ? `.${p.document.tileFormat}` : ''}`;
     const tiles = `${baseUrl(request)}${family.prefix}/tiles/${tms.id}/{z}/{x}/{y}${suffix}${forwardedQuery(request, TILEJSON_DROPPED)}`;
     const [minx, miny, maxx, maxy] = summary.bounds;

@@ -79,7 +79,15 @@ function polygonGeometry(g: Json, loc: Loc, tally: Tally): gdal.Geometry {
 /** The geometry of a Feature body (or a bare Polygon/MultiPolygon), as a GDAL geometry. */
 export function parseFeatureBody(body: unknown): gdal.Geometry {
   if (!isRecord(body)) throw invalid([], 'Input should be a valid GeoJSON Feature object', body);
-  if (body['type'] === 'FeatureCollection') throw badRequest('Expected a GeoJSON Feature, got a FeatureCollection');
+  // FastAPI's 422 for a body that is not the Feature model, entry for entry as TiTiler answers it.
+  if (body['type'] === 'FeatureCollection') {
+    throw new ValidationError([
+      { type: 'literal_error', loc: ['body', 'type'], msg: "Input should be 'Feature'", input: 'FeatureCollection', ctx: { expected: "'Feature'" } },
+      ...(['geometry', 'properties'] as const)
+        .filter((key) => !(key in body))
+        .map((key) => ({ type: 'missing', loc: ['body', key], msg: 'Field required', input: body })),
+    ]);
+  }
   if (body['type'] !== 'Feature') return polygonGeometry(body, [], { vertices: 0 });
   const geometry = body['geometry'];
   if (!isRecord(geometry)) throw invalid(['geometry'], 'Input should be a valid GeoJSON geometry object', geometry);
