@@ -1,14 +1,18 @@
 /**
  * /api is a valid OpenAPI 3.1 document (a standard validator, swagger-parser, finds no error) that
  * lists the route families a TiTiler client uses, in TiTiler's URL forms, every route with a tag, a
- * summary and its media types, every parameter described and typed; /api.html shows the same.
+ * summary and its media types, every parameter described and typed; /api.html shows the same. A
+ * second validator (openapi-spec-validator, PyPI, tools/parity/openapi-validator.sh) agrees.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
+import path from 'node:path';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { startTessera, type RunningTessera } from './helpers/tessera.js';
 import { startFileServer, FIXTURES, type FileServer } from './helpers/fileserver.js';
+import { REPO_ROOT } from './helpers/paths.js';
 
 interface OpenApi {
   tags: Array<{ name: string }>;
@@ -131,6 +135,27 @@ describe('OpenAPI document', () => {
     } finally {
       await files.close();
     }
+  });
+
+  it('passes a second validator (openapi-spec-validator), and every path template has exactly its path parameters', async () => {
+    const doc = (await (await tessera.get('/api')).json()) as OpenApi;
+    const mismatched: string[] = [];
+    for (const [template, operations] of Object.entries(doc.paths)) {
+      const named = [...template.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!).sort();
+      for (const [method, op] of Object.entries(operations)) {
+        const declared = (op.parameters ?? [])
+          .filter((p) => (p as { in?: string }).in === 'path')
+          .map((p) => p.name)
+          .sort();
+        if (named.join() !== declared.join()) mismatched.push(`${method} ${template}: declares ${declared.join(',')}`);
+      }
+    }
+    assert.deepEqual(mismatched, []);
+    const python = execFileSync('bash', [path.join(REPO_ROOT, 'tools/parity/openapi-validator.sh')], { encoding: 'utf8' }).trim();
+    const script = 'import json,sys\nfrom openapi_spec_validator import validate\nvalidate(json.load(sys.stdin))\nprint("valid")';
+    const run = spawnSync(python, ['-c', script], { input: JSON.stringify(doc), encoding: 'utf8', timeout: 120_000 });
+    assert.equal(run.status, 0, run.stderr.slice(-3000));
+    assert.equal(run.stdout.trim(), 'valid');
   });
 
   it('shows the same document at /api.html', async () => {

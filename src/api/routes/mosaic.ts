@@ -228,7 +228,13 @@ async function mosaicRoutes(app: FastifyInstance, services: Services): Promise<v
   });
   app.get<TileAssetsRoute>(
     '/:tileMatrixSetId/:z/:x/:y/assets',
-    { schema: { params: { type: 'object', properties: tmsPathSchema }, querystring: urlOnly.schema } },
+    {
+      schema: {
+        // Every piece of the path, so that /api names them all (z, x, y checked as whole numbers by tileAssets: 422).
+        params: { type: 'object', properties: { ...tmsPathSchema, z: { type: 'string' }, x: { type: 'string' }, y: { type: 'string' } } },
+        querystring: urlOnly.schema,
+      },
+    },
     (request, reply) => tileAssets(request, reply, urlOnly.parse(request.query).url, getTms(request.params.tileMatrixSetId!)!),
   );
 }
