@@ -69,6 +69,7 @@ describe('settings', () => {
       maxOutputPixels: 64 * 1024 * 1024,
       maxSourcePixels: 256 * 1024 * 1024,
       tileRequests: 3 * cores,
+      titilerApi: '0.18',
       largeRequests: cores,
       maxImageBytes: defaultImageBytes(),
       handlesPerSource: Math.max(4, cores),

@@ -143,6 +143,14 @@ const FAMILIES = {
     default: false,
     description: 'leave the /mosaicjson routes out',
   }),
+  titilerApi: setting({
+    env: 'TESSERA_TITILER_API',
+    kind: oneOf(['0.18', '2']),
+    default: '0.18',
+    description: 'which TiTiler generation answers where the two collide (`/…/map`, `/colorMaps`, statistics keys …)',
+    details:
+      'Requests only one generation sends (`tilesize=`, `assets=a|bidx=1`, `/conformance`, the OGC tileset lists, `/map.html` …) are answered whatever this says; where the same URL means different things in TiTiler 0.18.10 and 2.4.0, this chooses, everywhere including `/api`.',
+  }),
 };
 
 const UPSTREAM = {
