@@ -13,10 +13,10 @@
  * TileOutsideBounds) are skipped; nothing read at all is a 204. The tile's assets share one
  * source-pixel limit.
  *
- * Below the index's minzoom (tessera's own, README "Mosaics at low zoom"): each asset is read for
+ * Below the index's minzoom (tessera's own; test/mosaic-low-zoom.test.ts): each asset is read for
  * the block of the tile it covers, and past a deadline the tile is answered with the assets read so
- * far and finished after the answer; where the index names a low-zoom overview, the tile is read
- * from that one raster instead.
+ * far and finished after the answer. Where the index names a low-zoom overview for the tile's zoom
+ * (AssetIndex.overviewAt), the tile is read from that one raster instead.
  */
 import { TransformMemo } from '../gdal/crs.js';
 import type { ValueOptions } from '../source/reader.js';
