@@ -9,6 +9,8 @@ export type ErrorKind =
   | 'NotFound'
   /** The requested tile does not touch the data. */
   | 'TileOutsideBounds'
+  /** The requested point is not inside the data (rio-tiler's PointOutsideBounds). */
+  | 'PointOutsideBounds'
   /** Nothing to draw (mosaic without assets for the tile). */
   | 'NoContent'
   /** The upstream document or raster does not exist (HTTP 404 upstream, missing file). */

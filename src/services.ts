@@ -15,13 +15,13 @@ import { rasterOpener, diagnoseOpen } from './source/open.js';
 import { Budgets, UNMETERED_LANE } from './upstream/budget.js';
 import type { Dataset } from './gdal/gdal.js';
 import { badRequest } from './errors.js';
-import { StacReader } from './stac/reader.js';
+import { StacItemSources } from './stac/reader.js';
 import { RENDER_IN_THIS_THREAD, type Renderer } from './image/post-process.js';
 import { RenderThreads } from './image/render-threads.js';
 import { WholeImageGate } from './image/whole-image-gate.js';
 import { sizeWorkerHeaps } from './worker-heap.js';
 import { MosaicStore } from './mosaic/store.js';
-import type { MosaicContext } from './readers/mosaic-compose.js';
+import type { MosaicContext } from './readers/mosaic.js';
 
 export class Services {
   readonly policy: UrlPolicy;
@@ -162,8 +162,8 @@ export class Services {
     });
   }
 
-  stac(url: string): Promise<StacReader> {
-    return StacReader.open(url, this.fetcher, this.sources);
+  stac(url: string): Promise<StacItemSources> {
+    return StacItemSources.open(url, this.fetcher, this.sources);
   }
 
   async close(): Promise<void> {

@@ -344,6 +344,12 @@ describe('/mosaicjson tiles', () => {
     assert.match((await json<Failure>(`/mosaicjson/tiles/WebMercatorQuad/9/289/207.npy?${q(url)}`, 400)).detail, /assets must be defined/);
     const point = await json<PointValues>(`/mosaicjson/point/23.878,32.063?${q(url)}&assets=B01`);
     assert.deepEqual(point.values, [[`${files.url}/item.json`, [3565], ['B01_b1']]]);
+    // An expression over the items' assets (the COG band names b1 … do not apply to them).
+    const ratio = await get(tessera, `/mosaicjson/tiles/WebMercatorQuad/9/289/207.npy?${q(url)}&expression=B01_b1/B09_b1`);
+    assert.equal(ratio.status, 200, ratio.text.slice(0, 300));
+    assert.deepEqual(parseNpy(ratio.body).shape, [2, 256, 256]);
+    const doubled = await json<PointValues>(`/mosaicjson/point/23.878,32.063?${q(url)}&expression=B01_b1*2`);
+    assert.deepEqual(doubled.values, [[`${files.url}/item.json`, [7130], ['B01_b1*2']]]);
   });
 });
 

@@ -6,7 +6,7 @@ import type { Dataset } from '../src/gdal/gdal.js';
 import path from 'node:path';
 import { TesseraError } from '../src/errors.js';
 import { SourceContext } from '../src/source/dataset.js';
-import { RasterReader } from '../src/source/reader.js';
+import { RasterReads } from '../src/source/reader.js';
 import { readRaster, type ReadOptions } from '../src/source/read.js';
 import { FIXTURES } from './helpers/paths.js';
 
@@ -205,7 +205,7 @@ describe('DatasetPool, point queries', () => {
       return use(p, fn, affinity);
     };
     try {
-      const reader = new RasterReader(new SourceContext(pool, { ttlMs: 0, size: 4 }).source(path.join(FIXTURES, 'cog.tif'), 'cog.tif'));
+      const reader = new RasterReads(new SourceContext(pool, { ttlMs: 0, size: 4 }).source(path.join(FIXTURES, 'cog.tif'), 'cog.tif'));
       const meta = await reader.meta();
       const [x0, dx, , y0, , dy] = meta.geoTransform;
       const at = async (col: number, row: number): Promise<number | undefined> => {

@@ -22,7 +22,7 @@ import {
 import { srsFrom, transformerBetween, transformPoint, transformPoints, TransformMemo } from '../src/gdal/crs.js';
 import { DatasetPool } from '../src/source/pool.js';
 import { SourceContext } from '../src/source/dataset.js';
-import { RasterReader } from '../src/source/reader.js';
+import { RasterReads } from '../src/source/reader.js';
 import { readRaster, type ReadOptions, type WithHandle } from '../src/source/read.js';
 import { getTms } from '../src/tms/registry.js';
 import { FIXTURES } from './helpers/paths.js';
@@ -416,7 +416,7 @@ describe('reader: JS warp and gdalwarp read the same tiles', () => {
   for (const file of files) {
     it(`${file}: tiles in three grids, all bands and one, equal in every value and mask`, async () => {
       const source = ctx.source(path.join(FIXTURES, file), file);
-      const reader = new RasterReader(source);
+      const reader = new RasterReads(source);
       const meta = await reader.meta();
       const withHandle: WithHandle = (fn, affinity) => source.use(fn, affinity);
       const [l, b, r, t] = meta.bounds;

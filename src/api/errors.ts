@@ -12,6 +12,7 @@ const STATUS: Record<ErrorKind, number> = {
   BadRequest: 400,
   NotFound: 404,
   TileOutsideBounds: 404,
+  PointOutsideBounds: 404,
   NoContent: 204,
   UpstreamNotFound: 404,
   UpstreamForbidden: 403,

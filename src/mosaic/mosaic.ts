@@ -1,6 +1,7 @@
 /**
  * An opened mosaic: its document, its grid, and the asset lookups of cogeo-mosaic 7's backend
- * (`assets_for_tile`, `assets_for_point`, `assets_for_bbox`, `get_assets`/`find_quadkeys`).
+ * (`assets_for_tile`, `assets_for_point`, `assets_for_bbox`, `get_assets`/`find_quadkeys`): the
+ * MosaicJSON asset index (mosaic/asset-index.ts) whatever backend the document came from.
  *
  * Lookups go through the quadkey index, never by enumerating tiles the index does not have: a tile
  * above the quadkey zoom takes its ancestor's key; a tile below it takes every key starting with
@@ -9,6 +10,7 @@
  * instead, which takes seconds to minutes at low zooms (cogeo-mosaic#236); the answers are the same.
  * A bbox spanning more index cells than the index has keys is answered by filtering the keys.
  */
+import type { AssetIndex } from './asset-index.js';
 import type { MosaicDocument } from './document.js';
 import type { MosaicOverview } from './overview.js';
 import type { PixelSelection } from './methods.js';
@@ -41,7 +43,13 @@ export interface MosaicInfo {
 /** Bbox lookups walk the cells directly up to this many, else filter the index keys. */
 const DIRECT_CELLS = 4096;
 
-export class Mosaic {
+/**
+ * What an asset of a document is read as: a STAC item when the document says its assets are
+ * (`asset_type`) or the href is a JSON document, else a raster (cogeo-mosaic reads COGs).
+ */
+export type MosaicAssetType = 'raster' | 'stac-item';
+
+export class Mosaic implements AssetIndex<string> {
   readonly grid: TileMatrixSet;
   readonly quadkeyZoom: number;
   private sortedKeys: string[] | undefined;
@@ -59,6 +67,32 @@ export class Mosaic {
     return this.doc.bounds;
   }
 
+  get center(): [number, number, number] {
+    return this.doc.center;
+  }
+
+  /** The version of the document's bytes. */
+  get version(): string {
+    return this.origin.version;
+  }
+
+  /** Assets are named by their URL, prefix included. */
+  assetName(asset: string): string {
+    return asset;
+  }
+
+  /** The document says its assets are STAC items, or the asset's href is a JSON document. */
+  assetType(asset: string): MosaicAssetType {
+    if (this.stacItemsOnly) return 'stac-item';
+    const path = asset.split(/[?#]/, 1)[0]!.toLowerCase();
+    return path.endsWith('.json') || path.endsWith('.geojson') ? 'stac-item' : 'raster';
+  }
+
+  /** The document says every asset is a STAC item (`asset_type`). */
+  get stacItemsOnly(): boolean {
+    return this.doc.asset_type?.toUpperCase() === 'STAC';
+  }
+
   /** The mosaic's zoom range when read in its own grid, else the requested grid's. */
   zooms(tms: TileMatrixSet): { minzoom: number; maxzoom: number } {
     return tms === this.grid ? { minzoom: this.doc.minzoom, maxzoom: this.doc.maxzoom } : { minzoom: tms.minzoom, maxzoom: tms.maxzoom };
@@ -68,9 +102,12 @@ export class Mosaic {
    * The document's low-zoom overview (mosaic/overview.ts) when a tile of `tms` at `z` is to be read
    * from it: in the mosaic's own grid, below its minzoom, at or below the overview's maxzoom, and
    * with the pixel selection it was made with (another one must compose the assets to mean what it says).
+   * A document of STAC items has none: a request names the items' assets, which one image of bands
+   * cannot give (`tessera mosaic overview` refuses to make one).
    */
   overviewAt(tms: TileMatrixSet, z: number, selection: PixelSelection): MosaicOverview | undefined {
     const o = this.doc.overview;
+    if (this.stacItemsOnly) return undefined;
     // Up to the document's minzoom: built at minzoom (`--zoom`), its pixels there are the composed
     // tiles' exactly; above minzoom the assets' own resolutions serve better than any overview.
     if (!o || tms !== this.grid || z > this.doc.minzoom || z > o.maxzoom || selection !== o.pixelSelection) return undefined;

@@ -5,8 +5,13 @@
  * limits hold before any pixel is read, then reads the sources in parallel and stacks them in
  * order with TiTiler's band names (`b1` for a COG, `asset_b1` for an item); an expression is
  * evaluated over the stack, here or, deferred, in a render thread.
+ *
+ * Two things a mosaic's compositor asks of its assets' tiles (readers/reader.ts) are done here:
+ * a source-pixel limit shared by the tile's assets, and, below the mosaic's minzoom, a read of only
+ * the block of the tile the data covers.
  */
-import { type RasterReader, applyCutline, coverageArray, type ReadPlan, type ValueOptions, type PartOptions } from '../source/reader.js';
+import { type RasterReads, applyCutline, coverageArray, overviewFactor, type ReadPlan, type ValueOptions, type PartOptions } from '../source/reader.js';
+import type { SourceMeta } from '../source/dataset.js';
 import { nonAlphaIndexes } from '../source/read.js';
 import { TransformMemo, WGS84 } from '../gdal/crs.js';
 import type { gdal } from '../gdal/gdal.js';
@@ -29,11 +34,13 @@ export interface SourceRead {
   /** The asset's name ('' for a COG read alone). */
   name: string;
   href: string;
-  reader: RasterReader;
+  raster: RasterReads;
   /** Bands to read (1-based); all but alpha when absent. */
   indexes: number[] | undefined;
   /** Per-band (min, max) known from the document (STAC `raster:bands`), for automatic rescaling. */
   statistics?: Array<[number, number]> | undefined;
+  /** How messages name a raster read alone ('the raster' when absent; a mosaic names its asset). */
+  label?: string;
 }
 
 /**
@@ -58,7 +65,7 @@ export class LayerPlan {
   }
 
   private invalidBand(r: SourceRead, i: number, count: number): TesseraError {
-    const what = this.naming === 'bands' ? 'the raster' : `asset '${r.name}'`;
+    const what = this.naming === 'bands' ? (r.label ?? 'the raster') : `asset '${r.name}'`;
     return invalidBandIndex(i, count, what);
   }
 
@@ -78,7 +85,7 @@ export class LayerPlan {
   async bandNames(): Promise<string[]> {
     const lists = await Promise.all(
       this.reads.map(async (r) => {
-        const meta = await r.reader.meta();
+        const meta = await r.raster.meta();
         const indexes = r.indexes ?? nonAlphaIndexes(meta);
         for (const i of indexes) if (i < 1 || i > meta.count) throw this.invalidBand(r, i, meta.count);
         return this.namesOf(
@@ -91,8 +98,9 @@ export class LayerPlan {
   }
 
   /**
-   * Checks every asset's plan against the limits, before reading, then waits in the limits'
-   * whole-image gate for a slot and the bytes the reads will hold.
+   * Checks every asset's plan against the limits, before reading (its source pixels alone, or
+   * added to a budget shared with other reads), then waits in the limits' whole-image gate for a
+   * slot and the bytes the reads will hold.
    */
   async checkLimits(plans: ReadPlan[], limits: ReadLimits): Promise<void> {
     const bands = (await this.bandNames()).length;
@@ -101,11 +109,18 @@ export class LayerPlan {
       const out = Math.max(...plans.map((p) => p.width)) * Math.max(...plans.map((p) => p.height)) * bands;
       checkOutputValues(out, limits, `${first.width}x${first.height} pixels × ${bands} band(s)`);
     }
-    checkSourcePixels(
-      plans.reduce((s, p) => s + p.sourcePixels, 0),
-      limits,
-      'it',
-    );
+    const budget = limits.sourcePixelBudget;
+    if (budget) {
+      const costs = await Promise.all(this.reads.map(async (r, k) => (plans[k] ? readCost(await r.raster.meta(), plans[k]) : 0)));
+      budget.used += costs.reduce((a, b) => a + b, 0);
+      checkSourcePixels(budget.used, limits, budget.what, budget.hint);
+    } else {
+      checkSourcePixels(
+        plans.reduce((s, p) => s + p.sourcePixels, 0),
+        limits,
+        'it',
+      );
+    }
     if (limits.gate) await limits.gate.reserve(await this.heldBytes(plans, limits.statistics));
   }
 
@@ -115,7 +130,7 @@ export class LayerPlan {
       this.reads.map(async (r, k) => {
         const plan = plans[k];
         if (!plan || plan.empty) return 0;
-        const meta = await r.reader.meta();
+        const meta = await r.raster.meta();
         const bands = r.indexes?.length ?? nonAlphaIndexes(meta).length;
         return estimateImageBytes(plan.width * plan.height, bands, sampleBytes(meta.bands[0]?.dataType), statistics);
       }),
@@ -133,7 +148,7 @@ export class LayerPlan {
     const shared = this.reads.length > 1 && !opts.transformMemo ? { ...opts, transformMemo: new TransformMemo() } : opts;
     const images = await Promise.all(
       this.reads.map(async (r, k) => {
-        const img = await r.reader.read(plans[k]!, { ...shared, ...(r.indexes ? { indexes: r.indexes } : {}) });
+        const img = await r.raster.read(plans[k]!, { ...shared, ...(r.indexes ? { indexes: r.indexes } : {}) });
         return this.label(r, img);
       }),
     );
@@ -157,9 +172,66 @@ export class LayerPlan {
     return this.expression ? applyExpression(img, this.expression) : img;
   }
 
-  readers(): RasterReader[] {
-    return this.reads.map((r) => r.reader);
+  rasters(): RasterReads[] {
+    return this.reads.map((r) => r.raster);
   }
+}
+
+/**
+ * Source pixels one read costs against a shared budget: the plan's estimate, but never more than
+ * the whole raster at the overview GDAL picks — a low-zoom tile's grid spans far more than a small
+ * asset, and only the asset's own pixels are read.
+ */
+function readCost(meta: SourceMeta, plan: ReadPlan): number {
+  const t = plan.target;
+  const decimation =
+    t.kind === 'warp'
+      ? Math.min(t.grid.width / t.width, t.grid.height / t.height)
+      : Math.min(Math.abs(t.window.width) / t.width, Math.abs(t.window.height) / t.height);
+  const factor = overviewFactor(meta, decimation);
+  return Math.min(plan.sourcePixels, Math.ceil((meta.width * meta.height) / (factor * factor)));
+}
+
+/** The block of a tile's pixel grid a layer is read for, and its bounds in the grid's CRS. */
+interface TileWindow {
+  col: number;
+  row: number;
+  width: number;
+  height: number;
+  bounds: BBox;
+}
+
+/**
+ * The tile pixels the rasters' footprints touch, with a pixel of margin; undefined where that is
+ * most of the tile (or a footprint cannot be expressed in the grid's CRS). Outside it a whole-tile
+ * read gives only masked pixels, so reading this window alone gives the same tile, but for where
+ * the warper's approximate transformer, run over the window's rows instead of the tile's, picks
+ * another source pixel (within its error of an eighth of a pixel: 0.6–2% of an asset's pixels on
+ * the fixtures, test/mosaic-low-zoom.test.ts). Asked for below a mosaic's minzoom only, where a
+ * tile needs tens to hundreds of assets and warping each onto the whole tile cost most of its
+ * time; at minzoom and above tiles stay pixel for pixel as rio-tiler makes them.
+ */
+async function coveredWindow(
+  rasters: RasterReads[],
+  tms: TileMatrixSet,
+  tile: { x: number; y: number; z: number },
+  size: number,
+): Promise<TileWindow | undefined> {
+  const footprints = await Promise.all(rasters.map((r) => r.footprintIn(tms.srs)));
+  if (footprints.length === 0 || !footprints.every((f) => f.every(Number.isFinite))) return undefined;
+  const fl = Math.min(...footprints.map((f) => f[0]));
+  const fb = Math.min(...footprints.map((f) => f[1]));
+  const fr = Math.max(...footprints.map((f) => f[2]));
+  const ft = Math.max(...footprints.map((f) => f[3]));
+  const [l, b, r, t] = tms.xyBounds(tile);
+  const px = (r - l) / size;
+  const py = (t - b) / size;
+  const col0 = Math.max(0, Math.floor((fl - l) / px) - 1);
+  const col1 = Math.min(size, Math.ceil((fr - l) / px) + 1);
+  const row0 = Math.max(0, Math.floor((t - ft) / py) - 1);
+  const row1 = Math.min(size, Math.ceil((t - fb) / py) + 1);
+  if (col1 <= col0 || row1 <= row0 || (col1 - col0) * (row1 - row0) * 2 > size * size) return undefined;
+  return { col: col0, row: row0, width: col1 - col0, height: row1 - row0, bounds: [l + col0 * px, t - row1 * py, l + col1 * px, t - row0 * py] };
 }
 
 /** What a layer reader knows of its dataset beside the layer. */
@@ -171,6 +243,12 @@ export interface LayerDataset {
   checkItemBounds: boolean;
   /** The version of the document naming the sources (a STAC item's); none for a COG. */
   version?: string;
+  /**
+   * Tiles may be read for the block the data covers (TileReadOptions.coveredPart): a COG's. A STAC
+   * item's are read whole, as they were before mosaics of items read through this contract (the
+   * window was measured on COGs, test/mosaic-low-zoom.test.ts).
+   */
+  coveredPart: boolean;
 }
 
 /** The image verbs over a layer: the COG and STAC item readers are this with their own layer and dataset. */
@@ -190,7 +268,7 @@ export class LayerReader implements Reader {
 
   /** The document's version and those of the layer's rasters (their metadata, cached: no pixel is read). */
   async version(): Promise<string | undefined> {
-    const metas = await Promise.all(this.plan.readers().map((r) => r.meta()));
+    const metas = await Promise.all(this.plan.rasters().map((r) => r.meta()));
     const versions = metas.map((m) => m.version);
     return versions.every((v) => v !== undefined) ? JSON.stringify([this.dataset.version ?? null, ...versions]) : undefined;
   }
@@ -211,21 +289,28 @@ export class LayerReader implements Reader {
     const outside = (): TesseraError => new TesseraError('TileOutsideBounds', `Tile(x=${x}, y=${y}, z=${z}) is outside bounds`);
     // rio-tiler's STAC-level `tile_exists`, against the item's longitude/latitude bounds.
     if (this.dataset.checkItemBounds && !tileTouches(tms, { x, y, z }, this.bounds, WGS84)) throw outside();
-    const readers = this.plan.readers();
-    const exists = await Promise.all(readers.map((r) => r.tileExists(tms, x, y, z)));
+    const rasters = this.plan.rasters();
+    const exists = await Promise.all(rasters.map((r) => r.tileExists(tms, x, y, z)));
     if (exists.some((e) => !e)) throw outside();
+    const whole = opts.buffer !== undefined || opts.padding !== undefined || !opts.coveredPart || !this.dataset.coveredPart;
+    const window = whole ? undefined : await coveredWindow(rasters, tms, tile, opts.tilesize);
+    if (window) {
+      const { bounds, width, height } = window;
+      const plans = await Promise.all(rasters.map((r) => r.planPart(bounds, { dstCrs: tms.srs, boundsCrs: tms.srs, width, height, covered: true })));
+      return { ...(await this.readImage(plans, opts)), placement: { col: window.col, row: window.row } };
+    }
     const margins = { ...(opts.buffer !== undefined ? { buffer: opts.buffer } : {}), ...(opts.padding !== undefined ? { padding: opts.padding } : {}) };
-    const plans = await Promise.all(readers.map((r) => r.planTile(tms, x, y, z, opts.tilesize, margins)));
+    const plans = await Promise.all(rasters.map((r) => r.planTile(tms, x, y, z, opts.tilesize, margins)));
     return this.readImage(plans, opts);
   }
 
   async part(bbox: BBox, part: PartOptions, opts: ReadOptions): Promise<ReaderImage> {
-    const plans = await Promise.all(this.plan.readers().map((r) => r.planPart(bbox, part)));
+    const plans = await Promise.all(this.plan.rasters().map((r) => r.planPart(bbox, part)));
     return this.readImage(plans, opts);
   }
 
   async preview(size: PreviewSize, opts: ReadOptions): Promise<ReaderImage> {
-    const plans = await Promise.all(this.plan.readers().map((r) => r.planPreview(size)));
+    const plans = await Promise.all(this.plan.rasters().map((r) => r.planPreview(size)));
     return this.readImage(plans, opts);
   }
 
@@ -242,7 +327,7 @@ export class LayerReader implements Reader {
   planFeature(shape: gdal.Geometry, shapeCrs: string, part: PartOptions): Promise<ReadPlan[]> {
     const env = shape.getEnvelope();
     const bbox: BBox = [env.minX, env.minY, env.maxX, env.maxY];
-    return Promise.all(this.plan.readers().map((r) => r.planPart(bbox, { ...part, boundsCrs: shapeCrs, dstCrs: part.dstCrs ?? shapeCrs })));
+    return Promise.all(this.plan.rasters().map((r) => r.planPart(bbox, { ...part, boundsCrs: shapeCrs, dstCrs: part.dstCrs ?? shapeCrs })));
   }
 
   async statisticsOfFeatures(
@@ -308,7 +393,7 @@ export class LayerReader implements Reader {
     const layer = this.plan;
     const points = await Promise.all(
       layer.reads.map(async (r) => {
-        const p = await r.reader.point(lon, lat, coordCrs, { ...opts, ...(r.indexes ? { indexes: r.indexes } : {}) });
+        const p = await r.raster.point(lon, lat, coordCrs, { ...opts, ...(r.indexes ? { indexes: r.indexes } : {}) });
         return { ...p, bandNames: layer.namesOf(r, p.bandNames) };
       }),
     );

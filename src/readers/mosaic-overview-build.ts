@@ -1,6 +1,6 @@
 /**
  * Building a mosaic's low-zoom overview (`tessera mosaic overview`, and the benchmark's large
- * mosaic): the mosaic composed by the server's own mosaic reader (readers/mosaic-compose.ts: the
+ * mosaic): the mosaic composed by the server's own compositor (readers/mosaic-compose.ts: the
  * same assets, pixel selection and reads as a tile request below minzoom, without a deadline) tile
  * by tile at one zoom below the document's minzoom, written into one Cloud Optimized GeoTIFF in
  * EPSG:3857 whose pixels are that zoom's WebMercatorQuad pixels, with internal overviews, DEFLATE
@@ -17,7 +17,7 @@ import { srsFrom, transformBounds, WGS84 } from '../gdal/crs.js';
 import { WEB_MERCATOR_QUAD } from '../tms/registry.js';
 import { TesseraError } from '../errors.js';
 import type { BandArray, DType, ImageData } from '../image/image-data.js';
-import { MosaicReader, type MosaicContext } from './mosaic-compose.js';
+import { documentCompositor, type MosaicContext } from './mosaic.js';
 import type { Mosaic } from '../mosaic/mosaic.js';
 import type { PixelSelection } from '../mosaic/methods.js';
 import type { OverviewResampling } from '../mosaic/overview.js';
@@ -138,7 +138,7 @@ export async function buildMosaicOverview(mosaic: Mosaic, ctx: MosaicContext, op
   };
 
   // Every band of the assets, no expression: a request's bidx or expression applies to the overview's bands.
-  const reader = new MosaicReader(mosaic, { stac: { assetAsBand: false, assetBidx: new Map() } }, ctx);
+  const compositor = documentCompositor(mosaic, { stac: { assetAsBand: false, assetBidx: new Map() } }, ctx);
   const errors: string[] = [];
   let done = 0;
   let written = 0;
@@ -148,7 +148,7 @@ export async function buildMosaicOverview(mosaic: Mosaic, ctx: MosaicContext, op
     while (next < tiles.length && errors.length === 0) {
       const { x, y } = tiles[next++]!;
       try {
-        const tile = await reader.tile(grid, x, y, zoom, {
+        const tile = await compositor.tile(grid, x, y, zoom, {
           tilesize: TILE,
           pixelSelection: opts.pixelSelection,
           unscale: false,

@@ -1,14 +1,24 @@
 /**
- * The MosaicJSON reader (cogeo-mosaic's backend as TiTiler's MosaicTilerFactory uses it): tiles
- * composed from the document's assets by the pixel selection (mosaic-compose.ts), with the assets
- * used named in the answer's `X-Assets` header. Bounds and zooms are the document's. A mosaic has
+ * Mosaics as readers (TiTiler's MosaicTilerFactory over a cogeo-mosaic backend): tiles composed
+ * from an asset index's assets by the pixel selection (mosaic-compose.ts), with the assets used
+ * named in the answer's `X-Assets` header. Bounds, zooms and version are the index's. A mosaic has
  * no preview, part or feature; its point answer lists every asset (the family's own route).
+ *
+ * `MosaicReader` works over any asset index and opener; `MosaicDocumentReader` is it over a
+ * MosaicJSON document, whose assets are COGs or STAC items (the document's `asset_type`, or a JSON
+ * href) opened with the request's layer as the /cog and /stac readers open them.
  */
 import type { Mosaic } from '../mosaic/mosaic.js';
-import { MosaicReader, overviewVersion, type MosaicContext, type MosaicLayer, type MosaicTile } from './mosaic-compose.js';
 import type { PixelSelection } from '../mosaic/methods.js';
+import type { RasterSource, SourceContext } from '../source/dataset.js';
+import type { PixelLimits } from '../source/limits.js';
+import type { UrlPolicy } from '../upstream/url-policy.js';
+import type { StacItemSources } from '../stac/reader.js';
 import { checkTile, type BBox, type TileMatrixSet } from '../tms/grid.js';
 import { badRequest } from '../errors.js';
+import { MosaicCompositor, type CompositorContext, type MosaicSources, type MosaicTile } from './mosaic-compose.js';
+import { cogBands, cogBandsReader, type CogBands } from './cog.js';
+import { stacItemReader, type StacLayerOptions } from './stac.js';
 import type { Reader, ReaderImage, TileReadOptions, Zooms } from './reader.js';
 
 /**
@@ -20,10 +30,10 @@ export const PARTIAL_HEADER = 'x-tessera-partial';
 /** Past this, X-Assets is left out: proxies and clients refuse very long headers. */
 const MAX_ASSETS_HEADER = 8192;
 
-export interface MosaicReadOptions {
-  layer: MosaicLayer;
+/** How a mosaic's tiles are made and answered. */
+export interface MosaicTileSettings {
   pixelSelection: PixelSelection;
-  /** Refuse tiles outside the document's zoom range (TiTiler's MOSAIC_STRICT_ZOOM). */
+  /** Refuse tiles outside the index's zoom range (TiTiler's MOSAIC_STRICT_ZOOM). */
   strictZoom: boolean;
   /** Name the assets a tile used in `X-Assets`. */
   assetsHeader: boolean;
@@ -42,44 +52,49 @@ function assetsHeaderValue(assets: readonly string[]): string | undefined {
   return text.length <= MAX_ASSETS_HEADER ? text : undefined;
 }
 
-export class MosaicDocumentReader implements Reader {
+/** A mosaic over any asset index, as a reader. */
+export class MosaicReader<A> implements Reader {
+  private readonly compositor: MosaicCompositor<A>;
+
   constructor(
-    readonly mosaic: Mosaic,
-    private readonly opts: MosaicReadOptions,
-    private readonly ctx: MosaicContext,
-  ) {}
+    private readonly sources: MosaicSources<A>,
+    ctx: CompositorContext,
+    private readonly settings: MosaicTileSettings,
+  ) {
+    this.compositor = new MosaicCompositor(sources, ctx);
+  }
 
   get bounds(): BBox {
-    return this.mosaic.bounds;
+    return this.sources.index.bounds;
   }
 
   async zooms(tms: TileMatrixSet): Promise<Zooms> {
-    return this.mosaic.zooms(tms);
+    return this.sources.index.zooms(tms);
   }
 
   /**
-   * The document's version alone: it names every asset of every tile, and opening the assets of a
+   * The index's version alone: it names every asset of every tile, and opening the assets of a
    * tile to learn theirs would cost what a low-zoom tile's reads cost. An asset replaced under the
-   * same URL keeps its tiles' tags until the document changes (the tile cache's TTL still holds).
-   * A tile read from the document's low-zoom overview is one file: its version is in the tag too,
+   * same URL keeps its tiles' tags until the index changes (the tile cache's TTL still holds).
+   * A tile read from the index's low-zoom overview is one file: its version is in the tag too,
    * so a rebuilt overview under the same URL changes the tiles' tags (none when it has no validator).
    */
   async version(tile?: { tms: TileMatrixSet; z: number }): Promise<string | undefined> {
-    const doc = this.mosaic.origin.version;
-    const overview = tile ? this.mosaic.overviewAt(tile.tms, tile.z, this.opts.pixelSelection) : undefined;
-    if (!overview) return doc;
-    const file = await overviewVersion(this.ctx, overview.href);
-    return file === undefined ? undefined : JSON.stringify([doc, overview.href, file]);
+    const { index, overview: opener } = this.sources;
+    const overview = tile && opener ? index.overviewAt?.(tile.tms, tile.z, this.settings.pixelSelection) : undefined;
+    if (!overview || !opener) return index.version;
+    const file = await opener.version(overview.href);
+    return file === undefined ? undefined : JSON.stringify([index.version, overview.href, file]);
   }
 
   async tile(tms: TileMatrixSet, tile: { x: number; y: number; z: number }, opts: TileReadOptions): Promise<ReaderImage> {
     const { x, y, z } = tile;
     checkTile(tms, x, y, z);
-    if (this.opts.strictZoom) {
-      const { minzoom, maxzoom } = this.mosaic.zooms(tms);
+    if (this.settings.strictZoom) {
+      const { minzoom, maxzoom } = this.sources.index.zooms(tms);
       if (z < minzoom || z > maxzoom) throw badRequest(`Invalid ZOOM level ${z}. Should be between ${minzoom} and ${maxzoom}`);
     }
-    const result = await new MosaicReader(this.mosaic, this.opts.layer, this.ctx).tile(tms, x, y, z, {
+    const result = await this.compositor.tile(tms, x, y, z, {
       unscale: opts.unscale,
       resampling: opts.resampling,
       reproject: opts.reproject,
@@ -87,10 +102,10 @@ export class MosaicDocumentReader implements Reader {
       tilesize: opts.tilesize,
       ...(opts.buffer !== undefined ? { buffer: opts.buffer } : {}),
       ...(opts.padding !== undefined ? { padding: opts.padding } : {}),
-      pixelSelection: this.opts.pixelSelection,
+      pixelSelection: this.settings.pixelSelection,
     });
     const image = (tile: MosaicTile): ReaderImage => {
-      const header = this.opts.assetsHeader ? assetsHeaderValue(tile.assetsUsed) : undefined;
+      const header = this.settings.assetsHeader ? assetsHeaderValue(tile.assetsUsed) : undefined;
       const headers: Record<string, string> = {};
       if (header !== undefined) headers['x-assets'] = header;
       // A tile made before all its assets arrived: said, and kept by no cache (api/tile-cache.ts, etag.ts).
@@ -104,5 +119,90 @@ export class MosaicDocumentReader implements Reader {
     // Whoever takes `later` may drop it (no tile cache): its failure must never be an unhandled rejection.
     later?.catch(() => undefined);
     return { ...image(result), ...(later ? { later } : {}) };
+  }
+}
+
+// ---- MosaicJSON ---------------------------------------------------------------------------------
+
+/** What reading a MosaicJSON document's assets needs from the running server. */
+export interface MosaicContext {
+  sources: SourceContext;
+  policy: UrlPolicy;
+  openStac(url: string): Promise<StacItemSources>;
+  /** Asset reads in flight per request. */
+  concurrency: number;
+  /** CompositorContext.lowZoomDeadlineMs. */
+  lowZoomDeadlineMs: number;
+  /** Finish a tile answered in part after the answer (its whole picture goes to the tile cache). */
+  finishLater: boolean;
+  limits: PixelLimits;
+}
+
+/** The layer parameters: `bidx`/`expression` over COG bands (b1, b2 …); `assets`… for STAC items. */
+export interface MosaicLayer {
+  bidx?: readonly number[];
+  expression?: string;
+  /** For mosaics of STAC items: which of each item's assets to read (`expression` names them). */
+  stac: Omit<StacLayerOptions, 'expression' | 'bidx'>;
+}
+
+export interface MosaicReadOptions extends MosaicTileSettings {
+  layer: MosaicLayer;
+}
+
+/** What error messages call a document's low-zoom overview (mosaic/overview.ts). */
+const OVERVIEW_LABEL = 'mosaic overview';
+const ASSET_LABEL = 'mosaic asset';
+
+/** A raster a mosaic document names (an asset, its overview), under the URL policy as every client-given URL. */
+function sourceOf(ctx: MosaicContext, href: string, what: string): RasterSource {
+  return ctx.sources.sourceAt(ctx.policy.resolve(href, what), `${what} '${href}'`);
+}
+
+function compositorContext(ctx: MosaicContext): CompositorContext {
+  const meter = ctx.sources.meter;
+  const finishLater = ctx.finishLater ? (meter ? <T>(work: () => Promise<T>) => meter.finishAfter(work) : <T>(work: () => Promise<T>) => work()) : undefined;
+  return { concurrency: ctx.concurrency, lowZoomDeadlineMs: ctx.lowZoomDeadlineMs, limits: ctx.limits, ...(finishLater ? { finishLater } : {}) };
+}
+
+/**
+ * A MosaicJSON document's index and openers for one request's layer: a STAC item read through the
+ * named assets as /stac reads it, any other asset (and the document's overview, whose bands are
+ * the assets') as /cog reads a COG with `bidx`/`expression`.
+ */
+function documentSources(mosaic: Mosaic, layer: MosaicLayer, ctx: MosaicContext): MosaicSources<string> {
+  let bands: CogBands | undefined;
+  const rasterBands = (): CogBands => (bands ??= cogBands(layer));
+  const { stac, expression, bidx } = layer;
+  const itemLayer: StacLayerOptions = { ...stac, ...(expression ? { expression } : {}), ...(bidx && bidx.length > 0 ? { bidx } : {}) };
+  const raster = (href: string, what: string): Promise<Reader> => cogBandsReader(sourceOf(ctx, href, what), href, rasterBands(), `${what} '${href}'`);
+  return {
+    index: mosaic,
+    // A COG's bands and expression are checked before any asset is looked up, unless the
+    // document's assets are all STAC items (whose expression names their assets).
+    checkLayer: () => {
+      if (!mosaic.stacItemsOnly) rasterBands();
+    },
+    open: async (asset) => (mosaic.assetType(asset) === 'stac-item' ? stacItemReader(await ctx.openStac(asset), itemLayer) : raster(asset, ASSET_LABEL)),
+    overview: {
+      open: (href) => raster(href, OVERVIEW_LABEL),
+      version: async (href) => (await sourceOf(ctx, href, OVERVIEW_LABEL).meta()).version,
+    },
+  };
+}
+
+/** The compositor of a MosaicJSON document's assets for one request's layer (the point route, the overview builder, the benchmark). */
+export function documentCompositor(mosaic: Mosaic, layer: MosaicLayer, ctx: MosaicContext): MosaicCompositor<string> {
+  return new MosaicCompositor(documentSources(mosaic, layer, ctx), compositorContext(ctx));
+}
+
+/** The MosaicJSON reader: a document (any backend: http, file, SQLite) read with one request's layer. */
+export class MosaicDocumentReader extends MosaicReader<string> {
+  constructor(
+    readonly mosaic: Mosaic,
+    opts: MosaicReadOptions,
+    ctx: MosaicContext,
+  ) {
+    super(documentSources(mosaic, opts.layer, ctx), compositorContext(ctx), opts);
   }
 }

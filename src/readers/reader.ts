@@ -1,13 +1,15 @@
 /**
  * The reader contract (rio-tiler's `BaseReader`, martin's `Source`): what every dataset family — a
- * COG, a STAC item, a MosaicJSON document — offers the routes. A reader is opened per request from
- * the dataset's URL and the layer the query names (bands, assets, expression, pixel selection), so
- * its verbs take only where and how to read. The route factory (api/factory.ts) registers every
- * route family for any reader; a family without a verb (a mosaic has no preview) leaves it out.
+ * COG, a STAC item, a mosaic — offers the routes, and what a mosaic's compositor reads each of its
+ * assets through (readers/mosaic-compose.ts). A reader is opened per request from the dataset's
+ * URL and the layer the query names (bands, assets, expression, pixel selection), so its verbs take
+ * only where and how to read. The route factory (api/factory.ts) registers every route family for
+ * any reader; a family without a verb (a mosaic has no preview) leaves it out.
  *
  * Results carry what the answer needs beside the pixels: an expression the reader left to the
  * renderer (evaluated off the main thread with the rest of the rendering) and response headers
- * (a mosaic tile's `X-Assets`).
+ * (a mosaic tile's `X-Assets`). A tile that does not touch the data is a TileOutsideBounds error,
+ * a point outside it PointOutsideBounds (rio-tiler's exceptions), which a mosaic skips.
  */
 import type { gdal } from '../gdal/gdal.js';
 import type { PartOptions, ValueOptions } from '../source/reader.js';
@@ -27,6 +29,20 @@ export interface ReadLimits extends PixelLimits {
   gate?: import('../image/whole-image-gate.js').WholeImageGate;
   /** The answer is statistics of the image, whose copies of the values add to what the read holds. */
   statistics?: boolean;
+  /** Reads that share one source-pixel limit (the assets of a mosaic tile), instead of each read having its own. */
+  sourcePixelBudget?: SourcePixelBudget;
+}
+
+/**
+ * A source-pixel limit shared by several reads: each adds what it reads of its rasters — its plan's
+ * pixels, but never more than the whole raster at the overview read (a low-zoom tile's grid spans
+ * far more than a small asset) — and the sum is held to `maxSourcePixels`, the 400 naming `what`
+ * and suggesting `hint`.
+ */
+export interface SourcePixelBudget {
+  used: number;
+  what: string;
+  hint: string;
 }
 
 /** How every verb reads: values (nodata, unscale, resampling), limits, and who evaluates the expression. */
@@ -40,6 +56,12 @@ export interface TileReadOptions extends ReadOptions {
   tilesize: number;
   buffer?: number;
   padding?: number;
+  /**
+   * Read only the block of the tile the data covers, where that is a small part of it (a mosaic
+   * below its minzoom: each asset covers a little of the tile): the image is then that block and
+   * `placement` says where it goes. Without buffer or padding; a reader may read the whole tile.
+   */
+  coveredPart?: boolean;
 }
 
 export interface PreviewSize {
@@ -59,6 +81,8 @@ export interface ReaderImage {
   coverage?: Float32Array;
   /** A tile answered in part (a mosaic past its low-zoom deadline): the whole tile, made after the answer. */
   later?: Promise<ReaderImage>;
+  /** A tile read for its covered part (TileReadOptions.coveredPart): the tile pixel where the image's first pixel goes. */
+  placement?: { col: number; row: number };
 }
 
 export interface ReaderPoint {
@@ -79,7 +103,9 @@ export interface Reader {
   version(tile?: { tms: TileMatrixSet; z: number }): Promise<string | undefined>;
   /** Zoom levels of `tms` the dataset spans. */
   zooms(tms: TileMatrixSet): Promise<Zooms>;
+  /** The tile's image; TileOutsideBounds when it does not touch the data. */
   tile(tms: TileMatrixSet, tile: { x: number; y: number; z: number }, opts: TileReadOptions): Promise<ReaderImage>;
+  /** Values at a point; PointOutsideBounds when it is not inside the data. */
   point?(lon: number, lat: number, coordCrs: string, opts: ValueOptions): Promise<ReaderPoint>;
   preview?(size: PreviewSize, opts: ReadOptions): Promise<ReaderImage>;
   part?(bbox: BBox, part: PartOptions, opts: ReadOptions): Promise<ReaderImage>;

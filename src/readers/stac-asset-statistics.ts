@@ -10,8 +10,8 @@ import type { StatisticsSpec } from '../image/post-process.js';
 import type { BandStatistics, StatisticsOptions } from '../image/statistics.js';
 import type { ImageData } from '../image/image-data.js';
 import { estimateImageBytes, sampleBytes } from '../image/whole-image-gate.js';
-import type { StacReader } from '../stac/reader.js';
-import { RasterReader, type ReadPlan, type ValueOptions } from '../source/reader.js';
+import type { StacItemSources } from '../stac/reader.js';
+import { RasterReads, type ReadPlan, type ValueOptions } from '../source/reader.js';
 import { nonAlphaIndexes } from '../source/read.js';
 import type { ReadLimits } from './reader.js';
 import { checkOutputValues, checkSourcePixels } from '../source/limits.js';
@@ -28,7 +28,7 @@ export interface AssetStatisticsRequest {
 
 interface AssetJob {
   name: string;
-  reader: RasterReader;
+  raster: RasterReads;
   expression: Expression | undefined;
   indexes: number[] | undefined;
   plan: ReadPlan;
@@ -37,7 +37,7 @@ interface AssetJob {
 
 /** Statistics of each asset, by asset name in the item's order; `summarise` makes them (in a render thread). */
 export async function assetStatistics(
-  stac: StacReader,
+  stac: StacItemSources,
   request: AssetStatisticsRequest,
   values: ValueOptions,
   limits: ReadLimits,
@@ -45,15 +45,15 @@ export async function assetStatistics(
 ): Promise<Array<[string, Map<string, BandStatistics>]>> {
   const jobs = await Promise.all(
     stac.assets(request.assets).map(async (asset): Promise<AssetJob> => {
-      const reader = new RasterReader(stac.source(asset));
-      const meta = await reader.meta();
+      const raster = new RasterReads(stac.source(asset));
+      const meta = await raster.meta();
       const expression = request.expressions.get(asset.name);
       const indexes = expression ? expressionBands(expression, `asset '${asset.name}'`) : (request.assetBidx.get(asset.name) ?? request.bidx);
       for (const i of indexes ?? []) {
         if (i < 1 || i > meta.count) throw invalidBandIndex(i, meta.count, `asset '${asset.name}'`);
       }
-      const plan = await reader.planPreview(request.size);
-      return { name: asset.name, reader, expression, indexes, plan, bands: (indexes ?? nonAlphaIndexes(meta)).length };
+      const plan = await raster.planPreview(request.size);
+      return { name: asset.name, raster, expression, indexes, plan, bands: (indexes ?? nonAlphaIndexes(meta)).length };
     }),
   );
   const outputValues = jobs.reduce((s, j) => s + j.plan.width * j.plan.height * j.bands, 0);
@@ -65,13 +65,13 @@ export async function assetStatistics(
   );
   if (limits.gate) {
     const held = await Promise.all(
-      jobs.map(async (j) => estimateImageBytes(j.plan.width * j.plan.height, j.bands, sampleBytes((await j.reader.meta()).bands[0]?.dataType), true)),
+      jobs.map(async (j) => estimateImageBytes(j.plan.width * j.plan.height, j.bands, sampleBytes((await j.raster.meta()).bands[0]?.dataType), true)),
     );
     await limits.gate.reserve(held.reduce((a, b) => a + b, 0));
   }
   return Promise.all(
     jobs.map(async (j) => {
-      const img = await j.reader.read(j.plan, { ...values, ...(j.indexes ? { indexes: j.indexes } : {}) });
+      const img = await j.raster.read(j.plan, { ...values, ...(j.indexes ? { indexes: j.indexes } : {}) });
       const spec: StatisticsSpec = { ...(j.expression ? { expression: j.expression.text } : {}), algorithm: undefined, options: request.statistics };
       return [j.name, await summarise(img, spec)] as [string, Map<string, BandStatistics>];
     }),

@@ -4,8 +4,8 @@
  * named `asset_b1` (or after the asset with `asset_as_band`). Tiles are first held to the item's
  * bbox, then to each asset's footprint; every zoom of the grid is the item's.
  */
-import type { StacReader } from '../stac/reader.js';
-import { RasterReader } from '../source/reader.js';
+import type { StacItemSources } from '../stac/reader.js';
+import { RasterReads } from '../source/reader.js';
 import { parseExpression, type Expression } from '../image/expression.js';
 import { TesseraError, pyList } from '../errors.js';
 import type { TileMatrixSet } from '../tms/grid.js';
@@ -25,7 +25,7 @@ function escapeRegExp(s: string): string {
 }
 
 /** The assets to read, in the item's order, and the expression (400 when neither names an asset). */
-async function stacLayer(stac: StacReader, layer: StacLayerOptions): Promise<LayerPlan> {
+async function stacLayer(stac: StacItemSources, layer: StacLayerOptions): Promise<LayerPlan> {
   const all = stac.assetNames;
   let names: string[];
   let expression: Expression | undefined;
@@ -52,7 +52,7 @@ async function stacLayer(stac: StacReader, layer: StacLayerOptions): Promise<Lay
   const reads: SourceRead[] = stac.assets(names).map((asset) => ({
     name: asset.name,
     href: asset.href,
-    reader: new RasterReader(stac.source(asset)),
+    raster: new RasterReads(stac.source(asset)),
     indexes: (layer.assetBidx.get(asset.name) ?? layer.bidx) as number[] | undefined,
     statistics: asset.statistics,
   }));
@@ -60,12 +60,13 @@ async function stacLayer(stac: StacReader, layer: StacLayerOptions): Promise<Lay
 }
 
 /** The reader of one STAC item and layer. */
-export async function stacItemReader(stac: StacReader, layer: StacLayerOptions): Promise<LayerReader> {
+export async function stacItemReader(stac: StacItemSources, layer: StacLayerOptions): Promise<LayerReader> {
   return new LayerReader(await stacLayer(stac, layer), {
     bounds: stac.bounds,
     // STAC items span every zoom of the grid (rio-tiler 6).
     zooms: async (tms: TileMatrixSet) => ({ minzoom: tms.minzoom, maxzoom: tms.maxzoom }),
     checkItemBounds: true,
     version: stac.version,
+    coveredPart: false,
   });
 }

@@ -104,15 +104,38 @@ export function vrtGrid(native: GeoTransform, bounds: BBox, height?: number, wid
   return { gt: fromBounds(bounds, vw, vh), width: vw, height: vh };
 }
 
+/** Tiles' bounds carried into other CRSs, per grid: the last few hundred (tile, CRS) pairs. */
+const tileBoundsMemo = new WeakMap<TileMatrixSet, Map<string, BBox>>();
+const TILE_BOUNDS_KEPT = 256;
+
+/**
+ * A tile's bounds in `crs` (21 points per edge), remembered: the assets of a mosaic tile, tens to
+ * hundreds of them mostly in one CRS, each ask it of the same tile (a transform costs ~0.05 ms).
+ */
+function tileBoundsIn(tms: TileMatrixSet, tile: { x: number; y: number; z: number }, crs: string): BBox {
+  let memo = tileBoundsMemo.get(tms);
+  if (!memo) {
+    memo = new Map();
+    tileBoundsMemo.set(tms, memo);
+  }
+  const key = `${tile.z}/${tile.x}/${tile.y} ${crs}`;
+  let tb = memo.get(key);
+  if (tb) return tb;
+  tb = tms.xyBounds(tile);
+  const tmsSrs = srsFrom(tms.srs);
+  const srs = srsFrom(crs);
+  if (!sameCrs(tmsSrs, srs)) tb = transformBounds(tmsSrs, srs, tb, 21);
+  if (memo.size >= TILE_BOUNDS_KEPT) memo.delete(memo.keys().next().value!);
+  memo.set(key, tb);
+  return tb;
+}
+
 /**
  * rio-tiler's `tile_exists`: whether the tile's bounds, carried into `crs` (21 points per edge),
  * strictly overlap `bounds`; true when the transform fails (unknown counts as touching).
  */
 export function tileTouches(tms: TileMatrixSet, tile: { x: number; y: number; z: number }, bounds: BBox, crs: string): boolean {
-  let tb = tms.xyBounds(tile);
-  const tmsSrs = srsFrom(tms.srs);
-  const srs = srsFrom(crs);
-  if (!sameCrs(tmsSrs, srs)) tb = transformBounds(tmsSrs, srs, tb, 21);
+  const tb = tileBoundsIn(tms, tile, crs);
   if (!tb.every(Number.isFinite)) return true;
   return bboxesIntersect([Math.min(tb[0], tb[2]), Math.min(tb[1], tb[3]), Math.max(tb[0], tb[2]), Math.max(tb[1], tb[3])], bounds);
 }

@@ -73,7 +73,8 @@ export interface PointValues {
 
 const WEB_MERCATOR = 'EPSG:3857';
 
-export class RasterReader {
+/** The reads of one raster source: each planned from its metadata, then executed under a pooled handle. */
+export class RasterReads {
   constructor(readonly source: RasterSource) {}
 
   /** The source's pooled handle, for as long as `fn` runs. */
@@ -87,12 +88,6 @@ export class RasterReader {
   async tileExists(tms: TileMatrixSet, x: number, y: number, z: number): Promise<boolean> {
     const meta = await this.meta();
     return tileTouches(tms, { x, y, z }, meta.bounds, meta.crs);
-  }
-
-  /** Whether (x, y) in `coordCrs` falls strictly inside the raster (rio-tiler's PointOutsideBounds test). */
-  async contains(x: number, y: number, coordCrs: string): Promise<boolean> {
-    const meta = await this.meta();
-    return pointIn(meta.bounds, meta.crs, x, y, coordCrs).inside;
   }
 
   /** rio-tiler `tile` as `part` of the tile bounds in the TMS CRS at `tilesize` pixels. */
@@ -252,12 +247,12 @@ export class RasterReader {
     return toImageData(raw, meta, plan.bounds, plan.crs, opts.unscale, plan.target.kind === 'window');
   }
 
-  /** rio-tiler `point`: the pixel under (x, y) given in `coordCrs`; 404 when outside the data. */
+  /** rio-tiler `point`: the pixel under (x, y) given in `coordCrs`; PointOutsideBounds (404) when outside the data. */
   async point(x: number, y: number, coordCrs: string, opts: ValueOptions): Promise<PointValues> {
     const meta = await this.meta();
     if (!Number.isFinite(x) || !Number.isFinite(y)) throw new TesseraError('BadRequest', `Invalid point ${x},${y}: coordinates must be finite numbers`);
     const { inside, x: px, y: py } = pointIn(meta.bounds, meta.crs, x, y, coordCrs);
-    if (!inside) throw new TesseraError('NotFound', 'Point is outside dataset bounds');
+    if (!inside) throw new TesseraError('PointOutsideBounds', 'Point is outside dataset bounds');
     const gt = meta.geoTransform;
     const col = Math.floor((px - gt[0]!) / gt[1]!);
     const row = Math.floor((py - gt[3]!) / gt[5]!);

@@ -61,7 +61,7 @@ interface Entry {
 }
 
 /** Reads through aligned pages, so the many small reads of a walk cost few requests. */
-class PagedReader {
+class PagedBytes {
   private readonly pages = new Map<number, Uint8Array>();
   private fetched = 0;
 
@@ -105,7 +105,7 @@ function damaged(label: string, what: string) {
 }
 
 export async function readTiffStructure(bytes: ByteRanges, label: string, limits: TiffStructureLimits): Promise<TiffStructure> {
-  const reader = new PagedReader(bytes, limits.maxBytes, label);
+  const reader = new PagedBytes(bytes, limits.maxBytes, label);
   const head = await reader.get(0, 16).catch(() => {
     throw damaged(label, 'the file is shorter than a TIFF header');
   });
@@ -197,7 +197,7 @@ async function firstNonZero(values: (tag: number, first: number, n: number) => P
 const GHOST_PREFIX = 'GDAL_STRUCTURAL_METADATA_SIZE=';
 
 /** GDAL's ghost header: `GDAL_STRUCTURAL_METADATA_SIZE=nnnnnn bytes\n` and that many bytes of KEY=VALUE lines. */
-async function readGhostHeader(reader: PagedReader, at: number): Promise<string | null> {
+async function readGhostHeader(reader: PagedBytes, at: number): Promise<string | null> {
   let head: DataView;
   try {
     head = await reader.get(at, GHOST_PREFIX.length + 13);

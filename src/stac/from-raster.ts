@@ -17,7 +17,7 @@ import { float } from '../pyjson.js';
 import { arrayStatistics } from '../image/array-statistics.js';
 import { estimateImageBytes, sampleBytes, type WholeImageGate } from '../image/whole-image-gate.js';
 import { numpyDtype, type RasterSource, type SourceMeta } from '../source/dataset.js';
-import { RasterReader } from '../source/reader.js';
+import { RasterReads } from '../source/reader.js';
 import type { DType } from '../image/image-data.js';
 
 const STAC_VERSION = '1.1.0';
@@ -249,7 +249,7 @@ const GMF_ALL_VALID = 0x01;
 async function rasterBands(source: RasterSource, meta: SourceMeta, extras: Extras, opts: StacItemOptions): Promise<Array<Record<string, unknown>>> {
   const [width, height] = statisticsSize(meta.width, meta.height, opts.maxSize);
   const indexes = meta.bands.map((_, i) => i + 1);
-  const reader = new RasterReader(source);
+  const reader = new RasterReads(source);
   const plan = await reader.planPreview({ width, height });
   checkOutputValues(
     width * height * indexes.length,

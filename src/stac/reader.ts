@@ -1,13 +1,14 @@
 /**
- * The STAC reader: an item and the raster sources of its assets. Metadata verbs here; the image
- * verbs (tile, part, preview, point, feature, statistics) build on the same asset sources.
+ * An opened STAC item and the raster sources of its assets (what rio-tiler's `STACReader` opens
+ * before reading): the item's metadata here; the image verbs (tile, part, preview, point, feature,
+ * statistics) are the STAC item reader's (readers/stac.ts), over the same asset sources.
  */
 import { parseItem, selectAssets, type StacAsset, type StacItem } from './item.js';
 import type { DocumentFetcher } from '../upstream/documents.js';
 import type { SourceContext, RasterSource, RasterInfo } from '../source/dataset.js';
 import type { BBox, TileMatrixSet } from '../tms/grid.js';
 
-export class StacReader {
+export class StacItemSources {
   private constructor(
     readonly item: StacItem,
     /** The version of the item document's bytes (upstream/documents.ts). */
@@ -16,9 +17,9 @@ export class StacReader {
     private readonly fetcher: DocumentFetcher,
   ) {}
 
-  static async open(url: string, fetcher: DocumentFetcher, sources: SourceContext): Promise<StacReader> {
+  static async open(url: string, fetcher: DocumentFetcher, sources: SourceContext): Promise<StacItemSources> {
     const doc = await fetcher.document(url, 'STAC item');
-    return new StacReader(parseItem(doc.value, url), doc.version, sources, fetcher);
+    return new StacItemSources(parseItem(doc.value, url), doc.version, sources, fetcher);
   }
 
   get assetNames(): string[] {

@@ -15,7 +15,7 @@ import { loadSettings } from '../../src/config.js';
 import { Services } from '../../src/services.js';
 import { getTms, WEB_MERCATOR_QUAD } from '../../src/tms/registry.js';
 import { stacItemReader } from '../../src/readers/stac.js';
-import { MosaicReader } from '../../src/readers/mosaic-compose.js';
+import { documentCompositor } from '../../src/readers/mosaic.js';
 import type { RenderSpec } from '../../src/image/post-process.js';
 import { namedColormap } from '../../src/image/colormap.js';
 import type { ImageData } from '../../src/image/image-data.js';
@@ -58,7 +58,7 @@ async function main(): Promise<void> {
       expression = tile.expression;
     } else {
       const mosaic = await store.open(t.url);
-      const result = await new MosaicReader(mosaic, { stac: { assetAsBand: false, assetBidx: new Map() } }, ctx).tile(tms, t.x, t.y, t.z, {
+      const result = await documentCompositor(mosaic, { stac: { assetAsBand: false, assetBidx: new Map() } }, ctx).tile(tms, t.x, t.y, t.z, {
         ...VALUES,
         tilesize,
         pixelSelection: 'first',

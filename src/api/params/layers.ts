@@ -9,7 +9,7 @@ import { badRequest } from '../../errors.js';
 import { expressionBands, parseExpression, type Expression } from '../../image/expression.js';
 import type { CogLayerOptions } from '../../readers/cog.js';
 import type { StacLayerOptions } from '../../readers/stac.js';
-import type { MosaicLayer } from '../../readers/mosaic-compose.js';
+import type { MosaicLayer } from '../../readers/mosaic.js';
 import { PIXEL_SELECTION_METHODS, type PixelSelection } from '../../mosaic/methods.js';
 import { bool, family, intList, list, str, strList, text, type Param, type Query } from './family.js';
 

@@ -30,8 +30,7 @@ import { ValidationError, type ValidationDetail } from '../errors.js';
 import { notFound, sendJson } from '../reply.js';
 import { bboxFeature, boundsModel } from '../models.js';
 import { float, floats } from '../../pyjson.js';
-import { MosaicReader } from '../../readers/mosaic-compose.js';
-import { MosaicDocumentReader } from '../../readers/mosaic.js';
+import { MosaicDocumentReader, documentCompositor } from '../../readers/mosaic.js';
 import { defineFamily } from '../factory.js';
 import { mosaicDocumentJson, parseMosaicDocument } from '../../mosaic/document.js';
 import type { Mosaic, MosaicInfo } from '../../mosaic/mosaic.js';
@@ -188,7 +187,7 @@ async function mosaicRoutes(app: FastifyInstance, services: Services): Promise<v
     if (!lonlat) return notFound(reply);
     const p = pointQuery.parse(request.query);
     const mosaic = await store.open(p.url);
-    const points = await new MosaicReader(mosaic, p.layer, ctx).point(lonlat[0], lonlat[1], p.coordCrs, p.values);
+    const points = await documentCompositor(mosaic, p.layer, ctx).point(lonlat[0], lonlat[1], p.coordCrs, p.values);
     return sendJson(reply, {
       coordinates: floats(lonlat),
       values: points.map((p) => [p.asset, floats(p.values), p.bandNames]),

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { loadSettings } from '../../../src/config.js';
 import { Services } from '../../../src/services.js';
-import { RasterReader, type ValueOptions } from '../../../src/source/reader.js';
+import { RasterReads, type ValueOptions } from '../../../src/source/reader.js';
 import { srsFrom, transformPoint } from '../../../src/gdal/crs.js';
 import { getTms, WEB_MERCATOR_QUAD } from '../../../src/tms/registry.js';
 import type { Tile, TileMatrixSet } from '../../../src/tms/grid.js';
@@ -32,7 +32,7 @@ export function webMercator(): TileMatrixSet {
 /** One fixture file behind the server's reader, and the tile the benchmarks read from it. */
 export interface TileSource {
   file: string;
-  reader: RasterReader;
+  reader: RasterReads;
   tile: Tile;
 }
 
@@ -51,7 +51,7 @@ export class BenchInputs {
   /** The reader of a fixture (as the routes make one per asset) and its centre tile at `zoom`. */
   async tileSource(file: string, zoom: number): Promise<TileSource> {
     const full = path.join(FIXTURES, file);
-    const reader = new RasterReader(this.services.sources.source(full, file));
+    const reader = new RasterReads(this.services.sources.source(full, file));
     const meta = await reader.meta();
     const [l, b, r, t] = meta.bounds;
     const [mx, my] = transformPoint(srsFrom(meta.crs), srsFrom(this.tms.srs), (l + r) / 2, (b + t) / 2);
@@ -77,7 +77,7 @@ export class BenchInputs {
 
   /** The whole fixture resampled to `size`², as /statistics reads its preview. */
   async readPreview(file: string, size: number): Promise<ImageData> {
-    const reader = new RasterReader(this.services.sources.source(path.join(FIXTURES, file), file));
+    const reader = new RasterReads(this.services.sources.source(path.join(FIXTURES, file), file));
     const plan = await reader.planPreview({ width: size, height: size });
     return reader.read(plan, DEFAULT_VALUES);
   }
