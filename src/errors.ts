@@ -53,3 +53,10 @@ export const invalidBandIndex = (index: number, count: number, what = 'the raste
 export function pyList(items: readonly string[]): string {
   return `[${items.map((s) => `'${s}'`).join(', ')}]`;
 }
+
+/** More assets than one read may open (TESSERA_MAX_ASSETS), refused before any is opened. */
+export function checkAssetCount(count: number, max: number, what: string): void {
+  if (count > max) {
+    throw badRequest(`${what} has ${count} assets to read, more than one request may open (${max}, TESSERA_MAX_ASSETS): name fewer assets`);
+  }
+}

@@ -50,7 +50,7 @@ export class Services {
     configureGdal({ connectTimeoutMs: settings.upstreamConnectTimeoutMs, timeoutMs: settings.upstreamTimeoutMs });
     configureEncoders({ pngLevel: settings.pngLevel });
     this.policy = new UrlPolicy(settings);
-    this.budgets = new Budgets(settings.maxUpstreamBytes);
+    this.budgets = new Budgets(settings.maxUpstreamBytes, settings.requestConcurrency);
     this.wholeImages = new WholeImageGate(settings.largeRequests, settings.maxImageBytes);
     this.tileAdmission = new AdmissionGate(settings.tileRequests > 0 ? settings.tileRequests : Number.POSITIVE_INFINITY);
     this.client = new UpstreamClient({
@@ -89,7 +89,13 @@ export class Services {
       const lane = lanes.get(ds);
       if (lane !== undefined) budgets.releaseLane(lane);
     };
-    this.pool = new DatasetPool({ handlesPerSource: settings.handlesPerSource, maxHandles: settings.maxHandles, open, onClose });
+    this.pool = new DatasetPool({
+      handlesPerSource: settings.handlesPerSource,
+      maxHandles: settings.maxHandles,
+      open,
+      onClose,
+      turn: (call) => budgets.turn(call),
+    });
     const meter: Meter = {
       run: (ds, call) => budgets.metered(lanes.get(ds), call),
       shared: (load) => budgets.shared(load),
@@ -106,6 +112,7 @@ export class Services {
       prefetch: gateway ? (path, image, blocks) => gateway.prefetch(path, image, blocks, budgets.currentSlot()) : undefined,
       meter: gateway ? meter : undefined,
       diagnose: (loc, label) => diagnoseOpen(loc, label, settings.allowedDrivers, this.client, settings.upstreamTimeoutMs),
+      maxAssets: settings.maxAssets,
     });
     this.fetcher = new DocumentFetcher({
       policy: this.policy,

@@ -70,6 +70,8 @@ describe('settings', () => {
       maxSourcePixels: 256 * 1024 * 1024,
       tileRequests: 3 * cores,
       titilerApi: '0.18',
+      maxAssets: 1024,
+      requestConcurrency: 8,
       largeRequests: cores,
       maxImageBytes: defaultImageBytes(),
       handlesPerSource: Math.max(4, cores),

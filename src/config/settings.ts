@@ -234,6 +234,20 @@ const LIMITS = {
     default: 256 * 1024 * 1024,
     description: 'source pixels one request may read (after the overview choice); above it 400 before reading',
   }),
+  maxAssets: setting({
+    env: 'TESSERA_MAX_ASSETS',
+    kind: whole(1),
+    default: 1024,
+    description: "assets one read may open: a STAC item's assets, a mosaic's assets for one tile, point or bbox; above it 400 before any is opened",
+  }),
+  requestConcurrency: setting({
+    env: 'TESSERA_REQUEST_CONCURRENCY',
+    kind: whole(0),
+    default: 8,
+    description: 'GDAL calls (opens and reads) one request runs at once, the rest waiting their turn in order (src/upstream/budget.ts); 0: no limit',
+    details:
+      "So that one request naming hundreds of files cannot fill GDAL's thread pool (UV_THREADPOOL_SIZE, set by bin/tessera) and make every other request wait behind it. Calls a request queued and had not started when it ended are dropped, never run.",
+  }),
   tileRequests: setting({
     env: 'TESSERA_TILE_REQUESTS',
     kind: whole(0),

@@ -26,7 +26,7 @@ import type { Reader, ReaderImage, SourcePixelBudget } from './reader.js';
 import type { ImageData } from '../image/image-data.js';
 import { resizeNearest } from '../image/stack.js';
 import type { BBox, TileMatrixSet } from '../tms/grid.js';
-import { TesseraError, badRequest } from '../errors.js';
+import { TesseraError, badRequest, checkAssetCount } from '../errors.js';
 import type { AssetIndex } from '../mosaic/asset-index.js';
 import { pixelSelector, type LayerPlacement, type PixelLayer, type PixelSelection, type PixelSelector } from '../mosaic/methods.js';
 
@@ -65,6 +65,8 @@ export interface CompositorContext {
    */
   finishLater?: <T>(work: () => Promise<T>) => Promise<T>;
   limits: PixelLimits;
+  /** Assets one tile or point may read (TESSERA_MAX_ASSETS; none: no limit): more is a 400 before any is opened. */
+  maxAssets?: number;
 }
 
 export interface MosaicTileOptions extends ValueOptions {
@@ -124,6 +126,7 @@ export class MosaicCompositor<A> {
     this.sources.checkLayer?.();
     const assets = await index.assetsForTile(tms, x, y, z);
     if (assets.length === 0) throw new TesseraError('NoContent', `No assets found for tile ${z}-${x}-${y}`);
+    checkAssetCount(assets.length, this.ctx.maxAssets ?? Number.POSITIVE_INFINITY, `Tile ${z}-${x}-${y} of the mosaic`);
     const size = opts.tilesize;
     const frame = { width: size, height: size, bounds: tms.xyBounds({ x, y, z }) };
     const budget: SourcePixelBudget = { used: 0, what: "the tile's assets", hint: 'zoom in' };
@@ -184,6 +187,7 @@ export class MosaicCompositor<A> {
     this.sources.checkLayer?.();
     const assets = await index.assetsForPoint(lon, lat, coordCrs);
     if (assets.length === 0) throw new TesseraError('NoContent', `No assets found for point (${lon},${lat})`);
+    checkAssetCount(assets.length, this.ctx.maxAssets ?? Number.POSITIVE_INFINITY, `Point (${lon},${lat}) of the mosaic`);
     const results = await mapLimited(assets, this.ctx.concurrency, async (asset) => {
       const reader = await open(asset);
       if (!reader.point) throw new TesseraError('Internal', `the reader of mosaic asset '${index.assetName(asset)}' gives no point values`);

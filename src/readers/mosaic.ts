@@ -162,7 +162,13 @@ function sourceOf(ctx: MosaicContext, href: string, what: string): RasterSource 
 function compositorContext(ctx: MosaicContext): CompositorContext {
   const meter = ctx.sources.meter;
   const finishLater = ctx.finishLater ? (meter ? <T>(work: () => Promise<T>) => meter.finishAfter(work) : <T>(work: () => Promise<T>) => work()) : undefined;
-  return { concurrency: ctx.concurrency, lowZoomDeadlineMs: ctx.lowZoomDeadlineMs, limits: ctx.limits, ...(finishLater ? { finishLater } : {}) };
+  return {
+    concurrency: ctx.concurrency,
+    lowZoomDeadlineMs: ctx.lowZoomDeadlineMs,
+    limits: ctx.limits,
+    maxAssets: ctx.sources.maxAssets,
+    ...(finishLater ? { finishLater } : {}),
+  };
 }
 
 /**

@@ -227,6 +227,8 @@ export class SourceContext {
    * that needs them (the upstream gateway's `prefetch`); none: reads fetch what they read.
    */
   readonly prefetch: ((path: string, image: BlockedImage, blocks: Array<[number, number]>) => void) | undefined;
+  /** Assets one read may open (a STAC item's, a mosaic's for one tile, point or bbox): TESSERA_MAX_ASSETS. */
+  readonly maxAssets: number;
   /** The version of a remote file as its last open saw it (the gateway's validators); none: unknown. */
   private readonly remoteVersion: ((path: string) => Promise<string | undefined>) | undefined;
 
@@ -241,8 +243,10 @@ export class SourceContext {
       meter?: Meter | undefined;
       remoteVersion?: ((path: string) => Promise<string | undefined>) | undefined;
       prefetch?: SourceContext['prefetch'];
+      maxAssets?: number | undefined;
     },
   ) {
+    this.maxAssets = opts.maxAssets ?? Number.POSITIVE_INFINITY;
     this.remoteVersion = opts.remoteVersion;
     this.prefetch = opts.prefetch;
     this.upstreamFaults = opts.upstreamFaults;

@@ -93,6 +93,8 @@ export interface PoolOptions {
   open?: (path: string) => Promise<Dataset>;
   /** Told of every handle the pool closes (before it is closed). */
   onClose?: (ds: Dataset) => void;
+  /** Runs each use (an open and a read) in the current request's turn (upstream/budget.ts `turn`). */
+  turn?: <T>(call: () => Promise<T>) => Promise<T>;
 }
 
 export class DatasetPool {
@@ -121,7 +123,8 @@ export class DatasetPool {
     // admission slot back meanwhile (concurrency.ts).
     const opens = !entry.known || (preferred !== undefined && !slotHandle);
     const read = (): Promise<T> => this.readWith(entry, preferred, aff, missing, fn);
-    return opens || missing.length > 0 ? aside(read) : read();
+    const run = opens || missing.length > 0 ? () => aside(read) : read;
+    return this.opts.turn ? this.opts.turn(run) : run();
   }
 
   private async readWith<T>(

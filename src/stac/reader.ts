@@ -7,6 +7,7 @@ import { parseItem, selectAssets, type StacAsset, type StacItem } from './item.j
 import type { DocumentFetcher } from '../upstream/documents.js';
 import type { SourceContext, RasterSource, RasterInfo } from '../source/dataset.js';
 import type { BBox, TileMatrixSet } from '../tms/grid.js';
+import { checkAssetCount } from '../errors.js';
 
 export class StacItemSources {
   private constructor(
@@ -36,8 +37,11 @@ export class StacItemSources {
     return { minzoom: tms.minzoom, maxzoom: tms.maxzoom };
   }
 
+  /** The assets to read (all without `names`): at most `maxAssets` of the source context, else 400. */
   assets(names?: readonly string[]): StacAsset[] {
-    return selectAssets(this.item, names);
+    const picked = selectAssets(this.item, names);
+    checkAssetCount(picked.length, this.sources.maxAssets, 'The STAC item');
+    return picked;
   }
 
   /** The raster source of an asset; its href passes the URL policy like the item URL did. */

@@ -11,6 +11,13 @@
  * fails and `exhausted` says why. Parallel reads of one request (mosaic assets, STAC assets) charge
  * one slot, so the bound holds for the request as a whole.
  *
+ * The same record gives each request its turns at GDAL (`turn`): at most `turns` of its opens and
+ * reads run at once, the rest wait in order. GDAL's calls run on libuv's thread pool, first come
+ * first served: one request naming hundreds of files queued every thread and made every other
+ * request wait behind it (an unrelated tile waited 13-32 s). And when a request ends (answered,
+ * refused, or its client gone) the calls it queued and had not started are dropped (ClientGone),
+ * not run, unless it still carries on with work after its answer (`finishAfter`).
+ *
  * Which request is current comes from an AsyncLocalStorage entered when the request starts; work
  * outside a request (tools, tests of the core) is not metered. So is a request that finds every
  * slot taken (thousands in flight), and every read when the gateway is off (GDAL then fetches by
@@ -86,7 +93,12 @@ interface RequestBudget {
   after: number;
   /** The request is over; its slot is closed once its loads are done. */
   ended: boolean;
+  /** GDAL calls running in the request's turns (see `turn`), and those waiting for one. */
+  running: number;
+  waiting: Array<{ go: () => void; drop: (err: TesseraError) => void }>;
 }
+
+const requestEnded = (): TesseraError => new TesseraError('ClientGone', 'the request ended before this read started');
 
 /**
  * Ends a request's budget; `spent()` tells the bytes it fetched from upstream and `requests()` the
@@ -98,10 +110,16 @@ export type BudgetRelease = (() => void) & { spent: () => number; requests: () =
 export class Budgets {
   readonly memory = budgetMemory();
   private readonly current = new AsyncLocalStorage<RequestBudget>();
+  /** Set inside a turn: a call made from within one runs in it (no second turn, no deadlock). */
+  private readonly inTurn = new AsyncLocalStorage<true>();
   private readonly freeSlots: number[] = [];
   private readonly freeLanes: number[] = [];
 
-  constructor(readonly maxBytes: number) {
+  /** `turns`: GDAL calls one request runs at once (0: no limit; TESSERA_REQUEST_CONCURRENCY). */
+  constructor(
+    readonly maxBytes: number,
+    readonly turns = 0,
+  ) {
     for (let s = SLOTS - 1; s >= 0; s--) this.freeSlots.push(s);
     for (let l = LANES - 1; l > UNMETERED_LANE; l--) this.freeLanes.push(l);
   }
@@ -116,7 +134,7 @@ export class Budgets {
     const start = BigInt(Math.min(this.maxBytes, Number.MAX_SAFE_INTEGER));
     Atomics.store(this.memory.remaining, slot, start);
     Atomics.store(this.memory.requests, slot, 0);
-    const budget: RequestBudget = { slot, loads: 0, after: 0, ended: false };
+    const budget: RequestBudget = { slot, loads: 0, after: 0, ended: false, running: 0, waiting: [] };
     this.current.enterWith(budget);
     let released: number | undefined;
     let sent: number | undefined;
@@ -127,9 +145,32 @@ export class Budgets {
       released = spent();
       sent = requests();
       budget.ended = true;
+      if (budget.after === 0) for (const w of budget.waiting.splice(0)) w.drop(requestEnded());
       if (budget.loads === 0 && budget.after === 0) this.close(budget);
     };
     return Object.assign(release, { spent, requests });
+  }
+
+  /**
+   * Runs `call` (a GDAL open or read) in one of the current request's turns: at once while fewer
+   * than `turns` of its calls run, else after those queued before it. A request that has ended
+   * (and carries on with nothing after its answer) starts no call: ClientGone. Outside a request,
+   * or inside a turn already, the call runs at once.
+   */
+  async turn<T>(call: () => Promise<T>): Promise<T> {
+    const budget = this.current.getStore();
+    if (!budget || this.turns <= 0 || this.inTurn.getStore()) return call();
+    if (budget.ended && budget.after === 0) throw requestEnded();
+    if (budget.running < this.turns) budget.running++;
+    // Queued: the turn is handed over by the call that ends (running stays as it is).
+    else await new Promise<void>((go, drop) => budget.waiting.push({ go, drop }));
+    try {
+      return await this.inTurn.run(true, call);
+    } finally {
+      const next = budget.waiting.shift();
+      if (next) next.go();
+      else budget.running--;
+    }
   }
 
   /** Counts one upstream request sent on this thread (documents, byte ranges) for the current request. */
