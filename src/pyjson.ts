@@ -11,6 +11,27 @@ export class PyFloat {
 export const float = (value: number): PyFloat => new PyFloat(value);
 export const floats = (values: readonly number[]): PyFloat[] => values.map(float);
 
+/**
+ * A Python float that pydantic-core writes itself (TiTiler 2.x's response models are serialized by
+ * pydantic, 0.18's by `json.dumps`): the same text as `repr`, except between 1e-5 and 1e-4, written
+ * out (`0.00001`), and below, whose exponent is not padded (`1e-6`, Python's `1e-06`).
+ */
+export class PydanticFloat {
+  constructor(readonly value: number) {}
+}
+
+export const pydanticFloat = (value: number): PydanticFloat => new PydanticFloat(value);
+
+function pydanticFloatRepr(x: number): string {
+  const repr = pyFloatRepr(x);
+  const m = /^(-?)(\d)(?:\.(\d+))?e-(\d+)$/.exec(repr);
+  if (!m) return repr;
+  const [, sign, lead, rest = '', expText] = m as unknown as [string, string, string, string | undefined, string];
+  const exp = Number(expText);
+  if (exp === 5) return `${sign}0.0000${lead}${rest}`;
+  return `${sign}${lead}${rest === '' ? '' : `.${rest}`}e-${exp}`;
+}
+
 /** Python's `repr(float)`: shortest round-trip digits, `.0` on integral values, exponent past 1e16. */
 export function pyFloatRepr(x: number): string {
   if (Number.isNaN(x)) return 'nan';
@@ -46,6 +67,8 @@ function write(value: unknown, out: string[]): void {
     out.push('null');
   } else if (value instanceof PyFloat) {
     out.push(Number.isFinite(value.value) ? pyFloatRepr(value.value) : 'null');
+  } else if (value instanceof PydanticFloat) {
+    out.push(Number.isFinite(value.value) ? pydanticFloatRepr(value.value) : 'null');
   } else if (typeof value === 'number') {
     if (!Number.isFinite(value)) out.push('null');
     else out.push(Number.isInteger(value) ? pyIntRepr(value) : pyFloatRepr(value));

@@ -252,7 +252,8 @@ describe('typing follows numexpr (dtype of `op` for an input of each dtype)', ()
     'sign(b1)',
     'isnan(b1)',
   ];
-  const table: Record<DType, string[]> = {
+  // uint64 is no input dtype of an expression (only an algorithm makes it, after the expression).
+  const table: Record<Exclude<DType, 'uint64'>, string[]> = {
     bool: [
       'bool',
       'error',

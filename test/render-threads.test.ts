@@ -83,7 +83,7 @@ describe('render threads', () => {
       format: 'png',
       spec: spec({ colorFormula: [{ op: 'gamma', bands: [1, 2, 3], g: 1.7 }] }),
     },
-    { name: 'hillshade algorithm', make: () => image(1), format: 'png', spec: spec({ algorithm: { id: 'hillshade', params: { azimuth: 300 } } }) },
+    { name: 'hillshade algorithm', make: () => image(1), format: 'png', spec: spec({ algorithm: { id: 'hillshade', api: '0.18', params: { azimuth: 300 } } }) },
     { name: 'bands that are views into one buffer', make: () => image(3, { views: true, masked: true }), format: 'png', spec: spec({ rescale: [[0, 4000]] }) },
     { name: 'GeoTIFF (GDAL, main thread)', make: () => image(2, { masked: true }), format: 'tif', spec: spec() },
     { name: '4-band JPEG (CMYK: GDAL, handed back to the main thread)', make: () => image(4, { dtype: 'uint8' }), format: 'jpeg', spec: spec() },

@@ -259,7 +259,7 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
   await app.register(tmsRoutes);
   await app.register(colormapRoutes());
   for (const family of families) await app.register(family.plugin(services), { prefix: family.prefix });
-  await app.register(algorithmRoutes());
+  await app.register(algorithmRoutes(settings.titilerApi));
   await app.register(pageRoutes(services));
 
   if (settings.demoDir) {

@@ -23,7 +23,7 @@ import {
   datasetUrl,
   datasetValues,
   gridQuery,
-  postProcess,
+  postProcessFor,
   rendering,
   routeQuery,
   tileDocument,
@@ -220,9 +220,9 @@ function familyRoutes<L, M extends keyof Reader>(services: Services, family: Rou
   };
 }
 
-/** The image families every picture route takes, in the order TiTiler's dependencies run. */
-export function imageFamilies<L>(layer: ParamFamily<L>) {
-  return { url: datasetUrl, layer, values: datasetValues, algorithm: postProcess, render: rendering };
+/** The image families every picture route takes, in the order TiTiler's dependencies run (the algorithms of the deployment's generation). */
+export function imageFamilies<L>(layer: ParamFamily<L>, api: Settings['titilerApi']) {
+  return { url: datasetUrl, layer, values: datasetValues, algorithm: postProcessFor(api), render: rendering };
 }
 
 // ---- tiles ----------------------------------------------------------------------------------------
@@ -230,7 +230,7 @@ export function imageFamilies<L>(layer: ParamFamily<L>) {
 // without `@{scale}x` or `.{format}` take them as query parameters).
 function tileRoutes<L, R extends Reader>(app: FastifyInstance, ctx: VerbContext<L, R>): void {
   const { services, limits } = ctx;
-  const image = imageFamilies(ctx.layer);
+  const image = imageFamilies(ctx.layer, services.settings.titilerApi);
   const tileQuery = routeQuery({ ...image, margins: tileMargins, fallback: tileFormatQuery });
   const deprecatedTileQuery = routeQuery({ ...image, margins: tileMargins, fallback: tileFormatQuery, grid: gridQuery });
   const tile = async (request: TileRequest, reply: FastifyReply, query: typeof tileQuery | typeof deprecatedTileQuery): Promise<FastifyReply> => {
@@ -291,7 +291,7 @@ function documentRoutes<L, M extends keyof Reader>(
   datasets: Datasets<L, ReaderWith<M>>,
 ): void {
   const options = ctx.routeOptions;
-  const documentFamilies = { ...imageFamilies(ctx.layer), margins: tileMargins, document: tileDocument };
+  const documentFamilies = { ...imageFamilies(ctx.layer, ctx.services.settings.titilerApi), margins: tileMargins, document: tileDocument };
   const tileDoc = async (p: { url: string; document: { minzoom: number | undefined; maxzoom: number | undefined } }, tms: TileMatrixSet) => {
     const summary = await datasets.summary(p.url);
     const defaults = await summary.zooms(tms);

@@ -14,7 +14,7 @@ import {
   dstCrs,
   formatQuery,
   partSize,
-  postProcess,
+  postProcessFor,
   previewSize,
   routeQuery,
   statistics,
@@ -33,6 +33,7 @@ import { statisticsMapToJson } from '../image/statistics-json.js';
 import { floats } from '../pyjson.js';
 import { badRequest } from '../errors.js';
 import type { ReaderImage } from '../readers/reader.js';
+import type { TitilerApi } from '../image/algorithms/index.js';
 import type { gdal } from '../gdal/gdal.js';
 
 /** Features read at once by POST /statistics: each read already runs its sources in parallel. */
@@ -65,7 +66,7 @@ export const point: Verb<ReaderWith<'point'>> = {
 /** The whole dataset as one image (rio-tiler `preview`), `format` from the path or the query. */
 export const preview: Verb<ReaderWith<'preview'>> = {
   mount: <L>(app: FastifyInstance, ctx: VerbContext<L, ReaderWith<'preview'>>) => {
-    const previewFamilies = { ...imageFamilies(ctx.layer), size: previewSize, dstCrs };
+    const previewFamilies = { ...imageFamilies(ctx.layer, ctx.services.settings.titilerApi), size: previewSize, dstCrs };
     const previewQuery = routeQuery(previewFamilies);
     const previewFormatQuery = routeQuery({ ...previewFamilies, format: formatQuery });
     const answer = async (
@@ -94,7 +95,7 @@ export const preview: Verb<ReaderWith<'preview'>> = {
 /** An image of a bounding box (rio-tiler `part`), its size and format in the path. */
 export const bbox: Verb<ReaderWith<'part'>> = {
   mount: <L>(app: FastifyInstance, ctx: VerbContext<L, ReaderWith<'part'>>) => {
-    const partQuery = routeQuery({ ...imageFamilies(ctx.layer), size: partSize, dstCrs, coordCrs });
+    const partQuery = routeQuery({ ...imageFamilies(ctx.layer, ctx.services.settings.titilerApi), size: partSize, dstCrs, coordCrs });
     app.get<PathRoute<{ '*': string }>>(
       '/bbox/*',
       { schema: { querystring: partQuery.schema }, config: LARGE, ...ctx.routeOptions },
@@ -123,7 +124,7 @@ export const bbox: Verb<ReaderWith<'part'>> = {
 /** An image of a GeoJSON Feature's area, outside it masked (rio-tiler `feature`); size and format from the path or the query. */
 export const feature: Verb<ReaderWith<'feature'>> = {
   mount: <L>(app: FastifyInstance, ctx: VerbContext<L, ReaderWith<'feature'>>) => {
-    const partFamilies = { ...imageFamilies(ctx.layer), size: partSize, dstCrs, coordCrs };
+    const partFamilies = { ...imageFamilies(ctx.layer, ctx.services.settings.titilerApi), size: partSize, dstCrs, coordCrs };
     const partQuery = routeQuery(partFamilies);
     const featureFormatQuery = routeQuery({ ...partFamilies, format: formatQuery });
     // The path's pieces, then the body, then the query, each refused before the next is read.
@@ -178,14 +179,14 @@ function statisticsSpec(algorithm: RenderSpec['algorithm'], options: StatisticsS
 }
 
 /** A statistics route's query: the dataset, layer and values, `sizing` (the output's size and CRS), then the algorithm and statistics options. */
-function statisticsQuery<L, S extends Record<string, ParamFamily<unknown>>>(layer: ParamFamily<L>, sizing: S) {
-  return routeQuery({ url: datasetUrl, layer, values: datasetValues, ...sizing, algorithm: postProcess, statistics });
+function statisticsQuery<L, S extends Record<string, ParamFamily<unknown>>>(layer: ParamFamily<L>, sizing: S, api: TitilerApi) {
+  return routeQuery({ url: datasetUrl, layer, values: datasetValues, ...sizing, algorithm: postProcessFor(api), statistics });
 }
 
 /** GET /statistics: statistics and histograms of every band, over the preview (rio-tiler `statistics`). */
 export const statisticsOfPreview: Verb<ReaderWith<'preview'>> = {
   mount: <L>(app: FastifyInstance, ctx: VerbContext<L, ReaderWith<'preview'>>) => {
-    const previewStatisticsQuery = statisticsQuery(ctx.statisticsLayer, { size: previewSize });
+    const previewStatisticsQuery = statisticsQuery(ctx.statisticsLayer, { size: previewSize }, ctx.services.settings.titilerApi);
     app.get<QueryRoute>('/statistics', { config: LARGE, schema: { querystring: previewStatisticsQuery.schema } }, async (request, reply) => {
       const p = previewStatisticsQuery.parse(request.query);
       const reader = await ctx.open(p.url, p.layer);
@@ -200,7 +201,7 @@ export const statisticsOfPreview: Verb<ReaderWith<'preview'>> = {
 /** POST /statistics: statistics of every band within each Feature of a GeoJSON Feature or FeatureCollection. */
 export const statisticsOfFeatures: Verb<ReaderWith<'statisticsOfFeatures'>> = {
   mount: <L>(app: FastifyInstance, ctx: VerbContext<L, ReaderWith<'statisticsOfFeatures'>>) => {
-    const featureStatisticsQuery = statisticsQuery(ctx.statisticsLayer, { size: partSize, dstCrs, coordCrs });
+    const featureStatisticsQuery = statisticsQuery(ctx.statisticsLayer, { size: partSize, dstCrs, coordCrs }, ctx.services.settings.titilerApi);
     app.post<QueryRoute>('/statistics', { config: LARGE, schema: { querystring: featureStatisticsQuery.schema } }, async (request, reply) => {
       const body = parseFeatureOrCollectionBody(request.body);
       if (body.features.length > MAX_STATISTICS_FEATURES) {

@@ -143,7 +143,7 @@ const FAMILIES = {
     default: false,
     description: 'leave the /mosaicjson routes out',
   }),
-  titilerApi: setting({
+  titilerApi: setting<'0.18' | '2'>({
     env: 'TESSERA_TITILER_API',
     kind: oneOf(['0.18', '2']),
     default: '0.18',

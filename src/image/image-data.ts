@@ -7,11 +7,14 @@
 import type { BBox } from '../tms/grid.js';
 
 /** numpy dtype names, as TiTiler reports and numexpr produces them. */
-export type DType = 'bool' | 'uint8' | 'int8' | 'uint16' | 'int16' | 'uint32' | 'int32' | 'int64' | 'float32' | 'float64';
+export type DType = 'bool' | 'uint8' | 'int8' | 'uint16' | 'int16' | 'uint32' | 'int32' | 'int64' | 'uint64' | 'float32' | 'float64';
 
 export type BandArray = Uint8Array | Int8Array | Uint16Array | Int16Array | Uint32Array | Int32Array | Float32Array | Float64Array;
 
-/** The typed array that holds each dtype ('int64' is held exactly up to 2^53 in a Float64Array; 'bool' as 0/1 bytes). */
+/**
+ * The typed array that holds each dtype ('int64' and 'uint64' are held exactly up to 2^53 in a Float64Array;
+ * 'bool' as 0/1 bytes). uint64 is only ever made by an algorithm (numpy's sum of unsigned bands).
+ */
 export const ARRAY_OF: Record<DType, { new (n: number): BandArray }> = {
   bool: Uint8Array,
   uint8: Uint8Array,
@@ -21,6 +24,7 @@ export const ARRAY_OF: Record<DType, { new (n: number): BandArray }> = {
   uint32: Uint32Array,
   int32: Int32Array,
   int64: Float64Array,
+  uint64: Float64Array,
   float32: Float32Array,
   float64: Float64Array,
 };
@@ -35,6 +39,7 @@ export const DTYPE_RANGE: Record<DType, [number, number]> = {
   uint32: [0, 4294967295],
   int32: [-2147483648, 2147483647],
   int64: [-(2 ** 63), 2 ** 63], // the doubles nearest int64's bounds, -9223372036854775808 and 9223372036854775807
+  uint64: [0, 2 ** 64], // the double nearest 18446744073709551615
   float32: [-3.4028234663852886e38, 3.4028234663852886e38],
   float64: [-Number.MAX_VALUE, Number.MAX_VALUE],
 };

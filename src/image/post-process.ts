@@ -9,7 +9,7 @@ import { applyRescale } from './rescale.js';
 import { applyExpression, cachedExpression } from './expression.js';
 import { applyColorFormula, type ColorOperation } from './color-formula.js';
 import { applyColormap, type ColorMap } from './colormap.js';
-import { prepareAlgorithm, type AlgorithmId } from './algorithms/index.js';
+import { prepareAlgorithm, type AlgorithmRef } from './algorithms/index.js';
 import { renderImage, type RenderedImage } from './render.js';
 import type { encode } from './encode/index.js';
 import type { ImageFormat } from './formats.js';
@@ -22,8 +22,8 @@ export interface RenderSpec {
    * first over bands named as the expression names them. Its text was validated on the way in.
    */
   expression?: string;
-  /** A validated algorithm and its parameters as given (PostProcessParams). */
-  algorithm: { id: AlgorithmId; params: Record<string, unknown> } | undefined;
+  /** A validated algorithm, the generation whose model it follows and its parameters as given (PostProcessParams). */
+  algorithm: AlgorithmRef | undefined;
   rescale: Array<[number, number]> | undefined;
   colorFormula: ColorOperation[] | undefined;
   colormap: ColorMap | undefined;
@@ -34,7 +34,7 @@ export interface RenderSpec {
 export interface StatisticsSpec {
   /** An expression the reader left to this step (validated on the way in), evaluated first. */
   expression?: string;
-  algorithm: { id: AlgorithmId; params: Record<string, unknown> } | undefined;
+  algorithm: AlgorithmRef | undefined;
   options: StatisticsOptions;
   /** Per-pixel weights (the fraction of each pixel a feature covers), as rio-tiler's `coverage`. */
   coverage?: Float32Array;
@@ -49,14 +49,14 @@ export interface Renderer {
 /** Statistics of `img` per band (after the spec's expression and algorithm), in this thread; plain data, to cross threads. */
 export function summariseImage(img: ImageData, spec: StatisticsSpec): Map<string, BandStatistics> {
   let out = spec.expression ? applyExpression(img, cachedExpression(spec.expression)) : img;
-  if (spec.algorithm) out = prepareAlgorithm(spec.algorithm.id, spec.algorithm.params).apply(out);
+  if (spec.algorithm) out = prepareAlgorithm(spec.algorithm).apply(out);
   return imageStatistics(out, spec.options, spec.coverage);
 }
 
 /** Post-processes and encodes `img` in this thread (with `encoder` in place of the usual one, if given). */
 export async function postProcessAndRender(img: ImageData, format: ImageFormat | undefined, spec: RenderSpec, encoder?: typeof encode): Promise<RenderedImage> {
   let out = spec.expression ? applyExpression(img, cachedExpression(spec.expression)) : img;
-  if (spec.algorithm) out = prepareAlgorithm(spec.algorithm.id, spec.algorithm.params).apply(out);
+  if (spec.algorithm) out = prepareAlgorithm(spec.algorithm).apply(out);
   if (spec.rescale) out = applyRescale(out, spec.rescale);
   if (spec.colorFormula) out = applyColorFormula(out, spec.colorFormula);
   const cmap = spec.colormap;

@@ -342,6 +342,10 @@ export function castToDtype(x: number, dtype: DType): number {
       return x !== 0 ? 1 : 0;
     case 'int64':
       return Number.isFinite(x) && Math.abs(x) < 2 ** 63 ? Math.trunc(x) : -(2 ** 63);
+    case 'uint64':
+      // Through int64 below 2^63 (negative values wrap), x86's unsigned conversion above.
+      if (Number.isFinite(x) && x > -(2 ** 63) && x < 2 ** 64) return x < 0 ? 2 ** 64 + Math.trunc(x) : Math.trunc(x);
+      return 2 ** 63;
     case 'uint32':
       if (Number.isNaN(x)) return 2 ** 31;
       return Number.isFinite(x) && Math.abs(x) < 2 ** 63 ? wrap(Math.trunc(x), 32, false) : 0;

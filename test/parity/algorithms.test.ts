@@ -31,7 +31,8 @@ const CASES: Case[] = [
     },
   },
   ...IDS.map((id): Case => ({ id: `algorithm-${id}`, path: `/algorithms/${id}`, status: 200 })),
-  { id: 'algorithm-unknown', path: '/algorithms/slope', status: 422 },
+  // Not a TiTiler 2.x name (those, like /algorithms/slope, answer whatever TESSERA_TITILER_API says: docs/differences.md).
+  { id: 'algorithm-unknown', path: '/algorithms/nope', status: 422 },
   { id: 'algorithm-wrong-case', path: '/algorithms/HillShade', status: 422 },
 ];
 

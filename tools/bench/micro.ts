@@ -221,7 +221,7 @@ function defineTasks(inputs: BenchInputs): MicroTask[] {
       const img = await inputs.readTile(await dem(), 256, 3);
       expectSize('hillshade input', img, 262, 262);
       if (img.dtype !== 'float32') throw new Error(`hillshade input: dem.tif read as ${img.dtype}, expected float32`);
-      const step = prepareAlgorithm('hillshade', {});
+      const step = prepareAlgorithm({ id: 'hillshade', api: '0.18', params: {} });
       const run = () => step.apply(img);
       expectSize('hillshade output', run(), 256, 256);
       return { run, async: false };

@@ -5,7 +5,7 @@
  * pixel runs here, so a bad formula or colormap is a 400 before a byte is read.
  */
 import { badRequest } from '../../errors.js';
-import { ALGORITHM_IDS, isAlgorithmId, prepareAlgorithm, type AlgorithmStep } from '../../image/algorithms/index.js';
+import { ALGORITHM_IDS, isAlgorithmId, prepareAlgorithm, type AlgorithmStep, type TitilerApi } from '../../image/algorithms/index.js';
 import { parseColorFormula } from '../../image/color-formula.js';
 import { colormapNames, isEmptyColormap, namedColormap, parseColormapJson, type ColorMap } from '../../image/colormap.js';
 import type { RenderSpec } from '../../image/post-process.js';
@@ -28,30 +28,46 @@ function parseAlgorithmParams(raw: string | undefined): Record<string, unknown> 
 /**
  * The post-processing step (PostProcessParams), or undefined without `algorithm`. `algorithm_params`
  * must then be a JSON object (400; TiTiler answers 500), whose fields are validated as the
- * algorithm's pydantic model does (400 with pydantic's text).
+ * algorithm's pydantic model in the generation `api` does (400 with pydantic's text).
  */
-export function parseAlgorithm(name: string | undefined, rawParams: string | undefined): AlgorithmStep | undefined {
+export function parseAlgorithm(name: string | undefined, rawParams: string | undefined, api: TitilerApi = '0.18'): AlgorithmStep | undefined {
   if (name === undefined || name === '') return undefined;
   if (!isAlgorithmId(name)) throw badRequest(`Unknown algorithm '${name}': expected one of ${ALGORITHM_IDS.join(', ')}`);
-  return prepareAlgorithm(name, parseAlgorithmParams(rawParams) ?? {});
+  return prepareAlgorithm({ id: name, api, params: parseAlgorithmParams(rawParams) ?? {} });
 }
 
-/** PostProcessParams. TiTiler decodes `algorithm_params` even without an algorithm: bad JSON is refused either way. */
-export const postProcess = family(
-  'PostProcessParams',
-  {
-    algorithm: { schema: { type: 'string', enum: [...ALGORITHM_IDS] }, doc: 'Algorithm applied to the image (see /algorithms), such as hillshade.' },
-    algorithm_params: { schema: str, doc: "The algorithm's parameters, as JSON." },
-  },
-  (q): RenderSpec['algorithm'] => {
-    const name = text(q, 'algorithm');
-    const raw = text(q, 'algorithm_params');
-    if (!name && raw) parseAlgorithmParams(raw);
-    const step = parseAlgorithm(name, raw);
-    // Validated here; the renderer prepares it again from plain data (it may run in another thread).
-    return step ? { id: step.id, params: step.params } : undefined;
-  },
-);
+/**
+ * PostProcessParams of a generation: every algorithm name is accepted (the 2.x ones are told apart
+ * by their names), and hillshade, terrarium and terrainrgb follow that generation's model. TiTiler
+ * decodes `algorithm_params` even without an algorithm: bad JSON is refused either way.
+ */
+function postProcessOf(api: TitilerApi) {
+  return family(
+    'PostProcessParams',
+    {
+      algorithm: { schema: { type: 'string', enum: [...ALGORITHM_IDS] }, doc: 'Algorithm applied to the image (see /algorithms), such as hillshade.' },
+      algorithm_params: { schema: str, doc: "The algorithm's parameters, as JSON." },
+    },
+    (q): RenderSpec['algorithm'] => {
+      const name = text(q, 'algorithm');
+      const raw = text(q, 'algorithm_params');
+      if (!name && raw) parseAlgorithmParams(raw);
+      const step = parseAlgorithm(name, raw, api);
+      // Validated here; the renderer prepares it again from plain data (it may run in another thread).
+      return step ? { id: step.id, api: step.api, params: step.params } : undefined;
+    },
+  );
+}
+
+const POST_PROCESS: Record<TitilerApi, ReturnType<typeof postProcessOf>> = { '0.18': postProcessOf('0.18'), '2': postProcessOf('2') };
+
+/** PostProcessParams as TiTiler 0.18.10 has them (the default generation). */
+export const postProcess = POST_PROCESS['0.18'];
+
+/** PostProcessParams of the deployment's generation (TESSERA_TITILER_API). */
+export function postProcessFor(api: TitilerApi): ReturnType<typeof postProcessOf> {
+  return POST_PROCESS[api];
+}
 
 /** RescalingParams: each entry `min,max` (spaces and brackets ignored). */
 function parseRescale(q: Query): Array<[number, number]> | undefined {

@@ -3,7 +3,9 @@
  * 1–255), with black lines where `elevation mod increment < thickness`. TiTiler's steps, in float64:
  * `linear_rescale` (clip, shift, divide, ×254, +1), the uint8 cast (truncation), the colormap
  * lookup, numpy's floor-modulo for the lines. Pixels are painted whether masked or not; the output
- * is masked where the input's dataset mask is (no band valid), on all three bands.
+ * is masked where the input's dataset mask is (no band valid), on all three bands. TiTiler 2.4.0
+ * (titiler/core/algorithm/dem.py `Contours`) computes the same and describes the bands
+ * `contours_r`, `contours_g`, `contours_b` (0.18 leaves them b1–b3).
  */
 import { badRequest } from '../../errors.js';
 import { datasetMask, type ImageData } from '../image-data.js';
@@ -25,27 +27,34 @@ const PARAMS: NumberField[] = [
   { name: 'minz', kind: 'int', default: -12000, minimum: -99999, maximum: 99999 },
   { name: 'maxz', kind: 'int', default: 8000, minimum: -99999, maximum: 99999 },
 ];
-const FIELDS = modelFields('optionalSequence', PARAMS);
+const FIELDS = modelFields({}, PARAMS);
 
-export const contours: Algorithm<ContoursParams> = {
-  id: 'contours',
-  modelName: 'Contours',
-  info: {
-    title: 'Contours',
-    description: 'Create contours from DEM dataset.',
-    inputs: { nbands: 1 },
-    outputs: { nbands: 3, dtype: 'uint8', min: null, max: null },
-    parameters: describeParameters(PARAMS),
-  },
-  fields: FIELDS,
-  parseParams(raw) {
-    const v = validateModel('Contours', FIELDS, raw);
-    return { increment: v.get('increment')!, thickness: v.get('thickness')!, minz: v.get('minz')!, maxz: v.get('maxz')! };
-  },
-  apply: applyContours,
-};
+function contoursOf(bandNames: string[] | undefined): Algorithm<ContoursParams> {
+  return {
+    id: 'contours',
+    modelName: 'Contours',
+    info: {
+      title: 'Contours',
+      description: 'Create contours from DEM dataset.',
+      inputs: { nbands: 1 },
+      outputs: { nbands: 3, dtype: 'uint8', min: null, max: null },
+      parameters: describeParameters(PARAMS),
+    },
+    fields: FIELDS,
+    parseParams(raw) {
+      const v = validateModel('Contours', FIELDS, raw);
+      return { increment: v.get('increment')!, thickness: v.get('thickness')!, minz: v.get('minz')!, maxz: v.get('maxz')! };
+    },
+    apply: (img, params) => applyContours(img, params, bandNames),
+  };
+}
 
-function applyContours(img: ImageData, params: ContoursParams): ImageData {
+/** TiTiler 0.18.10's contours. */
+export const contours = contoursOf(undefined);
+/** TiTiler 2.4.0's contours: the same pixels, its band descriptions. */
+export const contours2 = contoursOf(['contours_r', 'contours_g', 'contours_b']);
+
+function applyContours(img: ImageData, params: ContoursParams, bandNames: string[] | undefined): ImageData {
   // TiTiler paints every band and then fails in apply_cmap (a 500): only one band makes sense.
   if (img.bands.length !== 1) throw badRequest(`contours needs a 1-band image, got ${img.bands.length} bands`);
   const src = img.bands[0]!;
@@ -65,5 +74,12 @@ function applyContours(img: ImageData, params: ContoursParams): ImageData {
     blue[i] = TERRAIN_RGB[k + 2]!;
   }
   const mask = datasetMask(img);
-  return resultImage(img, { width: img.width, height: img.height, dtype: 'uint8', bands: [red, green, blue], masks: [mask, mask, mask] });
+  return resultImage(img, {
+    width: img.width,
+    height: img.height,
+    dtype: 'uint8',
+    bands: [red, green, blue],
+    masks: [mask, mask, mask],
+    ...(bandNames ? { bandNames: [...bandNames] } : {}),
+  });
 }

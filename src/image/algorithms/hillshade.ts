@@ -1,6 +1,10 @@
 /**
  * `hillshade` (TiTiler 0.18.10, after the 0.18.7 fix): shaded relief of the first band seen from
  * `azimuth` degrees (clockwise from north) and `angle_altitude` degrees above the horizon, 0–255.
+ * TiTiler 2.4.0's (titiler/core/algorithm/dem.py, `HillShade`) differs in three ways, kept apart
+ * because the same request means either: defaults azimuth 45 and altitude 45 (0.18: 90 and 90), a
+ * `z_exaggeration` factor on both slopes (numpy.ma's in-place product: float32 slopes stay float32),
+ * and angles through `numpy.deg2rad` (`x * (pi / 180)`, not `x * pi / 180`).
  *
  * Byte-exact with numpy as TiTiler runs it:
  * - the slopes are `numpy.gradient` in pixel units: central differences inside, one-sided at the
@@ -28,29 +32,57 @@ export interface HillshadeParams {
   angleAltitude: number;
   /** Pixels cropped from each side. */
   buffer: number;
+  /** Factor on the slopes (TiTiler 2.x); undefined in 0.18, which has none. */
+  zExaggeration?: number;
 }
 
-const PARAMS: NumberField[] = [
+const PARAMS_018: NumberField[] = [
   { name: 'azimuth', kind: 'int', default: 90, minimum: 0, maximum: 360 },
   { name: 'angle_altitude', kind: 'float', default: 90, minimum: -90, maximum: 90 },
   { name: 'buffer', kind: 'int', default: 3, minimum: 0, maximum: 99 },
 ];
-const FIELDS = modelFields('optionalSequence', PARAMS);
+const FIELDS_018 = modelFields({}, PARAMS_018);
 
+/** The exaggeration's bounds, shared with slope (both TiTiler 2.4.0 `Field(1.0, ge=1e-6, le=1e6)`). */
+export const Z_EXAGGERATION: NumberField = { name: 'z_exaggeration', kind: 'float', default: 1, minimum: 1e-6, maximum: 1e6 };
+
+const PARAMS_2: NumberField[] = [
+  { name: 'azimuth', kind: 'int', default: 45, minimum: 0, maximum: 360 },
+  { name: 'angle_altitude', kind: 'float', default: 45, minimum: -90, maximum: 90 },
+  { name: 'buffer', kind: 'int', default: 3, minimum: 0, maximum: 99 },
+  Z_EXAGGERATION,
+];
+const FIELDS_2 = modelFields({}, PARAMS_2);
+
+const INFO = {
+  title: 'Hillshade',
+  description: 'Create hillshade from DEM dataset.',
+  inputs: { nbands: 1 },
+  outputs: { nbands: 1, dtype: 'uint8', min: null, max: null },
+} as const;
+
+/** TiTiler 0.18.10's hillshade. */
 export const hillshade: Algorithm<HillshadeParams> = {
   id: 'hillshade',
   modelName: 'HillShade',
-  info: {
-    title: 'Hillshade',
-    description: 'Create hillshade from DEM dataset.',
-    inputs: { nbands: 1 },
-    outputs: { nbands: 1, dtype: 'uint8', min: null, max: null },
-    parameters: describeParameters(PARAMS),
-  },
-  fields: FIELDS,
+  info: { ...INFO, inputs: { ...INFO.inputs }, outputs: { ...INFO.outputs }, parameters: describeParameters(PARAMS_018) },
+  fields: FIELDS_018,
   parseParams(raw) {
-    const v = validateModel('HillShade', FIELDS, raw);
+    const v = validateModel('HillShade', FIELDS_018, raw);
     return { azimuth: v.get('azimuth')!, angleAltitude: v.get('angle_altitude')!, buffer: v.get('buffer')! };
+  },
+  apply: applyHillshade,
+};
+
+/** TiTiler 2.4.0's hillshade. */
+export const hillshade2: Algorithm<HillshadeParams> = {
+  id: 'hillshade',
+  modelName: 'HillShade',
+  info: { ...INFO, inputs: { ...INFO.inputs }, outputs: { ...INFO.outputs }, parameters: describeParameters(PARAMS_2) },
+  fields: FIELDS_2,
+  parseParams(raw) {
+    const v = validateModel('HillShade', FIELDS_2, raw);
+    return { azimuth: v.get('azimuth')!, angleAltitude: v.get('angle_altitude')!, buffer: v.get('buffer')!, zExaggeration: v.get('z_exaggeration')! };
   },
   apply: applyHillshade,
 };
@@ -70,8 +102,11 @@ function applyHillshade(img: ImageData, params: HillshadeParams): ImageData {
   const single = img.dtype === 'float32';
   const f32 = Math.fround;
 
-  const azimuthRad = ((360 - params.azimuth) * Math.PI) / 180;
-  const altitudeRad = (params.angleAltitude * Math.PI) / 180;
+  const z = params.zExaggeration;
+  // 0.18: `x * pi / 180`; 2.x: numpy.deg2rad, `x * (pi / 180)`.
+  const radians = (deg: number): number => (z === undefined ? (deg * Math.PI) / 180 : deg * (Math.PI / 180));
+  const azimuthRad = radians(360 - params.azimuth);
+  const altitudeRad = radians(params.angleAltitude);
   const sinAlt = Math.sin(altitudeRad);
   const cosAlt = Math.cos(altitudeRad);
 
@@ -101,6 +136,11 @@ function applyHillshade(img: ImageData, params: HillshadeParams): ImageData {
       if (neighbourMasked || !Number.isFinite(x) || !Number.isFinite(y)) {
         out[o] = 255;
         continue;
+      }
+      if (z !== undefined) {
+        // `x *= z_exaggeration` in place: float32 slopes are rounded back to float32.
+        x = single ? f32(x * z) : x * z;
+        y = single ? f32(y * z) : y * z;
       }
       // float32 up to the arctangents for float32 bands (one rounding per numpy operation).
       const atanNorm = single ? f32(Math.atan(f32(Math.sqrt(f32(f32(x * x) + f32(y * y)))))) : Math.atan(Math.sqrt(x * x + y * y));

@@ -16,7 +16,7 @@ import { validateModel } from './pydantic.js';
 /** The normalized index has no parameters. */
 export type NormalizedIndexParams = Record<string, never>;
 
-const FIELDS = modelFields('floatSequence', []);
+const FIELDS = modelFields({ outputRange: 'floatSequence' }, []);
 
 export const normalizedIndex: Algorithm<NormalizedIndexParams> = {
   id: 'normalizedIndex',

@@ -1,8 +1,10 @@
 /**
  * numpy's scalar semantics that the algorithms depend on to be byte-exact with TiTiler: the C cast
- * of floats to uint8, `numpy.around` (half to even), float floor-modulo, and the "safe divide"
- * domain numpy.ma uses to mask divisions.
+ * of floats to uint8 (and of any dtype), `numpy.around` (half to even), float floor-modulo, the
+ * "safe divide" domain numpy.ma uses to mask divisions, numpy.ma's default fill values and the dtype
+ * numpy's `sum` accumulates in.
  */
+import type { DType } from '../image-data.js';
 
 /**
  * numpy's float → uint8 `astype` on x86-64: truncation toward zero through a 32-bit integer, whose
@@ -40,4 +42,56 @@ const FLOAT64_TINY = 2.2250738585072014e-308;
  */
 export function divisionMasked(a: number, b: number): boolean {
   return Math.abs(a) * FLOAT64_TINY >= Math.abs(b);
+}
+
+/**
+ * numpy's `astype(uint8)` from any dtype: floats as `castToUint8`, integers keep their low byte
+ * (two's complement), bools are 0 or 1.
+ */
+export function toUint8(x: number, dtype: DType): number {
+  if (dtype === 'float32' || dtype === 'float64') return castToUint8(x);
+  const low = x % 256; // exact for every integral double
+  return low < 0 ? low + 256 : low + 0;
+}
+
+/**
+ * numpy.ma's default fill value cast to the dtype: what a reduction (`min`, `max`) leaves in pixels
+ * where every band is masked. 999999 for integers (wrapped to the type), 1e20 for floats, True for bools.
+ */
+export function defaultFillValue(dtype: DType): number {
+  switch (dtype) {
+    case 'bool':
+      return 1;
+    case 'float32':
+      return Math.fround(1e20);
+    case 'float64':
+      return 1e20;
+    case 'uint8':
+      return 999999 % 256;
+    case 'int8': {
+      const v = 999999 % 256;
+      return v >= 128 ? v - 256 : v;
+    }
+    case 'uint16':
+    case 'int16':
+      return 999999 % 65536; // 16959 < 32768: the same in both
+    default:
+      return 999999;
+  }
+}
+
+/** The dtype numpy's `sum` accumulates in: the platform's int64/uint64 for integers, the dtype itself for floats. */
+export function sumDtype(dtype: DType): DType {
+  switch (dtype) {
+    case 'float32':
+    case 'float64':
+      return dtype;
+    case 'uint8':
+    case 'uint16':
+    case 'uint32':
+    case 'uint64':
+      return 'uint64';
+    default:
+      return 'int64';
+  }
 }

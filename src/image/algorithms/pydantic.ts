@@ -20,19 +20,24 @@ const PYDANTIC_DOCS = 'https://errors.pydantic.dev/2.14/v/';
 export interface NumberField {
   name: string;
   kind: 'int' | 'float';
-  default: number;
+  /** `null` only for a nullable field (`Optional[float] = None`). */
+  default: number | null;
   minimum: number;
   maximum: number;
+  /** `Optional[...]`: JSON null is accepted (and leaves the parameter unset). */
+  nullable?: boolean;
+  /** The field's `description`, which the metadata shows. */
+  description?: string;
 }
 
+/**
+ * How a metadata field is typed: `str`, `Optional[str]`, unbounded `int`, `Optional[int]`,
+ * `Optional[Sequence]` (anything list-like or None), `Sequence[float]`, `Sequence[int]`, `list[float]`.
+ */
+export type FieldKind = 'str' | 'optionalStr' | 'plainInt' | 'optionalInt' | 'optionalSequence' | 'floatSequence' | 'intSequence' | 'floatList';
+
 /** Any field of a model: the parameters, or the metadata fields every algorithm model carries. */
-export type FieldSpec =
-  | NumberField
-  | {
-      name: string;
-      /** `str`, unbounded `int`, `Optional[Sequence]` (anything list-like or None), `Sequence[float]`. */
-      kind: 'str' | 'plainInt' | 'optionalSequence' | 'floatSequence';
-    };
+export type FieldSpec = NumberField | { name: string; kind: FieldKind };
 
 interface FieldError {
   loc: string;
@@ -102,7 +107,17 @@ function parseFloat64(input: unknown): Parsed {
   return fail('float_type', 'Input should be a valid number');
 }
 
-const limitText = (x: number): string => (Number.isInteger(x) ? String(x) : pyFloatRepr(x));
+/** pydantic-core writes limits with Rust's `Display`: no exponent, no `.0` (`1000000`, `0.000001`). */
+function limitText(x: number): string {
+  if (!Number.isFinite(x)) return Number.isNaN(x) ? 'NaN' : x > 0 ? 'inf' : '-inf';
+  if (Number.isInteger(x)) return BigInt(x).toString();
+  const [mantissa, expText] = x.toExponential().split('e') as [string, string];
+  const exp = Number(expText);
+  const sign = mantissa.startsWith('-') ? '-' : '';
+  const digits = mantissa.replace('-', '').replace('.', '');
+  if (exp < 0) return `${sign}0.${'0'.repeat(-exp - 1)}${digits}`;
+  return `${sign}${digits.slice(0, exp + 1)}.${digits.slice(exp + 1)}`;
+}
 
 function checkBounds(value: number, field: NumberField): Parsed {
   if (!(value <= field.maximum)) return fail('less_than_equal', `Input should be less than or equal to ${limitText(field.maximum)}`);
@@ -119,15 +134,23 @@ function validateField(field: FieldSpec, input: unknown, errors: FieldError[]): 
   };
   switch (field.kind) {
     case 'int': {
+      if (input === null && field.nullable) return undefined;
       const p = parseInt64(input);
       return push(p.ok ? checkBounds(p.value, field) : p);
     }
     case 'float': {
+      if (input === null && field.nullable) return undefined;
       const p = parseFloat64(input);
       return push(p.ok ? checkBounds(p.value, field) : p);
     }
+    case 'optionalInt':
+      if (input !== null) push(parseInt64(input));
+      return undefined;
     case 'plainInt':
       push(parseInt64(input));
+      return undefined;
+    case 'optionalStr':
+      if (input !== null && typeof input !== 'string') push(fail('string_type', 'Input should be a valid string'));
       return undefined;
     case 'str':
       if (typeof input !== 'string') push(fail('string_type', 'Input should be a valid string'));
@@ -138,8 +161,18 @@ function validateField(field: FieldSpec, input: unknown, errors: FieldError[]): 
       }
       return undefined;
     case 'floatSequence':
+    case 'intSequence': {
+      const parse = field.kind === 'intSequence' ? parseInt64 : parseFloat64;
       if (typeof input === 'string') push(fail('sequence_str', "'str' instances are not allowed as a Sequence value"));
       else if (!Array.isArray(input)) push(fail('is_instance_of', 'Input should be an instance of Sequence'));
+      else
+        input.forEach((item: unknown, i) => {
+          push(parse(item), `${field.name}.${i}`, item);
+        });
+      return undefined;
+    }
+    case 'floatList':
+      if (!Array.isArray(input)) push(fail('list_type', 'Input should be a valid list'));
       else
         input.forEach((item: unknown, i) => {
           push(parseFloat64(item), `${field.name}.${i}`, item);
@@ -150,7 +183,8 @@ function validateField(field: FieldSpec, input: unknown, errors: FieldError[]): 
 
 /**
  * Validates `raw` against a model's fields and returns the numeric parameters (defaults filled
- * in). Throws a 400 whose detail is pydantic's `str(ValidationError)`.
+ * in; a nullable parameter left at or set to null has no entry). Throws a 400 whose detail is
+ * pydantic's `str(ValidationError)`.
  */
 export function validateModel(modelName: string, fields: readonly FieldSpec[], raw: Record<string, unknown>): Map<string, number> {
   const values = new Map<string, number>();
@@ -158,7 +192,7 @@ export function validateModel(modelName: string, fields: readonly FieldSpec[], r
   for (const field of fields) {
     const given = Object.hasOwn(raw, field.name);
     if (!given) {
-      if (field.kind === 'int' || field.kind === 'float') values.set(field.name, field.default);
+      if ((field.kind === 'int' || field.kind === 'float') && field.default !== null) values.set(field.name, field.default);
       continue;
     }
     const value = validateField(field, raw[field.name], errors);

@@ -20,6 +20,7 @@ const GDAL_TYPES: Record<DType, string> = {
   uint32: 'UInt32',
   int32: 'Int32',
   int64: 'Int64',
+  uint64: 'UInt64',
   float32: 'Float32',
   float64: 'Float64',
 };

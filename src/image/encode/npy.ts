@@ -23,6 +23,7 @@ const NPY_TYPES: Record<DType, NpyType> = {
   uint32: { descr: '<u4', bytes: 4 },
   int32: { descr: '<i4', bytes: 4 },
   int64: { descr: '<i8', bytes: 8 },
+  uint64: { descr: '<u8', bytes: 8 },
   float32: { descr: '<f4', bytes: 4 },
   float64: { descr: '<f8', bytes: 8 },
 };
@@ -80,11 +81,12 @@ function viewOf(dtype: DType, buffer: ArrayBuffer, offset: number, length: numbe
     case 'float64':
       return new Float64Array(buffer, offset, length);
     case 'int64':
-      throw new Error('int64 is written by writeInt64');
+    case 'uint64':
+      throw new Error('64-bit integers are written by writeInt64');
   }
 }
 
-/** int64 values live in a Float64Array (exact to 2^53): split each into two 32-bit little-endian words. */
+/** int64 and uint64 values live in a Float64Array (exact to 2^53): split each into two 32-bit little-endian words. */
 function writeInt64(values: ArrayLike<number>, buffer: ArrayBuffer, offset: number): void {
   const words = new Uint32Array(buffer, offset, values.length * 2);
   for (let i = 0; i < values.length; i++) {
@@ -109,7 +111,7 @@ export function encodeNpy(data: RasterData, mask: Uint8Array | undefined): Buffe
   head.copy(out, 0);
   planes.forEach((plane, b) => {
     const offset = head.length + b * pixels * type.bytes;
-    if (dtype === 'int64') writeInt64(plane, body, offset);
+    if (dtype === 'int64' || dtype === 'uint64') writeInt64(plane, body, offset);
     else viewOf(dtype, body, offset, pixels).set(plane);
   });
   return out;

@@ -35,6 +35,8 @@ export const KIND_OF_DTYPE: Record<DType, Kind> = {
   int32: 'int',
   uint32: 'long',
   int64: 'long',
+  // numexpr has no uint64; only an algorithm (a sum of unsigned bands) makes it, after any expression.
+  uint64: 'double',
   float32: 'float',
   float64: 'double',
 };

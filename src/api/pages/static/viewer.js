@@ -359,10 +359,21 @@ $('rescale-auto').addEventListener('click', () => {
   renderChanged();
 });
 
+/**
+ * /algorithms as id → metadata: TiTiler 0.18's object of metadata, or (TESSERA_TITILER_API=2) TiTiler
+ * 2.x's list of links, whose entries are fetched.
+ */
+async function algorithmMetadata(listing) {
+  if (!Array.isArray(listing?.algorithms)) return listing;
+  const entries = await Promise.all(listing.algorithms.map(async ({ id }) => [id, await fetchJson(`${endpoints.algorithms}/${encodeURIComponent(id)}`)]));
+  return Object.fromEntries(entries);
+}
+
 async function main() {
   try {
-    const [colormaps, algorithms] = await Promise.all([fetchJson(endpoints.colorMaps), fetchJson(endpoints.algorithms)]);
+    const [colormaps, listing] = await Promise.all([fetchJson(endpoints.colorMaps), fetchJson(endpoints.algorithms)]);
     fillSelect($('colormap'), [['', 'none'], ...colormaps.colorMaps.map((name) => [name, name])], '');
+    const algorithms = await algorithmMetadata(listing);
     state.algorithms = algorithms;
     fillSelect($('algorithm'), [['', 'none'], ...Object.entries(algorithms).map(([id, meta]) => [id, meta.title ?? id])], '');
   } catch (err) {
