@@ -13,7 +13,9 @@ import type { ReaderImage } from '../readers/reader.js';
 
 /** The render step's spec: the algorithm, the rendering, and the expression the reader left to it. */
 export function renderSpec(algorithm: RenderSpec['algorithm'], render: Omit<RenderSpec, 'algorithm' | 'expression'>, result: ReaderImage): RenderSpec {
-  return { ...render, algorithm, ...(result.expression ? { expression: result.expression } : {}) };
+  // The dataset's own colormap when the request names none (TiTiler: `colormap or dst_colormap`).
+  const colormap = render.colormap ?? result.colormap;
+  return { ...render, colormap, algorithm, ...(result.expression ? { expression: result.expression } : {}) };
 }
 
 /** Post-processes and encodes `img` (in a render thread when the server has them), then sends it with TiTiler's media type. */

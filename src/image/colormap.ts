@@ -110,6 +110,16 @@ export function parseColormapJson(text: string): ColorMap {
 }
 
 /**
+ * A raster's own colour table (band 1's, as rasterio's `colormap(1)` gives it: index → RGBA), as a
+ * colormap: a lookup table when it has the 256 entries of 0…255, else discrete (values it does not
+ * list are transparent), as rio-tiler applies either.
+ */
+export function colormapOfTable(table: Readonly<Record<string, Rgba>>): ColorMap {
+  const entries = new Map<number, Rgba>(Object.entries(table).map(([k, v]) => [Number(k), v]));
+  return isLookupTable(entries) ? { kind: 'lut', table: toTable(entries) } : { kind: 'discrete', entries };
+}
+
+/**
  * An empty object or list: TiTiler treats it as "no colormap" (it is falsy in Python) and renders the
  * data as if none was given; callers must skip the colormap step for it.
  */

@@ -8,6 +8,7 @@ import type { RasterSource } from '../source/dataset.js';
 import { RasterReads } from '../source/reader.js';
 import { expressionBands, parseExpression, type Expression } from '../image/expression.js';
 import { LayerPlan, LayerReader } from './layer.js';
+import { colormapOfTable } from '../image/colormap.js';
 
 /** BidxExprParams, parsed. */
 export interface CogLayerOptions {
@@ -36,6 +37,8 @@ export async function cogReader(source: RasterSource, url: string, layer: CogLay
 /** The reader of one COG and parsed layer; `label` names the raster in messages ('the raster' by default). */
 export async function cogBandsReader(source: RasterSource, url: string, bands: CogBands, label?: string): Promise<LayerReader> {
   const read = { name: '', href: url, raster: new RasterReads(source), indexes: bands.indexes, ...(label !== undefined ? { label } : {}) };
-  const [plan, bounds] = await Promise.all([LayerPlan.checked([read], bands.expression, 'bands'), source.geographicBounds()]);
-  return new LayerReader(plan, { bounds, zooms: (tms) => source.zooms(tms), checkItemBounds: false, coveredPart: true });
+  const [plan, bounds, meta] = await Promise.all([LayerPlan.checked([read], bands.expression, 'bands'), source.geographicBounds(), source.meta()]);
+  // rio-tiler's Reader keeps band 1's colour table (`colormap(1)`); TiTiler draws with it when the request names no colormap.
+  const colormap = meta.colormap ? colormapOfTable(meta.colormap) : undefined;
+  return new LayerReader(plan, { bounds, zooms: (tms) => source.zooms(tms), checkItemBounds: false, coveredPart: true, ...(colormap ? { colormap } : {}) });
 }

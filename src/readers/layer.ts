@@ -22,6 +22,7 @@ import { TesseraError, invalidBandIndex } from '../errors.js';
 import { checkOutputValues, checkSourcePixels } from '../source/limits.js';
 import { mapLimited } from '../concurrency.js';
 import type { BandStatistics } from '../image/statistics.js';
+import type { ColorMap } from '../image/colormap.js';
 import { checkTile, type BBox, type TileMatrixSet } from '../tms/grid.js';
 import { tileTouches } from '../source/geometry.js';
 import { estimateImageBytes, sampleBytes } from '../image/whole-image-gate.js';
@@ -249,6 +250,8 @@ export interface LayerDataset {
    * window was measured on COGs, test/mosaic-low-zoom.test.ts).
    */
   coveredPart: boolean;
+  /** The dataset's own colormap, handed with every image (ReaderImage.colormap): a paletted COG's. */
+  colormap?: ColorMap;
 }
 
 /** The image verbs over a layer: the COG and STAC item readers are this with their own layer and dataset. */
@@ -280,7 +283,12 @@ export class LayerReader implements Reader {
   }
 
   private result(image: ImageData, opts: ReadOptions): ReaderImage {
-    return opts.deferExpression && this.plan.expression ? { image, expression: this.plan.expression.text } : { image };
+    const colormap = this.dataset.colormap;
+    return {
+      image,
+      ...(opts.deferExpression && this.plan.expression ? { expression: this.plan.expression.text } : {}),
+      ...(colormap ? { colormap } : {}),
+    };
   }
 
   async tile(tms: TileMatrixSet, tile: { x: number; y: number; z: number }, opts: TileReadOptions): Promise<ReaderImage> {

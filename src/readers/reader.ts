@@ -15,6 +15,7 @@ import type { gdal } from '../gdal/gdal.js';
 import type { PartOptions, ValueOptions } from '../source/reader.js';
 import type { PixelLimits } from '../source/limits.js';
 import type { ImageData } from '../image/image-data.js';
+import type { ColorMap } from '../image/colormap.js';
 import type { BandStatistics } from '../image/statistics.js';
 import type { BBox, TileMatrixSet } from '../tms/grid.js';
 
@@ -79,6 +80,11 @@ export interface ReaderImage {
   headers?: Record<string, string>;
   /** The fraction of each pixel a feature covers, when statistics are weighted by it. */
   coverage?: Float32Array;
+  /**
+   * The dataset's own colormap (a paletted COG's colour table): the picture is drawn with it when the
+   * request names none, as TiTiler renders with `colormap or dst_colormap`.
+   */
+  colormap?: ColorMap;
   /** A tile answered in part (a mosaic past its low-zoom deadline): the whole tile, made after the answer. */
   later?: Promise<ReaderImage>;
   /** A tile read for its covered part (TileReadOptions.coveredPart): the tile pixel where the image's first pixel goes. */
