@@ -155,9 +155,16 @@ describe('tags derived from the inputs', () => {
     assert.equal(rendered.etag, first.etag, 'another server, the same tag');
 
     // A cold server revalidating it: the open only.
+    const server = await fresh();
     files.resetStats();
-    const revalidated = await get(await fresh(), cogTile(files), { 'If-None-Match': first.etag });
+    files.log.length = 0;
+    const revalidated = await get(server, cogTile(files), { 'If-None-Match': first.etag });
     const revalidateCost = files.stats();
+    assert.deepEqual(
+      files.log.map((l) => l.replace(/^GET \/\S+ /, '')),
+      ['bytes=0-65535'],
+      `the file's head and nothing else: ${files.log.join(', ')}`,
+    );
     t.diagnostic(`upstream: render ${JSON.stringify(renderCost)}, revalidation ${JSON.stringify(revalidateCost)}`);
     assert.equal(revalidated.status, 304);
     assert.equal(revalidated.body.length, 0);
