@@ -1,0 +1,133 @@
+/**
+ * Where TiTiler 0.18.10 and TiTiler 2.x give the same URL different meanings (issue 37), declared in
+ * one table: per collision, what each value of the setting TESSERA_TITILER_API (src/config/settings.ts)
+ * makes tessera answer. A route that collides asks `choose(settings, id, answers)` with an answer for
+ * each generation, so neither can be left out and the table is the only place that says which is
+ * which. docs/titiler2.md carries the table as `collisionTable()` writes it
+ * (tools/docs/settings-table.ts writes it there; test/generations.test.ts holds them together).
+ *
+ * Requests only one generation sends (`tilesize=`, `/tiles/{tileMatrixSetId}`, `/conformance`,
+ * `/{tileMatrixSetId}/map.html`, `@{scale}x`, `/{tileMatrixSetId}/WMTSCapabilities.xml` …) are not
+ * collisions: they are answered whatever the setting says. `FORMS` names them, for /api
+ * (api/openapi.ts marks the forms of the generation the deployment did not choose).
+ *
+ * What each generation does was read from TiTiler 0.18.10's and 2.4.0's installed sources
+ * (titiler/core/factory.py, titiler/extensions/wmts.py, titiler/application/main.py).
+ */
+import type { Settings } from '../config.js';
+
+/** A TiTiler generation, as the setting names it. */
+export type Generation = '0.18' | '2';
+
+/** The generation a deployment chose (the setting's parser admits only these). */
+function generationOf(settings: Settings): Generation {
+  const value = settings.titilerApi;
+  if (value === '0.18' || value === '2') return value;
+  throw new Error(`TESSERA_TITILER_API is ${value}, not 0.18 or 2`);
+}
+
+/** What a collision is, and what tessera answers under each value of the setting. */
+interface Collision {
+  /** The URL (or URLs) the two generations share. */
+  readonly where: string;
+  /** Those URLs as /api writes them (api/openapi.ts marks them with what the other value answers). */
+  readonly paths: RegExp;
+  readonly answers: Readonly<Record<Generation, string>>;
+}
+
+/** Every collision of the routes tessera answers in both dialects. */
+export const COLLISIONS = {
+  landing: {
+    where: '`/`',
+    paths: /^\/$/,
+    answers: {
+      '0.18': "tessera's landing page (HTML) whatever `Accept` says; `?f=json` (sent only by 2.x clients) answers the OGC landing document",
+      '2': 'the OGC API landing document: JSON unless `Accept` prefers `text/html` (then the HTML landing page); `f=json` or `f=html` wins over `Accept`',
+    },
+  },
+  prefixMap: {
+    where: '`/{prefix}/map`',
+    paths: /^\/(cog|stac|mosaicjson)\/map$/,
+    answers: {
+      '0.18':
+        'the HTML map page, in the grid of the `tileMatrixSetId` query parameter (WebMercatorQuad by default): the grid-less form TiTiler 0.18 deprecated',
+      '2': 'OGC API – Maps: an image of the dataset on `/cog` and `/stac` (`bbox`, `bbox-crs`, `crs`, `width`, `height`, format from `f` or `Accept`); `/mosaicjson/map` is 404, as in TiTiler 2.4.0',
+    },
+  },
+  wmts: {
+    where: '`/{prefix}/WMTSCapabilities.xml`',
+    paths: /^\/(cog|stac|mosaicjson)\/WMTSCapabilities\.xml$/,
+    answers: {
+      '0.18': 'one layer in the grid of the `tileMatrixSetId` query parameter, tiles `@{tile_scale}x` (the grid-less form TiTiler 0.18 deprecated)',
+      '2': 'every grid as a layer (`{url}_{grid}_default`), zooms per grid from `zooms=grid::min,max`, tile URLs without a scale',
+    },
+  },
+  defaultTileSize: {
+    where: '`/{prefix}/tiles/{tileMatrixSetId}/{z}/{x}/{y}[.{format}]` without `tilesize` (or `@{scale}x`)',
+    paths: /^\/(cog|stac|mosaicjson)\/tiles\/\{tileMatrixSetId\}\/\{z\}\/\{x\}\/\{y\}(\.\{format\})?$/,
+    answers: {
+      '0.18': '256 × 256 pixels in every grid',
+      '2': "the tile size of the grid's matrix at that zoom (differs only in CDB1GlobalGrid, whose matrices have 1 to 1024 px tiles)",
+    },
+  },
+  api: {
+    where: '`/api`, `/api.html`',
+    paths: /^\/api(\.html)?$/,
+    answers: {
+      '0.18': 'the colliding routes as 0.18 has them; the forms only 2.x clients send are documented too, marked `x-titiler-generation: 2`',
+      '2': 'the colliding routes as 2.x has them; the forms only 0.18 clients send are documented too, marked `x-titiler-generation: 0.18`',
+    },
+  },
+} as const satisfies Record<string, Collision>;
+
+export type CollisionId = keyof typeof COLLISIONS;
+
+/** The answer the deployment's generation gives at collision `id`; the caller gives one per generation. */
+export function choose<T>(settings: Settings, id: CollisionId, answers: Readonly<Record<Generation, T>>): T {
+  if (!(id in COLLISIONS)) throw new Error(`undeclared collision ${id}`);
+  return answers[generationOf(settings)];
+}
+
+/** URL forms only one generation's clients send (as /api writes them). */
+const FORMS: ReadonlyArray<{ match: RegExp; generation: Generation; note: string }> = [
+  {
+    match: /\/tiles\/\{tileMatrixSetId\}\/\{z\}\/\{x\}\/\{y\}@\{scale\}x/,
+    generation: '0.18',
+    note: 'the tile URL with a scale, sent by TiTiler 0.18 clients',
+  },
+  {
+    match: /^\/(cog|stac|mosaicjson)\/\{tileMatrixSetId\}\/map$/,
+    generation: '0.18',
+    note: 'the map page of TiTiler 0.18 (2.x: `/{tileMatrixSetId}/map.html`)',
+  },
+  {
+    match: /^\/(cog|stac|mosaicjson)\/\{tileMatrixSetId\}\/WMTSCapabilities\.xml$/,
+    generation: '0.18',
+    note: 'WMTS of one grid, as TiTiler 0.18 has it (2.x: `/WMTSCapabilities.xml` lists every grid)',
+  },
+  { match: /^\/(cog|stac|mosaicjson)\/tiles\/\{z\}\//, generation: '0.18', note: 'the grid-less tile URL TiTiler 0.18 deprecated' },
+  { match: /^\/(cog|stac|mosaicjson)\/tilejson\.json$/, generation: '0.18', note: 'the grid-less TileJSON TiTiler 0.18 deprecated' },
+  { match: /^\/(cog|stac|mosaicjson)\/tiles$/, generation: '2', note: 'OGC API – Tiles tileset list, TiTiler 2.x' },
+  { match: /^\/(cog|stac|mosaicjson)\/tiles\/\{tileMatrixSetId\}$/, generation: '2', note: 'OGC API – Tiles tileset, TiTiler 2.x' },
+  { match: /^\/(cog|stac|mosaicjson)\/\{tileMatrixSetId\}\/map\.html$/, generation: '2', note: 'the map page of TiTiler 2.x' },
+  { match: /^\/conformance$/, generation: '2', note: 'OGC API conformance classes, TiTiler 2.x' },
+];
+
+/** What /api says of a documented path: which generation's form it is here, and why; undefined for the forms both send. */
+export function formOf(path: string, settings: Settings): { generation: Generation; note: string } | undefined {
+  const chosen = generationOf(settings);
+  const other: Generation = chosen === '2' ? '0.18' : '2';
+  const collision = Object.values(COLLISIONS).find((c) => c.paths.test(path));
+  if (collision) {
+    return { generation: chosen, note: `TiTiler ${chosen}'s meaning of this URL (TESSERA_TITILER_API=${chosen}); with ${other}: ${collision.answers[other]}.` };
+  }
+  const form = FORMS.find((f) => f.match.test(path));
+  return form ? { generation: form.generation, note: `Only TiTiler ${form.generation} clients send this form: ${form.note}.` } : undefined;
+}
+
+/** The collisions as a markdown table (docs/titiler2.md). */
+export function collisionTable(): string {
+  const cell = (text: string): string => text.replace(/\|/g, '\\|');
+  const rows = Object.values(COLLISIONS).map((c) => `| ${cell(c.where)} | ${cell(c.answers['0.18'])} | ${cell(c.answers['2'])} |`);
+  return ['| where | `TESSERA_TITILER_API=0.18` (default) | `TESSERA_TITILER_API=2` |', '| --- | --- | --- |', ...rows].join('\n');
+}
