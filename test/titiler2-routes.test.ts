@@ -10,7 +10,10 @@ import assert from 'node:assert/strict';
 import sharp from 'sharp';
 import { startFileServer, FIXTURES, type FileServer } from './helpers/fileserver.js';
 import { startTessera, type RunningTessera } from './helpers/tessera.js';
-import { COLLISIONS, collisionTable } from '../src/api/generations.js';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { COLLISIONS, withCollisionTable } from '../src/api/generations.js';
+import { REPO_ROOT } from './helpers/paths.js';
 
 const MAPS_CLASS = 'https://www.opengis.net/spec/ogcapi-maps-1/1.0/conf/core';
 
@@ -152,11 +155,12 @@ describe('TiTiler 2.x requests, under both settings', () => {
     assert.ok(b.conformsTo.includes(MAPS_CLASS));
   });
 
-  it('declares every collision once, with an answer for each value', () => {
-    const table = collisionTable();
+  it('declares every collision with an answer for each value, and docs/titiler2.md lists them as declared (run `make docs` after changing one)', () => {
+    const page = readFileSync(path.join(REPO_ROOT, 'docs/titiler2.md'), 'utf8');
+    assert.equal(page, withCollisionTable(page), 'docs/titiler2.md is out of date: run make docs');
     for (const c of Object.values(COLLISIONS)) {
       assert.ok(c.answers['0.18'].length > 0 && c.answers['2'].length > 0);
-      assert.ok(table.includes(c.where.replace(/\|/g, '\\|')));
+      assert.ok(page.includes(c.where.replace(/\|/g, '\\|')), c.where);
     }
   });
 });

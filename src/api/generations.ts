@@ -3,8 +3,8 @@
  * one table: per collision, what each value of the setting TESSERA_TITILER_API (src/config/settings.ts)
  * makes tessera answer. A route that collides asks `choose(settings, id, answers)` with an answer for
  * each generation, so neither can be left out and the table is the only place that says which is
- * which. docs/titiler2.md carries the table as `collisionTable()` writes it
- * (tools/docs/settings-table.ts writes it there; test/generations.test.ts holds them together).
+ * which. docs/titiler2.md carries the table as `withCollisionTable()` writes it between its markers
+ * (`make docs`, tools/docs/collisions-table.ts; test/titiler2-routes.test.ts fails when the page differs).
  *
  * Requests only one generation sends (`tilesize=`, `/tiles/{tileMatrixSetId}`, `/conformance`,
  * `/{tileMatrixSetId}/map.html`, `@{scale}x`, `/{tileMatrixSetId}/WMTSCapabilities.xml` …) are not
@@ -126,8 +126,19 @@ export function formOf(path: string, settings: Settings): { generation: Generati
 }
 
 /** The collisions as a markdown table (docs/titiler2.md). */
-export function collisionTable(): string {
+function collisionTable(): string {
   const cell = (text: string): string => text.replace(/\|/g, '\\|');
   const rows = Object.values(COLLISIONS).map((c) => `| ${cell(c.where)} | ${cell(c.answers['0.18'])} | ${cell(c.answers['2'])} |`);
   return ['| where | `TESSERA_TITILER_API=0.18` (default) | `TESSERA_TITILER_API=2` |', '| --- | --- | --- |', ...rows].join('\n');
+}
+
+const BEGIN = '<!-- collisions: begin. Generated from src/api/generations.ts by `make docs`; edit there, not here. -->';
+const END = '<!-- collisions: end -->';
+
+/** `page` with the collision table written again between its markers (thrown when they are missing). */
+export function withCollisionTable(page: string): string {
+  const start = page.indexOf(BEGIN);
+  const end = page.indexOf(END);
+  if (start < 0 || end < start) throw new Error('the page has no collisions markers');
+  return `${page.slice(0, start + BEGIN.length)}\n${collisionTable()}\n${page.slice(end)}`;
 }
