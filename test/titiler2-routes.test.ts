@@ -61,13 +61,19 @@ describe('TiTiler 2.x requests, under both settings', () => {
     assert.deepEqual(await size(await v2.get(path)), [128, 128]);
   });
 
-  it('writes 2.x tile URLs into a TileJSON that carries `tilesize`, and keeps 0.18 ones otherwise', async () => {
+  it('writes 2.x tile URLs into a TileJSON that carries `tilesize`, and as the setting says without one', async () => {
     for (const server of [v018, v2]) {
       const sized = (await (await server.get(`/cog/WebMercatorQuad/tilejson.json?url=${cog}&tilesize=512`)).json()) as { tiles: string[] };
       assert.match(sized.tiles[0]!, /\/cog\/tiles\/WebMercatorQuad\/\{z\}\/\{x\}\/\{y\}\?url=.*&tilesize=512$/);
     }
     const plain = (await (await v018.get(`/cog/WebMercatorQuad/tilejson.json?url=${cog}`)).json()) as { tiles: string[] };
     assert.match(plain.tiles[0]!, /\{y\}@1x\?url=/);
+    // Without tilesize, the grid-path TileJSON is the collision tilejsonTiles: 2.x's URLs at 512 px under 2.
+    const v2plain = (await (await v2.get(`/cog/WebMercatorQuad/tilejson.json?url=${cog}&tile_format=png`)).json()) as { tiles: string[] };
+    assert.match(v2plain.tiles[0]!, /\{y\}\.png\?url=[^&]*&tilesize=512$/);
+    // The grid-less form is 0.18's alone: its URLs keep their scale under both.
+    const gridless = (await (await v2.get(`/cog/tilejson.json?url=${cog}`)).json()) as { tiles: string[] };
+    assert.match(gridless.tiles[0]!, /\{y\}@1x\?url=/);
   });
 
   it('serves the OGC tileset list and tilesets under both', async () => {

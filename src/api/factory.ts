@@ -317,6 +317,9 @@ function documentRoutes<L, M extends keyof Reader>(
     return { summary, zooms };
   };
 
+  // A TileJSON in the grid of its path asked without `tilesize`: 0.18's tile URLs, or 2.x's at 512 px (api/generations.ts).
+  const tileJsonSize = choose(ctx.services.settings, 'tilejsonTiles', { '0.18': undefined, '2': 512 });
+
   // Each document in the grid of its path, and (deprecated) in the grid of the query.
   gridForms(app, 'tilejson.json', documentFamilies, options, async (request, reply, p) => {
     const tms = gridOf(request);
@@ -325,10 +328,14 @@ function documentRoutes<L, M extends keyof Reader>(
     for (const [name, zoom] of Object.entries(zooms)) {
       if (zoom < 0 || zoom > 30) throw badRequest(`TileJSON ${name} must be between 0 and 30, got ${zoom}`);
     }
-    // A `tilesize` is a TiTiler 2.x request: its tile URL has no scale (the size travels in the query).
-    const scale = p.size === undefined ? `@${p.document.tileScale}x` : '';
+    // A `tilesize` is a TiTiler 2.x request: its tile URL has no scale (the size travels in the query),
+    // as has, under TESSERA_TITILER_API=2, the grid-path form asked without one (512 px added, as 2.x).
+    const added = p.size === undefined && request.params.tileMatrixSetId !== undefined ? tileJsonSize : undefined;
+    const scale = p.size === undefined && added === undefined ? `@${p.document.tileScale}x` : '';
     const suffix = `${scale}${p.document.tileFormat ? `.${p.document.tileFormat}` : ''}`;
-    const tiles = `${baseUrl(request)}${family.prefix}/tiles/${tms.id}/{z}/{x}/{y}${suffix}${forwardedQuery(request, TILEJSON_DROPPED)}`;
+    const query = forwardedQuery(request, TILEJSON_DROPPED);
+    const sized = added === undefined ? query : `${query}${query ? '&' : '?'}tilesize=${added}`;
+    const tiles = `${baseUrl(request)}${family.prefix}/tiles/${tms.id}/{z}/{x}/{y}${suffix}${sized}`;
     const [minx, miny, maxx, maxy] = summary.bounds;
     const center: [number, number, number] = summary.center
       ? [summary.center[0], summary.center[1], p.document.minzoom ?? summary.center[2]]

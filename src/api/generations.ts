@@ -62,6 +62,14 @@ export const COLLISIONS = {
       '2': 'every grid as a layer (`{url}_{grid}_default`), zooms per grid from `zooms=grid::min,max`, tile URLs without a scale',
     },
   },
+  tilejsonTiles: {
+    where: '`/{prefix}/{tileMatrixSetId}/tilejson.json` without `tilesize`',
+    paths: /^\/(cog|stac|mosaicjson)\/\{tileMatrixSetId\}\/tilejson\.json$/,
+    answers: {
+      '0.18': 'tile URLs `…/{z}/{x}/{y}@{tile_scale}x[.{tile_format}]`: 256 px tiles at scale 1',
+      '2': "tile URLs `…/{z}/{x}/{y}[.{tile_format}]?…&tilesize=512`, as TiTiler 2.x writes them: 512 px tiles (the rest of the document is tessera's TileJSON, not yet 2.x's TileJSON 3.0 body)",
+    },
+  },
   defaultTileSize: {
     where: '`/{prefix}/tiles/{tileMatrixSetId}/{z}/{x}/{y}[.{format}]` without `tilesize` (or `@{scale}x`)',
     paths: /^\/(cog|stac|mosaicjson)\/tiles\/\{tileMatrixSetId\}\/\{z\}\/\{x\}\/\{y\}(\.\{format\})?$/,
