@@ -89,6 +89,12 @@ describe('TiTiler 2.x requests, under both settings', () => {
       );
       const html = await server.get(`/cog/tiles?url=${cog}`, { accept: 'text/html' });
       assert.match(html.headers.get('content-type') ?? '', /^text\/html/);
+      // Zoom ranges are sized by the client: bounded, and a zoom the grid lacks is a 400 (never a 500, never a long loop).
+      for (const zooms of ['minzoom=-5&maxzoom=100000', 'maxzoom=99999999999']) {
+        const res = await server.get(`/cog/tiles/WebMercatorQuad?url=${cog}&${zooms}`);
+        assert.equal(res.status, 400, zooms);
+      }
+      assert.equal((await server.get(`/cog/tiles/CDB1GlobalGrid?url=${cog}&maxzoom=30`)).status, 400);
       // A STAC item's tilesets need no assets.
       const stac = await server.get(`/stac/tiles/WebMercatorQuad?url=${encodeURIComponent(`${files.url}/item.json`)}`);
       assert.notEqual(stac.status, 400);
@@ -128,6 +134,8 @@ describe('TiTiler 2.x requests, under both settings', () => {
     const template = /template="([^"]*)"/.exec(one)?.[1] ?? '';
     assert.match(template, /\{TileRow\}@1x\.png\?url=/);
     assert.doesNotMatch(template, /tilesize/, 'WMTS matrices say 256 px: tilesize is not forwarded');
+    assert.equal((await v2.get(`/cog/WMTSCapabilities.xml?url=${cog}&zooms=*::0,1000`)).status, 400);
+    assert.equal((await v2.get(`/cog/WMTSCapabilities.xml?url=${cog}&zooms=NotAGrid::1,2`)).status, 400);
     const every = await (await v2.get(`/cog/WMTSCapabilities.xml?url=${cog}&zooms=*::5,6`)).text();
     assert.equal(every.match(/<Layer>/g)?.length, 14);
     assert.match(every, /cog\.tif_WebMercatorQuad_default<\/ows:Identifier>/);

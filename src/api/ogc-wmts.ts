@@ -20,7 +20,6 @@ import { tileMatrixLimits } from '../ogc/tilesets.js';
 import { wmtsGridsCapabilities, type WmtsGridLayer } from '../ogc/wmts-grids.js';
 import { MEDIA_TYPES } from '../image/formats.js';
 import { pyFloatRepr } from '../pyjson.js';
-import { badRequest } from '../errors.js';
 import { WGS84 } from '../gdal/crs.js';
 
 /** Query keys not carried into the tile URLs (TiTiler 2.x's list, compared lower-case). */
@@ -35,16 +34,6 @@ function epsgName(tms: TileMatrixSet): string {
 /** The zooms a grid's layer lists: the query's for it, else the query's `*`, else the dataset's. */
 async function layerZooms(tms: TileMatrixSet, asked: Map<string, Zooms>, summary: DatasetSummary): Promise<Zooms> {
   return asked.get(tms.id) ?? asked.get('*') ?? (await summary.zooms(tms));
-}
-
-/** A grid's limits over `bounds`; a zoom range the grid cannot list is the client's mistake. */
-function limitsOf(tms: TileMatrixSet, bounds: [number, number, number, number], zooms: Zooms): WmtsGridLayer['limits'] {
-  if (zooms.maxzoom - Math.max(zooms.minzoom, tms.minzoom) > 64) throw badRequest(`zooms of ${tms.id}: too large a range (at most 64 levels)`);
-  try {
-    return tileMatrixLimits(tms, bounds, zooms, WGS84);
-  } catch {
-    throw badRequest(`zooms of ${tms.id}: ${tms.id} has no matrix for zoom ${zooms.maxzoom}`);
-  }
 }
 
 /** Mounts the every-grid WMTS document under a family; `families` are what its tiles take (checked here too). */
@@ -69,7 +58,11 @@ export function allGridsWmts(
     for (const id of tmsIds) {
       const tms = getTms(id)!;
       const zooms = await layerZooms(tms, p.zooms, summary);
-      layers.push({ tms, limits: limitsOf(tms, summary.bounds, zooms), tileUrl: `${base}/tiles/${id}/{TileMatrix}/{TileCol}/{TileRow}.${format}` });
+      layers.push({
+        tms,
+        limits: tileMatrixLimits(tms, summary.bounds, zooms, WGS84),
+        tileUrl: `${base}/tiles/${id}/{TileMatrix}/{TileCol}/{TileRow}.${format}`,
+      });
     }
     const kept = queryPairs(request).filter(([k]) => !DROPPED.includes(k.toLowerCase()));
     const xml = wmtsGridsCapabilities({

@@ -9,6 +9,10 @@
 import type { SpatialReference } from '../gdal/gdal.js';
 import { sameCrs, srsFrom, transformBounds, transformPoint } from '../gdal/crs.js';
 import type { BBox, TileMatrixSet } from '../tms/grid.js';
+import { badRequest } from '../errors.js';
+
+/** Most zoom levels one document lists: a range is sized by the client, so it is bounded (TiTiler's is not). */
+const MAX_LEVELS = 64;
 
 /** A CRS as a transform takes it (`EPSG:4269`) and as OGC documents name it. */
 export interface NamedCrs {
@@ -82,15 +86,23 @@ export interface TileMatrixLimits {
  * The limits of every matrix from `minzoom` (raised to the grid's first) to `maxzoom`, for `bounds`
  * given in `geographicSrs` (longitude first): the tiles holding the upper-left and lower-right
  * corners, as TiTiler 2.x writes them (the upper limits capped at the matrix size, not size − 1).
+ * A range of more than MAX_LEVELS zooms, or a zoom the grid has no matrix for, is a 400.
  */
 export function tileMatrixLimits(tms: TileMatrixSet, bounds: BBox, zooms: { minzoom: number; maxzoom: number }, geographicSrs: string): TileMatrixLimits[] {
   const from = srsFrom(geographicSrs);
   const to = srsFrom(tms.srs);
   const [ulx, uly] = toGrid(from, to, bounds[0], bounds[3]);
   const [lrx, lry] = toGrid(from, to, bounds[2], bounds[1]);
+  const first = Math.max(zooms.minzoom, tms.minzoom);
+  if (zooms.maxzoom - first >= MAX_LEVELS) throw badRequest(`Zooms ${zooms.minzoom} to ${zooms.maxzoom} of ${tms.id}: at most ${MAX_LEVELS} levels`);
   const out: TileMatrixLimits[] = [];
-  for (let zoom = Math.max(zooms.minzoom, tms.minzoom); zoom <= zooms.maxzoom; zoom++) {
-    const matrix = tms.matrix(zoom);
+  for (let zoom = first; zoom <= zooms.maxzoom; zoom++) {
+    let matrix: ReturnType<TileMatrixSet['matrix']>;
+    try {
+      matrix = tms.matrix(zoom);
+    } catch {
+      throw badRequest(`${tms.id} has no matrix for zoom ${zoom}`);
+    }
     const ul = tms.tileAt(ulx, uly, zoom, false);
     const lr = tms.tileAt(lrx, lry, zoom, false);
     out.push({
