@@ -21,7 +21,7 @@ import { documentPage, type DocumentLink } from './pages/html.js';
 import { getTms, tmsIds } from '../tms/registry.js';
 import type { BBox, TileMatrixSet } from '../tms/grid.js';
 import { boundsIn, crsUriOf, geographicCrsOf, tileMatrixLimits } from '../ogc/tilesets.js';
-import { floats } from '../pyjson.js';
+import { float } from '../pyjson.js';
 import { WGS84 } from '../gdal/crs.js';
 
 /** The zooms a tileset document announces instead of the dataset's (its own `minzoom`/`maxzoom`, not TileJSON's). */
@@ -46,7 +46,7 @@ async function datasetBounds(summary: DatasetSummary, srs: string): Promise<BBox
 }
 
 function boundingBox(bounds: BBox, crsUri: string | undefined): Record<string, unknown> {
-  const [minx, miny, maxx, maxy] = floats(bounds) as unknown[];
+  const [minx, miny, maxx, maxy] = bounds.map(float);
   return { lowerLeft: [minx, miny], upperRight: [maxx, maxy], ...(crsUri ? { crs: crsUri } : {}) };
 }
 

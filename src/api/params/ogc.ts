@@ -67,6 +67,9 @@ export interface MapOptions {
   format: ImageFormat | undefined;
 }
 
+/** A decimal number as TiTiler's bbox check takes it. */
+const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+
 /** Largest `/map` image side when the request gives no size: OGCMapsParams' max_size. */
 export const MAP_DEFAULT_MAX_SIZE = 1024;
 
@@ -85,10 +88,12 @@ export const mapArea = family(
     const raw = text(q, 'bbox');
     let bbox: BBox | undefined;
     if (raw !== undefined) {
-      const numbers = raw.split(',').map((v) => Number(v.trim()));
-      if (!(numbers.length === 4 || numbers.length === 6) || !numbers.every(Number.isFinite)) throw invalid('bbox', raw, 'invalid bbox content');
-      const [minx, miny, maxx, maxy] =
-        numbers.length === 6 ? [numbers[0]!, numbers[1]!, numbers[3]!, numbers[4]!] : (numbers as [number, number, number, number]);
+      const parts = raw.split(',').map((v) => v.trim());
+      const numbers = parts.map(Number);
+      if (!(parts.length === 4 || parts.length === 6) || parts.some((v) => !NUMBER.test(v)) || !numbers.every(Number.isFinite)) {
+        throw invalid('bbox', raw, 'invalid bbox content');
+      }
+      const [minx = 0, miny = 0, maxx = 0, maxy = 0] = numbers.length === 6 ? [numbers[0], numbers[1], numbers[3], numbers[4]] : numbers;
       if (minx >= maxx || miny >= maxy) throw badRequest(`Invalid bbox '${raw}': expected minx < maxx and miny < maxy`);
       bbox = [minx, miny, maxx, maxy];
     }
