@@ -2,7 +2,8 @@
 #   make run    installs what is missing, builds, makes the demo data and serves it on :8000
 #   make test   installs, builds, checks format and lint (Biome) and runs every test (unit, routes, parity with TiTiler)
 #   make bench  tessera against TiTiler 0.18.10 and the newest TiTiler on this machine (.bench/report.md), then micro-benchmarks
-#   make docs   writes the settings tables of docs/configuration.md from src/config/settings.ts
+#   make docs   writes the settings tables of docs/configuration.md from src/config/settings.ts, and the
+#               TiTiler 0.18/2.x collision table of docs/titiler2.md from src/api/generations.ts
 # The pinned Node.js LTS and npm in .tools/ (scripts/node.sh, installed by scripts/install.sh) come
 # before any other Node on the machine, for every command below.
 export PATH := $(CURDIR)/.tools/node/bin:$(PATH)
@@ -45,9 +46,11 @@ format: install
 # test/settings.test.ts fails when the committed page differs.
 docs: build
 	@node dist/tools/docs/settings-table.js docs/configuration.md
+	@node dist/tools/docs/collisions-table.js docs/titiler2.md
 
 test: build lint
 	@bash tools/parity/setup.sh
+	@bash tools/parity/titiler2.sh >/dev/null
 	@bash tools/parity/cogeo9.sh
 	@bash tools/stac-api/setup.sh
 	@node --test --test-concurrency=1 --test-reporter=spec "dist/test/**/*.test.js"
@@ -62,6 +65,7 @@ test-fast: build
 
 parity: build
 	@bash tools/parity/setup.sh
+	@bash tools/parity/titiler2.sh >/dev/null
 	@node --test --test-reporter=spec "dist/test/parity/*.test.js"
 
 # A long fuzzing run (minutes) with a random seed; failures are saved in .fuzz/failures/ with their replay.

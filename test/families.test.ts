@@ -154,7 +154,7 @@ describe('a disabled family', () => {
     );
     assert.deepEqual(
       api.tags.map((t) => t.name),
-      ['Cloud Optimized GeoTIFF', 'MosaicJSON', 'Tiling Schemes', 'Algorithms', 'ColorMaps', 'Health Check'],
+      ['Cloud Optimized GeoTIFF', 'MosaicJSON', 'Tiling Schemes', 'Algorithms', 'ColorMaps', 'Health Check', 'OGC Common'],
     );
   });
 });

@@ -220,6 +220,26 @@ function baseRequests(item: string, mosaic: string, raster: string): Request[] {
         ['height', '64'],
       ],
     },
+    // TiTiler 2.x requests (answered under both settings; docs/titiler2.md).
+    cog(
+      ['tiles', 'WebMercatorQuad', '8', '144', '103'],
+      [
+        ['tilesize', '384'],
+        ['rescale', '0,10000'],
+      ],
+    ),
+    cog(['tiles'], [['crs', 'EPSG:3857']]),
+    cog(
+      ['tiles', 'WorldCRS84Quad'],
+      [
+        ['minzoom', '2'],
+        ['maxzoom', '9'],
+      ],
+    ),
+    stac(['WebMercatorQuad', 'map.html'], [['tilesize', '512']]),
+    mos(['tiles', 'CanadianNAD83_LCC'], [['f', 'json']]),
+    { method: 'GET', pieces: ['conformance'], query: [['f', 'json']] },
+    { method: 'GET', pieces: [''], query: [['f', 'json']] },
     { method: 'GET', pieces: ['tileMatrixSets', 'WebMercatorQuad'], query: [] },
     { method: 'GET', pieces: ['colorMaps', 'viridis'], query: [] },
     { method: 'GET', pieces: ['algorithms', 'hillshade'], query: [] },

@@ -62,7 +62,16 @@ describe('OpenAPI document', () => {
 
   it("documents every route: a family tag, a summary, media types, every parameter described and typed; TiTiler's URL forms", async () => {
     const doc = (await (await tessera.get('/api')).json()) as OpenApi;
-    const families = ['Cloud Optimized GeoTIFF', 'SpatioTemporal Asset Catalog', 'MosaicJSON', 'Tiling Schemes', 'Algorithms', 'ColorMaps', 'Health Check'];
+    const families = [
+      'Cloud Optimized GeoTIFF',
+      'SpatioTemporal Asset Catalog',
+      'MosaicJSON',
+      'Tiling Schemes',
+      'Algorithms',
+      'ColorMaps',
+      'Health Check',
+      'OGC Common',
+    ];
     assert.deepEqual(
       doc.tags.map((t) => t.name),
       families,
@@ -156,6 +165,40 @@ describe('OpenAPI document', () => {
     const run = spawnSync(python, ['-c', script], { input: JSON.stringify(doc), encoding: 'utf8', timeout: 120_000 });
     assert.equal(run.status, 0, run.stderr.slice(-3000));
     assert.equal(run.stdout.trim(), 'valid');
+  });
+
+  it('marks the forms of each TiTiler generation, and documents the colliding routes as the setting chose, under both settings', async () => {
+    type Op = { summary?: string; description?: string; 'x-titiler-generation'?: string; responses: Record<string, { content?: Record<string, unknown> }> };
+    const v2 = await startTessera({ titilerApi: '2' });
+    try {
+      const doc018 = (await (await tessera.get('/api')).json()) as { paths: Record<string, Record<string, Op>> };
+      const doc2 = (await (await v2.get('/api')).json()) as { paths: Record<string, Record<string, Op>>; info: { description: string } };
+      await SwaggerParser.validate(structuredClone(doc2) as never);
+      const python = execFileSync('bash', [path.join(REPO_ROOT, 'tools/parity/openapi-validator.sh')], { encoding: 'utf8' }).trim();
+      const script = 'import json,sys\nfrom openapi_spec_validator import validate\nvalidate(json.load(sys.stdin))\nprint("valid")';
+      const run = spawnSync(python, ['-c', script], { input: JSON.stringify(doc2), encoding: 'utf8', timeout: 120_000 });
+      assert.equal(run.status, 0, run.stderr.slice(-3000));
+      assert.match(doc2.info.description, /TiTiler 2\.x \(TESSERA_TITILER_API=2\)/);
+      for (const doc of [doc018, doc2]) {
+        assert.equal(doc.paths['/cog/tiles/{tileMatrixSetId}/{z}/{x}/{y}@{scale}x.{format}']!['get']!['x-titiler-generation'], '0.18');
+        assert.equal(doc.paths['/cog/tiles/{tileMatrixSetId}']!['get']!['x-titiler-generation'], '2');
+        assert.equal(doc.paths['/stac/{tileMatrixSetId}/map.html']!['get']!['x-titiler-generation'], '2');
+        assert.equal(doc.paths['/conformance']!['get']!['x-titiler-generation'], '2');
+        assert.ok('text/html' in doc.paths['/cog/tiles']!['get']!.responses['200']!.content!);
+      }
+      // The colliding routes: documented as the setting chose, saying what the other value answers.
+      const map018 = doc018.paths['/cog/map']!['get']!;
+      const map2 = doc2.paths['/cog/map']!['get']!;
+      assert.equal(map018['x-titiler-generation'], '0.18');
+      assert.ok('text/html' in map018.responses['200']!.content!);
+      assert.match(map018.description ?? '', /with 2: OGC API – Maps/);
+      assert.equal(map2['x-titiler-generation'], '2');
+      assert.ok('image/png' in map2.responses['200']!.content!);
+      assert.ok(!doc2.paths['/mosaicjson/map'], 'no /map on the mosaic under 2, as TiTiler 2.4.0');
+      assert.equal(doc2.paths['/cog/WMTSCapabilities.xml']!['get']!['x-titiler-generation'], '2');
+    } finally {
+      await v2.close();
+    }
   });
 
   it('shows the same document at /api.html', async () => {

@@ -305,6 +305,22 @@ describe('pages in headless Chromium', { timeout: 120_000, skip: existsSync(CHRO
     assertClean(errors);
   });
 
+  it("the map page at TiTiler 2.x's URL (/{tms}/map.html) draws the item through 2.x tile URLs (tilesize=256)", async () => {
+    const { page, errors, requests } = await open(`/stac/WebMercatorQuad/map.html?url=${q(item)}&assets=rgb`);
+    const state = await tilesLoaded(page);
+    assert.ok(Number(state['tilesLoaded']) > 0, 'tiles were loaded');
+    assert.equal(state['tileErrors'], '0');
+    const tiles = requests.filter((u) => new URL(u).pathname.startsWith('/stac/tiles/WebMercatorQuad/'));
+    assert.ok(tiles.length > 0, 'tile requests');
+    assert.ok(
+      tiles.every((u) => new URL(u).searchParams.get('tilesize') === '256' && !new URL(u).pathname.includes('@')),
+      'tiles asked at 256 px, without a scale',
+    );
+    await assertDrawnInside(page, itemBbox, 'WebMercatorQuad map.html');
+    await page.close();
+    assertClean(errors);
+  });
+
   it('the STAC map in EuropeanETRS89_LAEAQuad draws the grid’s own tiles over the item (custom CRS)', async () => {
     const tmsId = 'EuropeanETRS89_LAEAQuad';
     const query = `url=${q(item)}&assets=dem&rescale=${Math.floor(demStats.minimum)},${Math.ceil(demStats.maximum)}&colormap_name=terrain`;

@@ -25,9 +25,11 @@ import { mosaicFamily } from './routes/mosaic.js';
 import { algorithmRoutes } from './routes/algorithms.js';
 import { colormapRoutes } from './routes/colormaps.js';
 import { pageRoutes } from './routes/pages.js';
+import { ogcRoutes } from './routes/ogc.js';
 import { demoRoutes } from './routes/demo.js';
 import { pyDumps } from '../pyjson.js';
 import { completeOpenApi } from './openapi.js';
+import { algorithmGeneration, choose } from './generations.js';
 import { installMetrics } from './metrics.js';
 import { installEncodingTags, installEtags } from './etag.js';
 import { installTileCache } from './tile-cache.js';
@@ -165,14 +167,14 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
       openapi: '3.1.0',
       info: {
         title: 'tessera',
-        description: 'Raster tiles and metadata from COGs, STAC items and MosaicJSON (TiTiler 0.18 compatible)',
+        description: `Raster tiles and metadata from COGs, STAC items and MosaicJSON, for TiTiler 0.18 and 2.x clients; where the two generations give a URL different meanings, this server answers as TiTiler ${choose(settings, 'api', { '0.18': '0.18 (TESSERA_TITILER_API=0.18)', '2': '2.x (TESSERA_TITILER_API=2)' })}.`,
         version: TESSERA_VERSION,
       },
     },
   });
   // /api and /api.html show one document: the plugin's, completed once (api/openapi.ts).
   let openApi: Record<string, unknown> | undefined;
-  const completedApi = (spec: Record<string, unknown>): Record<string, unknown> => (openApi ??= completeOpenApi(spec, families));
+  const completedApi = (spec: Record<string, unknown>): Record<string, unknown> => (openApi ??= completeOpenApi(spec, families, settings));
   await app.register(swaggerUi, { routePrefix: '/api.html', transformSpecification: (spec) => completedApi(spec as Record<string, unknown>) });
 
   // pydantic accepts yes/no/on/off/1/0 for booleans; the schema validator only true/false.
@@ -259,7 +261,8 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
   await app.register(tmsRoutes);
   await app.register(colormapRoutes());
   for (const family of families) await app.register(family.plugin(services), { prefix: family.prefix });
-  await app.register(algorithmRoutes(settings.titilerApi));
+  await app.register(algorithmRoutes(algorithmGeneration(settings)));
+  await app.register(ogcRoutes({ settings, prefixes: families.map((f) => f.prefix) }));
   await app.register(pageRoutes(services));
 
   if (settings.demoDir) {

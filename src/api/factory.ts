@@ -29,6 +29,7 @@ import {
   tileDocument,
   tileFormatQuery,
   tileMargins,
+  tileSize,
   tmsPathSchema,
   wmtsEpsg,
   type ParamFamily,
@@ -49,6 +50,9 @@ import { MEDIA_TYPES } from '../image/formats.js';
 import { pyFloatRepr } from '../pyjson.js';
 import { TesseraError, badRequest } from '../errors.js';
 import type { ReadLimits, Reader, Zooms } from '../readers/reader.js';
+import { algorithmGeneration, choose } from './generations.js';
+import { tilesetRoutes } from './ogc-tiles.js';
+import { allGridsWmts } from './ogc-wmts.js';
 
 /** What the metadata routes need of a dataset, without reading a band (TileJSON, WMTS). */
 export interface DatasetSummary {
@@ -56,6 +60,10 @@ export interface DatasetSummary {
   zooms(tms: TileMatrixSet): Promise<Zooms>;
   /** TileJSON's center when the dataset names one (a mosaic document); else the bounds' middle. */
   center?: [number, number, number];
+  /** Bounds in another CRS (`EPSG:4269` …) from the dataset's own, where it has one (a COG); else the OGC routes carry `bounds` over. */
+  boundsIn?(srs: string): Promise<BBox>;
+  /** The dataset's own CRS, where it has one (a COG): OGC API – Maps draws in it by default (api/ogc-maps.ts). */
+  crs?: string;
 }
 
 /** How a family reaches its datasets, given the server's services: a request's reader, and a dataset's summary. */
@@ -88,6 +96,8 @@ export interface VerbContext<L, R extends Reader> {
   /** 304 before reading when the client holds the answer already (api/etag.ts). */
   readonly unchanged: AnswerIfUnchanged;
   open(url: string, layer: L): Promise<R>;
+  /** The dataset's own CRS, where it has one (DatasetSummary.crs). */
+  nativeCrs(url: string): Promise<string | undefined>;
 }
 
 /**
@@ -162,7 +172,8 @@ export function defineFamily<L, M extends keyof Reader = never>(family: RouteFam
 
 /** Keys a TileJSON / map tile URL does not forward (TiTiler's list, compared lower-case). */
 const TILEJSON_DROPPED = ['tilematrixsetid', 'tile_format', 'tile_scale', 'minzoom', 'maxzoom'];
-const WMTS_DROPPED = [...TILEJSON_DROPPED, 'service', 'use_epsg', 'request'];
+/** WMTS matrices say 256 px tiles: a `tilesize` is not forwarded into its tile URLs (as TiTiler 2.x's WMTS drops it). */
+const WMTS_DROPPED = [...TILEJSON_DROPPED, 'service', 'use_epsg', 'request', 'tilesize'];
 
 /** `EPSG:<code>` for `use_epsg=true` (ArcMap); grids in OGC:CRS84 have none and keep their URI. */
 function epsgName(tms: TileMatrixSet): string {
@@ -210,9 +221,11 @@ function familyRoutes<L, M extends keyof Reader>(services: Services, family: Rou
     coverageWeighted: family.coverageWeighted === true,
     unchanged: inputTags(settings),
     open: (url, layer) => datasets.open(url, layer),
+    nativeCrs: async (url) => (await datasets.summary(url)).crs,
   };
   return async function plugin(app: FastifyInstance): Promise<void> {
     tileRoutes(app, ctx);
+    tilesetRoutes(app, family.prefix, (url) => datasets.summary(url), settings);
     documentRoutes(app, ctx, family, datasets);
     for (const verb of family.verbs) verb.mount(app, ctx);
     await family.routes?.(app, services);
@@ -221,8 +234,8 @@ function familyRoutes<L, M extends keyof Reader>(services: Services, family: Rou
 }
 
 /** The image families every picture route takes, in the order TiTiler's dependencies run (the algorithms of the deployment's generation). */
-export function imageFamilies<L>(layer: ParamFamily<L>, api: Settings['titilerApi']) {
-  return { url: datasetUrl, layer, values: datasetValues, algorithm: postProcessFor(api), render: rendering };
+export function imageFamilies<L>(layer: ParamFamily<L>, settings: Settings) {
+  return { url: datasetUrl, layer, values: datasetValues, algorithm: postProcessFor(algorithmGeneration(settings)), render: rendering };
 }
 
 // ---- tiles ----------------------------------------------------------------------------------------
@@ -230,9 +243,14 @@ export function imageFamilies<L>(layer: ParamFamily<L>, api: Settings['titilerAp
 // without `@{scale}x` or `.{format}` take them as query parameters).
 function tileRoutes<L, R extends Reader>(app: FastifyInstance, ctx: VerbContext<L, R>): void {
   const { services, limits } = ctx;
-  const image = imageFamilies(ctx.layer, services.settings.titilerApi);
-  const tileQuery = routeQuery({ ...image, margins: tileMargins, fallback: tileFormatQuery });
-  const deprecatedTileQuery = routeQuery({ ...image, margins: tileMargins, fallback: tileFormatQuery, grid: gridQuery });
+  const image = imageFamilies(ctx.layer, services.settings);
+  const tileQuery = routeQuery({ ...image, margins: tileMargins, size: tileSize, fallback: tileFormatQuery });
+  const deprecatedTileQuery = routeQuery({ ...image, margins: tileMargins, size: tileSize, fallback: tileFormatQuery, grid: gridQuery });
+  // TiTiler 2.x's `tilesize` wins; else a scale the request named (0.18); else the collision's default size.
+  const defaultSize = choose(services.settings, 'defaultTileSize', {
+    '0.18': () => 256,
+    '2': (tms: TileMatrixSet, z: number) => tms.matrix(z).tileWidth,
+  });
   const tile = async (request: TileRequest, reply: FastifyReply, query: typeof tileQuery | typeof deprecatedTileQuery): Promise<FastifyReply> => {
     // The path first (its 422s come before the query's 400s), its format and scale falling back on the query's.
     const path = parseTilePath(request.params.z, request.params.x, request.params.last, tileFormatQuery.parse(request.query));
@@ -252,7 +270,7 @@ function tileRoutes<L, R extends Reader>(app: FastifyInstance, ctx: VerbContext<
         {
           ...p.values,
           limits,
-          tilesize: 256 * path.scale,
+          tilesize: p.size ?? (path.scaled ? 256 * path.scale : defaultSize(tms, path.z)),
           ...(p.margins.buffer ? { buffer: p.margins.buffer } : {}),
           ...(p.margins.padding ? { padding: p.margins.padding } : {}),
           deferExpression: true,
@@ -291,13 +309,16 @@ function documentRoutes<L, M extends keyof Reader>(
   datasets: Datasets<L, ReaderWith<M>>,
 ): void {
   const options = ctx.routeOptions;
-  const documentFamilies = { ...imageFamilies(ctx.layer, ctx.services.settings.titilerApi), margins: tileMargins, document: tileDocument };
+  const documentFamilies = { ...imageFamilies(ctx.layer, ctx.services.settings), margins: tileMargins, size: tileSize, document: tileDocument };
   const tileDoc = async (p: { url: string; document: { minzoom: number | undefined; maxzoom: number | undefined } }, tms: TileMatrixSet) => {
     const summary = await datasets.summary(p.url);
     const defaults = await summary.zooms(tms);
     const zooms = { minzoom: p.document.minzoom ?? defaults.minzoom, maxzoom: p.document.maxzoom ?? defaults.maxzoom };
     return { summary, zooms };
   };
+
+  // A TileJSON in the grid of its path asked without `tilesize`: 0.18's tile URLs, or 2.x's at 512 px (api/generations.ts).
+  const tileJsonSize = choose(ctx.services.settings, 'tilejsonTiles', { '0.18': undefined, '2': 512 });
 
   // Each document in the grid of its path, and (deprecated) in the grid of the query.
   gridForms(app, 'tilejson.json', documentFamilies, options, async (request, reply, p) => {
@@ -307,8 +328,14 @@ function documentRoutes<L, M extends keyof Reader>(
     for (const [name, zoom] of Object.entries(zooms)) {
       if (zoom < 0 || zoom > 30) throw badRequest(`TileJSON ${name} must be between 0 and 30, got ${zoom}`);
     }
-    const suffix = `@${p.document.tileScale}x${p.document.tileFormat ? `.${p.document.tileFormat}` : ''}`;
-    const tiles = `${baseUrl(request)}${family.prefix}/tiles/${tms.id}/{z}/{x}/{y}${suffix}${forwardedQuery(request, TILEJSON_DROPPED)}`;
+    // A `tilesize` is a TiTiler 2.x request: its tile URL has no scale (the size travels in the query),
+    // as has, under TESSERA_TITILER_API=2, the grid-path form asked without one (512 px added, as 2.x).
+    const added = p.size === undefined && request.params.tileMatrixSetId !== undefined ? tileJsonSize : undefined;
+    const scale = p.size === undefined && added === undefined ? `@${p.document.tileScale}x` : '';
+    const suffix = `${scale}${p.document.tileFormat ? `.${p.document.tileFormat}` : ''}`;
+    const query = forwardedQuery(request, TILEJSON_DROPPED);
+    const sized = added === undefined ? query : `${query}${query ? '&' : '?'}tilesize=${added}`;
+    const tiles = `${baseUrl(request)}${family.prefix}/tiles/${tms.id}/{z}/{x}/{y}${suffix}${sized}`;
     const [minx, miny, maxx, maxy] = summary.bounds;
     const center: [number, number, number] = summary.center
       ? [summary.center[0], summary.center[1], p.document.minzoom ?? summary.center[2]]
@@ -318,7 +345,7 @@ function documentRoutes<L, M extends keyof Reader>(
 
   const wmtsOptions = family.wmts ?? { layerName: 'Dataset', useEpsg: true };
   const wmtsFamilies = wmtsOptions.useEpsg ? { ...documentFamilies, epsg: wmtsEpsg } : documentFamilies;
-  gridForms(app, 'WMTSCapabilities.xml', wmtsFamilies, options, async (request, reply, p) => {
+  const oneGridWmts = async (request: GridRequest, reply: FastifyReply, p: Parsed<typeof wmtsFamilies>): Promise<FastifyReply> => {
     const tms = gridOf(request);
     const { summary, zooms } = await tileDoc(p, tms);
     checkZoomRange(tms, zooms.minzoom, zooms.maxzoom);
@@ -337,15 +364,34 @@ function documentRoutes<L, M extends keyof Reader>(
       num: pyFloatRepr,
     });
     return reply.type('application/xml').send(Buffer.from(xml, 'utf8'));
-  });
+  };
+  gridForm(app, 'WMTSCapabilities.xml', wmtsFamilies, options, oneGridWmts);
 
   // The map page draws the TileJSON above on a Leaflet map; its query is checked the same way.
   const mapPage = mapPageResponder(ctx.services.settings);
-  gridForms(app, 'map', documentFamilies, options, async (request, reply, p) => mapPage(request, reply, family.prefix, gridOf(request), p.url));
+  gridForm(app, 'map', documentFamilies, options, async (request, reply, p) => mapPage(request, reply, family.prefix, gridOf(request), p.url));
+  // TiTiler 2.x's map page (0.22 moved it to `map.html`): the same page, its TileJSON asked for
+  // 256 px tiles unless the page names a `tilesize` (titiler/core/factory.py 2.4.0, map_viewer).
+  gridForm(app, 'map.html', documentFamilies, options, async (request, reply, p) =>
+    mapPage(request, reply, family.prefix, gridOf(request), p.url, p.size === undefined ? [['tilesize', '256']] : []),
+  );
+
+  // Where the generations give the grid-less forms other meanings (api/generations.ts).
+  const settings = ctx.services.settings;
+  choose(settings, 'wmts', {
+    '0.18': () => queryGridForm(app, 'WMTSCapabilities.xml', wmtsFamilies, options, oneGridWmts),
+    '2': () => allGridsWmts(app, family.prefix, documentFamilies, options, (url) => datasets.summary(url)),
+  })();
+  choose(settings, 'prefixMap', {
+    '0.18': () =>
+      queryGridForm(app, 'map', documentFamilies, options, async (request, reply, p) => mapPage(request, reply, family.prefix, gridOf(request), p.url)),
+    // OGC API – Maps is a verb (api/ogc-maps.ts) of the families whose readers make previews and parts.
+    '2': () => undefined,
+  })();
 }
 
-/** A route in the grid of its path (`/{tileMatrixSetId}/{name}`) and, deprecated, in the grid of the query (`/{name}`). */
-function gridForms<F extends Record<string, ParamFamily<unknown>>>(
+/** A route in the grid of its path: `/{tileMatrixSetId}/{name}`. */
+function gridForm<F extends Record<string, ParamFamily<unknown>>>(
   app: FastifyInstance,
   name: string,
   families: F,
@@ -353,12 +399,34 @@ function gridForms<F extends Record<string, ParamFamily<unknown>>>(
   answer: (request: GridRequest, reply: FastifyReply, p: Parsed<F>) => Promise<FastifyReply>,
 ): void {
   const query = routeQuery(families);
-  const deprecated = routeQuery({ ...families, grid: gridQuery });
   const params = { type: 'object', properties: tmsPathSchema, required: ['tileMatrixSetId'] };
   app.get<PathRoute<GridPath>>(`/:tileMatrixSetId/${name}`, { schema: { params, querystring: query.schema }, ...options }, (request, reply) =>
     answer(request, reply, query.parse(request.query)),
   );
+}
+
+/** The same route in the grid of the query (`/{name}`, `tileMatrixSetId=`): the forms TiTiler 0.18 deprecated. */
+function queryGridForm<F extends Record<string, ParamFamily<unknown>>>(
+  app: FastifyInstance,
+  name: string,
+  families: F,
+  options: LayerRouteOptions,
+  answer: (request: GridRequest, reply: FastifyReply, p: Parsed<F>) => Promise<FastifyReply>,
+): void {
+  const deprecated = routeQuery({ ...families, grid: gridQuery });
   app.get<PathRoute<GridPath>>(`/${name}`, { schema: { querystring: deprecated.schema, deprecated: true }, ...options }, (request, reply) =>
     answer(request, reply, deprecated.parse(request.query)),
   );
+}
+
+/** A route in the grid of its path and, deprecated, in the grid of the query. */
+function gridForms<F extends Record<string, ParamFamily<unknown>>>(
+  app: FastifyInstance,
+  name: string,
+  families: F,
+  options: LayerRouteOptions,
+  answer: (request: GridRequest, reply: FastifyReply, p: Parsed<F>) => Promise<FastifyReply>,
+): void {
+  gridForm(app, name, families, options, answer);
+  queryGridForm(app, name, families, options, answer);
 }

@@ -10,10 +10,17 @@
  * The reader families bring their own tag and the documentation of their own routes (their
  * registrations, api/factory.ts); this module documents the factory's routes and the rest.
  *
- * Pure: it takes the plugin's document and the families, and returns a new document; app.ts computes it once.
+ * Where TiTiler 0.18 and 2.x clients send different URL forms, each form says whose it is
+ * (`x-titiler-generation`, and a sentence in its description); where the two give one URL different
+ * meanings, the route documented is the one the deployment's TESSERA_TITILER_API chose, and its
+ * description says what the other value answers (api/generations.ts).
+ *
+ * Pure: it takes the plugin's document, the families and the settings, and returns a new document; app.ts computes it once.
  */
 import { IMAGE_FORMATS, MEDIA_TYPES } from '../image/formats.js';
 import { parameterDocs } from './params/index.js';
+import type { Settings } from '../config.js';
+import { choose, formOf } from './generations.js';
 
 type Json = Record<string, unknown>;
 interface Parameter extends Json {
@@ -36,7 +43,7 @@ export interface ApiTag {
   description: string;
 }
 
-type Answer = 'json' | 'geojson' | 'xml' | 'html' | 'image' | 'json-or-image';
+type Answer = 'json' | 'geojson' | 'xml' | 'html' | 'image' | 'json-or-image' | 'json-or-html';
 
 /** What /api says of the routes a pattern matches (the path after the family prefix): a summary, what they answer with and its schema. */
 export interface RouteDoc {
@@ -60,6 +67,8 @@ const OTHER_TAGS: Array<[string, ApiTag]> = [
   ['/algorithms', { name: 'Algorithms', description: 'The algorithms images can be processed with.' }],
   ['/colorMaps', { name: 'ColorMaps', description: 'The colormaps one-band images can be coloured with, as JSON or legends.' }],
   ['/healthz', { name: 'Health Check', description: 'Whether the server answers and is ready to serve.' }],
+  ['/conformance', { name: 'OGC Common', description: 'The OGC API landing document and conformance classes (TiTiler 2.x).' }],
+  ['/', { name: 'OGC Common', description: 'The OGC API landing document and conformance classes (TiTiler 2.x).' }],
   ['/readyz', { name: 'Health Check', description: 'Whether the server answers and is ready to serve.' }],
 ];
 
@@ -166,10 +175,16 @@ const SCHEMAS: Record<string, Json> = {
 
 /** The factory's routes (api/factory.ts, api/verbs.ts) and those every family has, by the path after the family prefix. */
 const ROUTES: RouteDoc[] = [
+  { match: /^\/tiles$/, summary: "The dataset's OGC API tilesets, one per tile matrix set", answer: 'json-or-html' },
+  {
+    match: /^\/tiles\/\{tileMatrixSetId\}$/,
+    summary: "The dataset's OGC API tileset in a tile matrix set: the tiles each zoom covers",
+    answer: 'json-or-html',
+  },
   { match: /^\/tiles\//, summary: 'A map tile of the dataset in a tile matrix set', answer: 'image' },
   { match: /tilejson\.json$/, summary: "TileJSON 3.0 of the dataset's tiles", answer: 'json', schema: 'TileJSON' },
   { match: /WMTSCapabilities\.xml$/, summary: "OGC WMTS 1.0 capabilities of the dataset's tiles (for QGIS, ArcGIS, OpenLayers)", answer: 'xml' },
-  { match: /\/map$/, summary: "A full-window web map of the dataset's tiles", answer: 'html' },
+  { match: /\/\{tileMatrixSetId\}\/map(\.html)?$/, summary: "A full-window web map of the dataset's tiles", answer: 'html' },
   { match: /^\/viewer$/, summary: 'An interactive viewer: choose bands, rescale, colormap, algorithm', answer: 'html' },
   { match: /^\/point\//, summary: 'Values of every band at a longitude/latitude (or a point in coord_crs)', answer: 'json', schema: 'Point' },
   { match: /^\/preview/, summary: 'The whole dataset as one image, at most max_size pixels a side', answer: 'image' },
@@ -187,8 +202,18 @@ const ROUTES: RouteDoc[] = [
   { match: /^\/info\.geojson$/, summary: 'Metadata of the dataset as a GeoJSON Feature of its bounds', answer: 'geojson' },
 ];
 
+/** `/{prefix}/map`, as the deployment's generation means it (api/generations.ts, collision `prefixMap`). */
+function prefixMapDoc(settings: Settings): RouteDoc {
+  return choose(settings, 'prefixMap', {
+    '0.18': { match: /^\/map$/, summary: "A full-window web map of the dataset's tiles, in the grid of tileMatrixSetId", answer: 'html' },
+    '2': { match: /^\/map$/, summary: 'OGC API – Maps: an image of the dataset (bbox, crs, width, height, f)', answer: 'image' },
+  });
+}
+
 /** Routes outside the reader families, by whole path. */
 const OTHER_ROUTES: Record<string, { summary: string; answer: Answer }> = {
+  '/': { summary: 'The landing page: the OGC API landing document (JSON) or the HTML page', answer: 'json-or-html' },
+  '/conformance': { summary: 'The OGC API conformance classes the server declares', answer: 'json-or-html' },
   '/tileMatrixSets': { summary: 'The tile matrix sets (grids) tiles can be cut in', answer: 'json' },
   '/tileMatrixSets/{tileMatrixSetId}': { summary: "One tile matrix set's definition", answer: 'json' },
   '/algorithms': { summary: 'The algorithms images can be processed with', answer: 'json' },
@@ -261,6 +286,8 @@ function content(answer: Answer, schema?: string): Json {
       return image;
     case 'json-or-image':
       return { ...json, ...image };
+    case 'json-or-html':
+      return { ...json, 'text/html': { schema: { type: 'string' } } };
   }
 }
 
@@ -271,13 +298,13 @@ interface About {
 }
 
 /** The family's own documentation of a route first, then the factory's. */
-function describe(path: string, method: string, family: ApiFamily | undefined): About | undefined {
+function describe(path: string, method: string, family: ApiFamily | undefined, settings: Settings): About | undefined {
   const other = OTHER_ROUTES[path];
   if (other) return other;
   if (!family) return undefined;
   const rest = path.slice(family.prefix.length);
   const fits = (r: RouteDoc): boolean => r.match.test(rest) && (!r.method || r.method === method);
-  return family.docs?.find(fits) ?? ROUTES.find(fits);
+  return family.docs?.find(fits) ?? [prefixMapDoc(settings), ...ROUTES].find(fits);
 }
 
 /** Every family's parameter descriptions (checked: one text per name). */
@@ -301,7 +328,7 @@ function atForm(op: Operation, form: string, catchAll: string): Operation {
   return { ...op, parameters: [...kept, ...added] };
 }
 
-export function completeOpenApi(doc: Json, families: readonly ApiFamily[]): Json {
+export function completeOpenApi(doc: Json, families: readonly ApiFamily[], settings: Settings): Json {
   const paths = (doc['paths'] ?? {}) as Record<string, Record<string, Operation>>;
   const out: Record<string, Record<string, Operation>> = {};
   // Every tag, the families' first, in the order they are mounted.
@@ -316,15 +343,15 @@ export function completeOpenApi(doc: Json, families: readonly ApiFamily[]): Json
     const expansion = EXPANSIONS.find((e) => path.includes(e.segment));
     const forms = expansion ? expansion.forms.map((f) => path.replace(expansion.segment, f)) : [path];
     for (const [method, original] of Object.entries(item)) {
-      const about = describe(path, method, family);
+      const about = describe(path, method, family, settings);
       expansion?.forms.forEach((form, i) => {
         const key = forms[i]!;
         out[key] ??= {};
-        out[key][method] = complete(atForm(original, form, expansion.segment), about, tag);
+        out[key][method] = marked(complete(atForm(original, form, expansion.segment), about, tag), key, settings);
       });
       if (!expansion) {
         out[path] ??= {};
-        out[path][method] = complete(original, about, tag);
+        out[path][method] = marked(complete(original, about, tag), path, settings);
       }
     }
   }
@@ -336,6 +363,14 @@ export function completeOpenApi(doc: Json, families: readonly ApiFamily[]): Json
     components: { ...components, schemas: { ...((components['schemas'] ?? {}) as Json), ...SCHEMAS } },
     tags: [...tags.values()].filter((tag) => used.has(tag.name)),
   };
+}
+
+/** A form one TiTiler generation's clients send (or whose meaning the setting chose) says so. */
+function marked(op: Operation, path: string, settings: Settings): Operation {
+  const form = formOf(path, settings);
+  if (!form) return op;
+  const description = typeof op['description'] === 'string' ? `${op['description']}\n\n${form.note}` : form.note;
+  return { ...op, description, 'x-titiler-generation': form.generation };
 }
 
 function complete(op: Operation, about: About | undefined, tag: string | undefined): Operation {

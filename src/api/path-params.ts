@@ -67,6 +67,8 @@ export interface TilePath {
   x: number;
   y: number;
   scale: number;
+  /** Whether the path (`@{scale}x`) or the query (`scale`) named the scale: a TiTiler 0.18 request. */
+  scaled: boolean;
   format: ImageFormat | undefined;
 }
 
@@ -91,7 +93,7 @@ export function parseTilePath(z: string, x: string, last: string, fallback: { sc
   }
   const format = m?.[3] !== undefined ? errors.format(m[3]) : fallback.format;
   errors.done();
-  return { z: zi, x: xi, y: yi, scale, format };
+  return { z: zi, x: xi, y: yi, scale, scaled: m?.[2] !== undefined || fallback.scale !== undefined, format };
 }
 
 export interface BBoxPath {

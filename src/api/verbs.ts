@@ -33,7 +33,8 @@ import { statisticsMapToJson } from '../image/statistics-json.js';
 import { floats } from '../pyjson.js';
 import { badRequest } from '../errors.js';
 import type { ReaderImage } from '../readers/reader.js';
-import type { TitilerApi } from '../image/algorithms/index.js';
+import type { Settings } from '../config.js';
+import { algorithmGeneration } from './generations.js';
 import type { gdal } from '../gdal/gdal.js';
 
 /** Features read at once by POST /statistics: each read already runs its sources in parallel. */
@@ -66,7 +67,7 @@ export const point: Verb<ReaderWith<'point'>> = {
 /** The whole dataset as one image (rio-tiler `preview`), `format` from the path or the query. */
 export const preview: Verb<ReaderWith<'preview'>> = {
   mount: <L>(app: FastifyInstance, ctx: VerbContext<L, ReaderWith<'preview'>>) => {
-    const previewFamilies = { ...imageFamilies(ctx.layer, ctx.services.settings.titilerApi), size: previewSize, dstCrs };
+    const previewFamilies = { ...imageFamilies(ctx.layer, ctx.services.settings), size: previewSize, dstCrs };
     const previewQuery = routeQuery(previewFamilies);
     const previewFormatQuery = routeQuery({ ...previewFamilies, format: formatQuery });
     const answer = async (
@@ -95,7 +96,7 @@ export const preview: Verb<ReaderWith<'preview'>> = {
 /** An image of a bounding box (rio-tiler `part`), its size and format in the path. */
 export const bbox: Verb<ReaderWith<'part'>> = {
   mount: <L>(app: FastifyInstance, ctx: VerbContext<L, ReaderWith<'part'>>) => {
-    const partQuery = routeQuery({ ...imageFamilies(ctx.layer, ctx.services.settings.titilerApi), size: partSize, dstCrs, coordCrs });
+    const partQuery = routeQuery({ ...imageFamilies(ctx.layer, ctx.services.settings), size: partSize, dstCrs, coordCrs });
     app.get<PathRoute<{ '*': string }>>(
       '/bbox/*',
       { schema: { querystring: partQuery.schema }, config: LARGE, ...ctx.routeOptions },
@@ -124,7 +125,7 @@ export const bbox: Verb<ReaderWith<'part'>> = {
 /** An image of a GeoJSON Feature's area, outside it masked (rio-tiler `feature`); size and format from the path or the query. */
 export const feature: Verb<ReaderWith<'feature'>> = {
   mount: <L>(app: FastifyInstance, ctx: VerbContext<L, ReaderWith<'feature'>>) => {
-    const partFamilies = { ...imageFamilies(ctx.layer, ctx.services.settings.titilerApi), size: partSize, dstCrs, coordCrs };
+    const partFamilies = { ...imageFamilies(ctx.layer, ctx.services.settings), size: partSize, dstCrs, coordCrs };
     const partQuery = routeQuery(partFamilies);
     const featureFormatQuery = routeQuery({ ...partFamilies, format: formatQuery });
     // The path's pieces, then the body, then the query, each refused before the next is read.
@@ -179,14 +180,14 @@ function statisticsSpec(algorithm: RenderSpec['algorithm'], options: StatisticsS
 }
 
 /** A statistics route's query: the dataset, layer and values, `sizing` (the output's size and CRS), then the algorithm and statistics options. */
-function statisticsQuery<L, S extends Record<string, ParamFamily<unknown>>>(layer: ParamFamily<L>, sizing: S, api: TitilerApi) {
-  return routeQuery({ url: datasetUrl, layer, values: datasetValues, ...sizing, algorithm: postProcessFor(api), statistics });
+function statisticsQuery<L, S extends Record<string, ParamFamily<unknown>>>(layer: ParamFamily<L>, sizing: S, settings: Settings) {
+  return routeQuery({ url: datasetUrl, layer, values: datasetValues, ...sizing, algorithm: postProcessFor(algorithmGeneration(settings)), statistics });
 }
 
 /** GET /statistics: statistics and histograms of every band, over the preview (rio-tiler `statistics`). */
 export const statisticsOfPreview: Verb<ReaderWith<'preview'>> = {
   mount: <L>(app: FastifyInstance, ctx: VerbContext<L, ReaderWith<'preview'>>) => {
-    const previewStatisticsQuery = statisticsQuery(ctx.statisticsLayer, { size: previewSize }, ctx.services.settings.titilerApi);
+    const previewStatisticsQuery = statisticsQuery(ctx.statisticsLayer, { size: previewSize }, ctx.services.settings);
     app.get<QueryRoute>('/statistics', { config: LARGE, schema: { querystring: previewStatisticsQuery.schema } }, async (request, reply) => {
       const p = previewStatisticsQuery.parse(request.query);
       const reader = await ctx.open(p.url, p.layer);
@@ -201,7 +202,7 @@ export const statisticsOfPreview: Verb<ReaderWith<'preview'>> = {
 /** POST /statistics: statistics of every band within each Feature of a GeoJSON Feature or FeatureCollection. */
 export const statisticsOfFeatures: Verb<ReaderWith<'statisticsOfFeatures'>> = {
   mount: <L>(app: FastifyInstance, ctx: VerbContext<L, ReaderWith<'statisticsOfFeatures'>>) => {
-    const featureStatisticsQuery = statisticsQuery(ctx.statisticsLayer, { size: partSize, dstCrs, coordCrs }, ctx.services.settings.titilerApi);
+    const featureStatisticsQuery = statisticsQuery(ctx.statisticsLayer, { size: partSize, dstCrs, coordCrs }, ctx.services.settings);
     app.post<QueryRoute>('/statistics', { config: LARGE, schema: { querystring: featureStatisticsQuery.schema } }, async (request, reply) => {
       const body = parseFeatureOrCollectionBody(request.body);
       if (body.features.length > MAX_STATISTICS_FEATURES) {

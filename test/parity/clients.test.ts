@@ -2,7 +2,8 @@
  * Clients nobody here wrote read tessera as they read TiTiler: GDAL's WMTS driver (what QGIS uses)
  * opens a WMTS capabilities document and reads pixels through the tiles it names; GDAL's WMS driver
  * in TMS mode reads the XYZ tile URL a TileJSON gives; OWSLib (Python's OGC client) parses the
- * capabilities and fetches a tile. Each must see the very pixels tessera's tile route serves.
+ * capabilities and fetches a tile. Each must see the very pixels tessera's tile route serves. GDAL's
+ * WMTS driver also reads the every-grid document TiTiler 2.x clients get (TESSERA_TITILER_API=2).
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -81,6 +82,30 @@ describe('real clients: GDAL WMTS and TMS drivers, OWSLib', { timeout: 180_000 }
       assert.ok(read.equals(await servedTile(t.z, t.x, t.y)), 'the same RGBA as the tile route');
     } finally {
       ds.close();
+    }
+  });
+
+  it("GDAL's WMTS driver reads the every-grid document of TESSERA_TITILER_API=2 and, through its WebMercatorQuad layer, the tiles served", async () => {
+    const v2 = await startServer(TESSERA_COMMAND, { TESSERA_ALLOWED_NETWORKS: LOOPBACK_NETWORKS, TESSERA_TITILER_API: '2' });
+    try {
+      const caps = `${v2.url}/cog/WMTSCapabilities.xml?url=${tci}`;
+      const listing = await gdal.openAsync(`WMTS:${caps}`);
+      const layers = listing.getMetadata('SUBDATASETS');
+      listing.close();
+      assert.equal(Object.keys(layers).filter((k) => k.endsWith('_NAME')).length, 14, 'one layer per grid');
+      // The matrix set lists every matrix of the grid (as TiTiler 2.x's does): the finest asked for.
+      const ds = await gdal.openAsync(`WMTS:${caps},layer=${files.url}/TCI.tif_WebMercatorQuad_default,tilematrix=10`);
+      try {
+        assert.ok(srsFrom('EPSG:3857').isSame(ds.srs!), 'Web Mercator');
+        const t = middleTile();
+        assert.ok(Math.abs(ds.geoTransform![1]! - t.cell) / t.cell < 1e-9, `the finest level is z10: ${ds.geoTransform![1]} vs ${t.cell}`);
+        const read = await readWindow(ds, t.left, t.top);
+        assert.ok(read.equals(await servedTile(t.z, t.x, t.y)), 'the same RGBA as the tile route');
+      } finally {
+        ds.close();
+      }
+    } finally {
+      await v2.stop();
     }
   });
 

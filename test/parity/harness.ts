@@ -1,11 +1,14 @@
 /**
  * Runs the three processes a parity test needs, each on a free port of 127.0.0.1: the fixture file
- * server (in this process), TiTiler 0.18.10 (uvicorn from .parity/venv) and tessera
- * (`bin/tessera serve`). Both servers get the same GDAL environment and no proxy, so they read the
- * same bytes the same way. Children run in their own process group and are killed as a group, also
- * when the test process exits early, so a failing test leaves no server behind.
+ * server (in this process), the reference TiTiler and tessera (`bin/tessera serve`). The reference
+ * is TiTiler 0.18.10 (uvicorn from .parity/venv, tools/parity/setup.sh) or, for the 2.x suites of
+ * issue 37, TiTiler 2.4.0 (uvicorn from the venv tools/parity/titiler2.sh makes and names), with
+ * tessera then started under the setting a suite asks for (TESSERA_TITILER_API=2). Both servers get
+ * the same GDAL environment and no proxy, so they read the same bytes the same way. Children run in
+ * their own process group and are killed as a group, also when the test process exits early, so a
+ * failing test leaves no server behind.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, promises as fs } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
@@ -45,6 +48,7 @@ export interface Parity {
   fileserver: FileServer;
   /** `${fileserver.url}/item.json`: the fixture STAC item with hrefs on the file server. */
   itemUrl: string;
+  /** The reference server (TiTiler 0.18.10 or 2.4.0, as the suite chose). */
   titiler: Service;
   tessera: Service;
   /** Replaces either server's base URL by `{BASE}` (the file server's URL is kept). */
@@ -72,6 +76,21 @@ export const TITILER_COMMAND: ServerCommand = {
   args: (port) => ['titiler.application.main:app', '--host', '127.0.0.1', '--port', String(port), '--no-access-log'],
 };
 
+/**
+ * TiTiler 2.4.0, the reference of the 2.x suites: its venv's bin folder is what
+ * tools/parity/titiler2.sh prints (it makes the venv the first time, from PyPI, pinned). Every
+ * family of titiler.application's default app is on, as a 2.x deployment has it.
+ */
+export function titiler2Command(): ServerCommand {
+  let bin: string;
+  try {
+    bin = execFileSync('bash', [path.join(ROOT, 'tools/parity/titiler2.sh')], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+  } catch (err) {
+    throw new Error(`parity: the TiTiler 2.4.0 reference environment could not be made (tools/parity/titiler2.sh): ${(err as Error).message}`);
+  }
+  return { ...TITILER_COMMAND, name: 'TiTiler 2.4.0', command: path.join(bin, 'uvicorn') };
+}
+
 export const TESSERA_COMMAND: ServerCommand = {
   name: 'tessera',
   command: TESSERA_BIN,
@@ -80,22 +99,31 @@ export const TESSERA_COMMAND: ServerCommand = {
   env: { TESSERA_ALLOWED_NETWORKS: LOOPBACK_NETWORKS },
 };
 
+/** What a suite compares against, and how tessera runs for it. */
+export interface ParityOptions {
+  /** The reference server (default TiTiler 0.18.10; `titiler2Command()` for the 2.x suites). */
+  reference?: ServerCommand;
+  /** Settings the candidate runs with, e.g. `{ TESSERA_TITILER_API: '2' }`. */
+  candidateEnv?: Record<string, string>;
+}
+
 /**
- * Starts the file server, TiTiler and tessera (the candidate can be swapped, e.g. to check the
- * suite against TiTiler itself). Throws, after stopping whatever did start, if TiTiler's
- * environment is missing or a server does not answer /healthz in time.
+ * Starts the file server, the reference TiTiler and tessera (the candidate can be swapped, e.g. to
+ * check the suite against TiTiler itself). Throws, after stopping whatever did start, if the
+ * reference's environment is missing or a server does not answer /healthz in time.
  */
-export async function startParity(candidate: ServerCommand = TESSERA_COMMAND): Promise<Parity> {
-  if (!existsSync(UVICORN)) {
+export async function startParity(candidate: ServerCommand = TESSERA_COMMAND, options: ParityOptions = {}): Promise<Parity> {
+  const reference = options.reference ?? TITILER_COMMAND;
+  if (!existsSync(reference.command)) {
     throw new Error(
-      `parity: the TiTiler reference environment is missing (${path.relative(ROOT, UVICORN)} not found); run \`bash tools/parity/setup.sh\` first`,
+      `parity: the ${reference.name} reference environment is missing (${path.relative(ROOT, reference.command)} not found); run \`bash tools/parity/setup.sh\` first`,
     );
   }
   const fileserver = await startFileServer(FIXTURES);
   fileserver.put('/item.json', await fixtureItem(fileserver.url));
 
   // Start both servers at once: TiTiler's import time dominates the start-up.
-  const [titiler, tessera] = await Promise.allSettled([startServer(TITILER_COMMAND), startServer(candidate)]);
+  const [titiler, tessera] = await Promise.allSettled([startServer(reference), startServer(candidate, options.candidateEnv)]);
   if (titiler.status === 'rejected' || tessera.status === 'rejected') {
     const errors: unknown[] = [];
     for (const r of [titiler, tessera]) {
@@ -333,12 +361,14 @@ export async function writeReport(
   appendix: readonly string[] = [],
   /** Suite name: each suite writes .parity/report-<suite>.md; the metadata suite keeps report.md. */
   suite?: string,
+  /** What tessera was compared with. */
+  reference = 'TiTiler 0.18.10',
 ): Promise<string> {
   const reportPath = suite ? path.join(path.dirname(REPORT_PATH), `report-${suite}.md`) : REPORT_PATH;
   const cell = (s: string): string => s.replace(/\|/g, '\\|').replace(/\r?\n/g, '<br>');
   const counts = (v: Verdict): number => rows.filter((r) => r.verdict === v).length;
   const lines = [
-    '# tessera vs TiTiler 0.18.10: parity report',
+    `# tessera vs ${reference}: parity report`,
     '',
     `Generated by dist/test/parity/${suite ?? 'stac-metadata'}.test.js on ${new Date().toISOString()}.`,
     '',

@@ -171,7 +171,7 @@ export interface PixelCase {
  * layout for `image`, and decoded values (±1 on 99.5%, masks exact) for `npy` and `png`. Adds the
  * case's row (and figures) to the report.
  */
-async function runPixelCase(p: Parity, c: PixelCase, rows: ReportRow[], figures: string[]): Promise<void> {
+export async function runPixelCase(p: Parity, c: PixelCase, rows: ReportRow[], figures: string[]): Promise<void> {
   const x = await fetchBoth(p, c.path, c.body);
   const note = (text: string, verdict: 'equal' | 'differs' = 'equal'): void => {
     rows.push({ id: c.id, request: `${c.body ? 'POST' : 'GET'} ${c.path}`, verdict, note: text });

@@ -260,3 +260,47 @@ ${rows.join('\n')}
 </main>`;
   return page({ root: opts.root, title: 'tessera', bodyClass: 'landing-page', body });
 }
+
+// ---- OGC API documents as HTML ------------------------------------------------------------------
+
+/** A link of an OGC API document. */
+export interface DocumentLink {
+  href: string;
+  rel: string;
+  type?: string;
+  title?: string;
+}
+
+export interface DocumentPageOptions {
+  root: string;
+  title: string;
+  /** The document's links, listed first. */
+  links: DocumentLink[];
+  /** The whole JSON document, shown below them. */
+  json: unknown;
+}
+
+/** An OGC API document (landing page, conformance, tilesets) for a browser: its links, then its JSON. */
+export function documentPage(opts: DocumentPageOptions): string {
+  const rows = opts.links.map(
+    (l) =>
+      `<tr><td><a href="${escapeHtml(l.href)}">${escapeHtml(l.title ?? l.href)}</a></td><td>${escapeHtml(l.rel)}</td><td>${escapeHtml(l.type ?? '')}</td></tr>`,
+  );
+  const body = `<main class="landing">
+<header><h1>${escapeHtml(opts.title)}</h1></header>
+${
+  rows.length > 0
+    ? `<section><h2>Links</h2>
+<table><thead><tr><th>link</th><th>rel</th><th>type</th></tr></thead>
+<tbody>
+${rows.join('\n')}
+</tbody></table>
+</section>`
+    : ''
+}
+<section><h2>JSON</h2>
+<pre>${escapeHtml(JSON.stringify(opts.json, null, 2))}</pre>
+</section>
+</main>`;
+  return page({ root: opts.root, title: opts.title, bodyClass: 'landing-page', body });
+}

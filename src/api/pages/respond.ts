@@ -43,12 +43,13 @@ export function sendHtml(reply: FastifyReply, html: string, csp: string): Fastif
 /** The map page of a family's TileJSON (`prefix`: '/cog', '/stac' …) in `tms`, with the page's whole query forwarded. */
 export function mapPageResponder(
   settings: Settings,
-): (request: FastifyRequest, reply: FastifyReply, prefix: string, tms: TileMatrixSet, url: string) => FastifyReply {
+): (request: FastifyRequest, reply: FastifyReply, prefix: string, tms: TileMatrixSet, url: string, added?: Array<[string, string]>) => FastifyReply {
   const csp = contentSecurityPolicy(settings.basemapUrl);
   const basemap = basemapOf(settings);
-  return (request, reply, prefix, tms, url) => {
-    // TiTiler forwards the page's whole query to the TileJSON, re-encoded with urlencode.
-    const pairs = queryPairs(request);
+  return (request, reply, prefix, tms, url, added = []) => {
+    // TiTiler forwards the page's whole query to the TileJSON, re-encoded with urlencode (2.x's
+    // map.html adds `tilesize` when the page was not given one: `added`).
+    const pairs = [...queryPairs(request), ...added];
     const tilejsonUrl = `${baseUrl(request)}${prefix}/${tms.id}/tilejson.json${pairs.length > 0 ? `?${urlencode(pairs)}` : ''}`;
     return sendHtml(reply, mapPage({ root: settings.rootPath, title: `tessera map · ${url}`, tilejsonUrl, grid: mapGrid(tms), basemap }), csp);
   };

@@ -1,7 +1,8 @@
 /**
  * The shape of an answer: TileParams (buffer, padding), the output sizes of PreviewParams and
- * PartFeatureParams, `format`/`scale` where the path has no place for them, and the TileJSON / WMTS
- * parameters (the tile URLs such documents write).
+ * PartFeatureParams, `format`/`scale` where the path has no place for them, TiTiler 2.x's `tilesize`
+ * (titiler/core/factory.py 2.4.0: the tile, TileJSON and map routes take it in place of 0.18's
+ * `@{scale}x`), and the TileJSON / WMTS parameters (the tile URLs such documents write).
  */
 import { badRequest } from '../../errors.js';
 import { IMAGE_FORMATS, type ImageFormat } from '../../image/formats.js';
@@ -105,6 +106,25 @@ export const tileFormatQuery = family(
     ...(q['format'] !== undefined ? { format: q['format'] as ImageFormat } : {}),
     ...(q['scale'] !== undefined ? { scale: q['scale'] as number } : {}),
   }),
+);
+
+/** Largest `tilesize`: 16 times a 256 px tile's pixels, far more than any map asks for; TiTiler has no bound. */
+const MAX_TILE_SIZE = 4096;
+
+/** TiTiler 2.x's `tilesize` (greater than 0: 422 as FastAPI's `gt=0`; above MAX_TILE_SIZE: 400). */
+export const tileSize = family(
+  'tilesize',
+  {
+    tilesize: {
+      schema: { type: 'integer', exclusiveMinimum: 0 },
+      doc: "Tile size in pixels (TiTiler 2.x, in place of `@{scale}x`; at most 4096). Tiles: default 256, or the grid's tile size with TESSERA_TITILER_API=2. TileJSON and map pages write it into their tile URLs.",
+    },
+  },
+  (q): number | undefined => {
+    const size = q['tilesize'] as number | undefined;
+    if (size !== undefined && size > MAX_TILE_SIZE) throw badRequest(`Invalid tilesize ${size}: at most ${MAX_TILE_SIZE} pixels`);
+    return size;
+  },
 );
 
 export interface TileDocumentOptions {

@@ -25,10 +25,12 @@ export {
   formatQuery,
   tileFormatQuery,
   tileDocument,
+  tileSize,
   wmtsEpsg,
   type SizeOptions,
 } from './images.js';
 export { validateStrict, stacItem } from './extensions.js';
+export { documentFormat, tilesetCrs, gridZooms, mapArea, MAP_DEFAULT_MAX_SIZE, type MapOptions } from './ogc.js';
 
 const TRUE = new Set(['1', 'true', 't', 'yes', 'y', 'on']);
 const FALSE = new Set(['0', 'false', 'f', 'no', 'n', 'off']);

@@ -15,8 +15,10 @@ import { bboxFeature, boundsModel, cogValidateModel, infoModel } from '../models
 import { cogReader } from '../../readers/cog.js';
 import { defineFamily } from '../factory.js';
 import * as verb from '../verbs.js';
+import { ogcMap } from '../ogc-maps.js';
 import { validateCog } from '../../source/cog-validation.js';
 import { stacItemFromRaster } from '../../stac/from-raster.js';
+import { boundsIn } from '../../ogc/tilesets.js';
 
 export const cogFamily = defineFamily({
   prefix: '/cog',
@@ -33,10 +35,19 @@ export const cogFamily = defineFamily({
     open: (url, layer) => cogReader(services.cog(url), url, layer),
     summary: async (url) => {
       const source = services.cog(url);
-      return { bounds: await source.geographicBounds(), zooms: (tms) => source.zooms(tms) };
+      const own = (await source.meta()).crs;
+      return {
+        bounds: await source.geographicBounds(),
+        ...(own ? { crs: own } : {}),
+        zooms: (tms) => source.zooms(tms),
+        boundsIn: async (srs) => {
+          const meta = await source.meta();
+          return boundsIn(meta.bounds, meta.crs, srs);
+        },
+      };
     },
   }),
-  verbs: [verb.point, verb.preview, verb.bbox, verb.feature, verb.statisticsOfPreview, verb.statisticsOfFeatures],
+  verbs: [verb.point, verb.preview, verb.bbox, verb.feature, verb.statisticsOfPreview, verb.statisticsOfFeatures, ogcMap],
   // TilerFactory weighs a feature's pixels by the fraction of each the feature covers.
   coverageWeighted: true,
   routes: cogRoutes,

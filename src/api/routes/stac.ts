@@ -29,6 +29,7 @@ import { assetStatistics } from '../../readers/stac-asset-statistics.js';
 import { statisticsMapToJson } from '../../image/statistics-json.js';
 import { defineFamily } from '../factory.js';
 import * as verb from '../verbs.js';
+import { ogcMap } from '../ogc-maps.js';
 
 export const stacFamily = defineFamily({
   prefix: '/stac',
@@ -53,7 +54,7 @@ export const stacFamily = defineFamily({
       return { bounds: stac.bounds, zooms: async (tms) => stac.zooms(tms) };
     },
   }),
-  verbs: [verb.point, verb.preview, verb.bbox, verb.feature, verb.statisticsOfPreview, verb.statisticsOfFeatures],
+  verbs: [verb.point, verb.preview, verb.bbox, verb.feature, verb.statisticsOfPreview, verb.statisticsOfFeatures, ogcMap],
   routes: stacRoutes,
   viewer: 'stac',
 });
