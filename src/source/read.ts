@@ -20,7 +20,9 @@ import { gdal, type Dataset, type RasterBand } from '../gdal/gdal.js';
 import { numpyDtype, type BandMeta, type SourceMeta } from './dataset.js';
 import { ARRAY_OF, type BandArray, type DType } from '../image/image-data.js';
 import { maskFromAlpha, maskFromValues, normaliseMaskBand } from './masks.js';
-import { arrayBounds, type Grid, type Window } from './geometry.js';
+import { arrayBounds, type GeoTransform, type Grid, type Window } from './geometry.js';
+import { boundlessPart, needsBoundless, type PixelRect } from './boundless.js';
+import { overviewForRead, type OverviewRule } from './overview-choice.js';
 import { srsFrom, transformerBetween, transformPoints, type TransformMemo } from '../gdal/crs.js';
 import { TesseraError, invalidBandIndex } from '../errors.js';
 import { blockKey, type Affinity } from './pool.js';
@@ -311,7 +313,11 @@ async function readAndMask(
   return { bands, masks };
 }
 
-/** Reads a same-CRS window (rio-tiler `read` without a WarpedVRT). */
+/**
+ * Reads a same-CRS window (rio-tiler `read` without a WarpedVRT): a window on the raster as
+ * rasterio's RasterIO reads it (GDAL 3.10's overview choice, see overview-choice.ts), a window
+ * partly off it as rasterio's boundless read does (see boundless.ts).
+ */
 async function readWindow(ds: Dataset, meta: SourceMeta, target: Extract<ReadTarget, { kind: 'window' }>, opts: ReadOptions): Promise<RawRead> {
   const dtype = dtypeOf(meta.bands[0]);
   const indexes = opts.indexes ? [...opts.indexes] : nonAlphaIndexes(meta);
@@ -319,12 +325,65 @@ async function readWindow(ds: Dataset, meta: SourceMeta, target: Extract<ReadTar
   const alpha = alphaIndex(meta);
   const { window: w, width, height } = target;
   const flags = (i: number): number => meta.bands[i - 1]?.maskFlags ?? GMF_ALL_VALID;
-  const integral = [w.colOff, w.rowOff, w.width, w.height].every((v) => Math.abs(v - Math.round(v)) < 1e-9);
-  const inside = w.colOff >= 0 && w.rowOff >= 0 && w.colOff + w.width <= meta.width && w.rowOff + w.height <= meta.height;
-  if (integral && inside && RASTERIO_NAMES[opts.resampling]) {
-    const win = { x: Math.round(w.colOff), y: Math.round(w.rowOff), w: Math.round(w.width), h: Math.round(w.height) };
-    const { bands, masks } = await readAndMask(ds, dtype, win, width, height, opts.resampling, indexes, alpha, nodata, flags);
+  const read = (win: PixelRect, whole: { w: number; h: number }, outW: number, outH: number): Promise<{ bands: BandArray[]; masks: Uint8Array[] }> =>
+    readSourceWindow(ds, meta, dtype, win, whole, outW, outH, opts.resampling, indexes, alpha, nodata, flags);
+  if (!needsBoundless(w, meta.width, meta.height)) {
+    const win = { x: w.colOff, y: w.rowOff, w: w.width, h: w.height };
+    // rasterio hands GDAL the window's size truncated (and the exact one beside it).
+    const { bands, masks } = await read(win, { w: Math.trunc(w.width), h: Math.trunc(w.height) }, width, height);
     return { dtype, indexes, bands, masks, width, height };
+  }
+  // Partly off the raster: only the part GDAL's boundless VRT takes is read, into its place.
+  const bands = indexes.map(() => new ARRAY_OF[dtype](width * height).fill(nodata ?? 0) as BandArray);
+  const masks = indexes.map(() => new Uint8Array(width * height));
+  const part = boundlessPart(meta.geoTransform as GeoTransform, meta.width, meta.height, meta.overviewSizes, w, width, height);
+  if (!part) return { dtype, indexes, bands, masks, width, height };
+  for (const i of indexes) {
+    if (i < 1 || i > ds.bands.count()) throw invalidBandIndex(i, ds.bands.count());
+  }
+  const got = await read(part.src, part.srcWhole, part.out.w, part.out.h);
+  const { x, y, w: pw, h: ph } = part.out;
+  for (let k = 0; k < indexes.length; k++) {
+    const from = got.bands[k]!;
+    const fromMask = got.masks[k]!;
+    for (let r = 0; r < ph; r++) {
+      bands[k]!.set(from.subarray(r * pw, (r + 1) * pw) as never, (y + r) * width + x);
+      masks[k]!.set(fromMask.subarray(r * pw, (r + 1) * pw), (y + r) * width + x);
+    }
+  }
+  return { dtype, indexes, bands, masks, width, height };
+}
+
+/**
+ * Reads source window `win` (fractional, on the raster) into outW×outH with the RasterIO
+ * resampling, from the overview level GDAL 3.10 takes for a read of `whole` pixels (see
+ * overview-choice.ts): straight from
+ * the dataset where the window is whole pixels and GDAL 3.6 would take the same level, else
+ * through a gdal_translate VRT carrying the exact window, the resampling gdal-async cannot name,
+ * and the level (`-ovr`) where GDAL 3.6 would take another.
+ */
+async function readSourceWindow(
+  ds: Dataset,
+  meta: SourceMeta,
+  dtype: DType,
+  win: PixelRect,
+  whole: { w: number; h: number },
+  width: number,
+  height: number,
+  resampling: ReadResampling,
+  indexes: number[],
+  alpha: number | undefined,
+  nodata: number | undefined,
+  flags: (index: number) => number,
+): Promise<{ bands: BandArray[]; masks: Uint8Array[] }> {
+  const choose = (rule: OverviewRule): number | undefined =>
+    overviewForRead(meta.width, meta.height, meta.overviewSizes, whole.w, whole.h, width, height, resampling === 'nearest', rule);
+  const level = choose('gdal-3.10');
+  const pinned = level !== choose('gdal-3.6');
+  const integral = [win.x, win.y, win.w, win.h].every((v) => Math.abs(v - Math.round(v)) < 1e-9);
+  if (integral && RASTERIO_NAMES[resampling] && !pinned) {
+    const rounded = { x: Math.round(win.x), y: Math.round(win.y), w: Math.round(win.w), h: Math.round(win.h) };
+    return readAndMask(ds, dtype, rounded, width, height, resampling, indexes, alpha, nodata, flags);
   }
   const path = tempPath('vrt');
   let vrt: Dataset | undefined;
@@ -333,41 +392,20 @@ async function readWindow(ds: Dataset, meta: SourceMeta, target: Extract<ReadTar
       '-of',
       'VRT',
       '-srcwin',
-      String(w.colOff),
-      String(w.rowOff),
-      String(w.width),
-      String(w.height),
+      String(win.x),
+      String(win.y),
+      String(win.w),
+      String(win.h),
       '-outsize',
       String(width),
       String(height),
       '-r',
-      TRANSLATE_NAMES[opts.resampling],
+      TRANSLATE_NAMES[resampling],
+      ...(pinned ? ['-ovr', level === undefined ? 'NONE' : String(level)] : []),
     ]);
-    const win = { x: 0, y: 0, w: width, h: height };
-    const { bands, masks } = await readAndMask(vrt, dtype, win, width, height, 'nearest', indexes, alpha, nodata, flags);
-    if (!inside) maskOutside(masks, w, width, height, meta);
-    return { dtype, indexes, bands, masks, width, height };
+    return await readAndMask(vrt, dtype, { x: 0, y: 0, w: width, h: height }, width, height, 'nearest', indexes, alpha, nodata, flags);
   } finally {
     closeQuietly(vrt, path);
-  }
-}
-
-/** Output pixels whose centre falls outside the raster are masked (a boundless read fills them). */
-function maskOutside(masks: Uint8Array[], w: Window, width: number, height: number, meta: SourceMeta): void {
-  const sx = w.width / width;
-  const sy = w.height / height;
-  const seen = new Set<Uint8Array>();
-  for (const m of masks) {
-    if (seen.has(m)) continue;
-    seen.add(m);
-    for (let r = 0; r < height; r++) {
-      const y = w.rowOff + (r + 0.5) * sy;
-      const rowOut = y < 0 || y >= meta.height;
-      for (let c = 0; c < width; c++) {
-        const x = w.colOff + (c + 0.5) * sx;
-        if (rowOut || x < 0 || x >= meta.width) m[r * width + c] = 0;
-      }
-    }
   }
 }
 
