@@ -48,8 +48,13 @@ export interface BoundlessPart {
   out: PixelRect;
 }
 
-/** rio-tiler `read`: a window is read boundless when it starts before or ends at or past an edge. */
+/**
+ * rio-tiler `read`: a window is read boundless when it starts before or ends at or past an edge.
+ * The whole raster is read without a window (a preview), so not boundless; a part whose bounds are
+ * exactly the raster's would be, and is read as the whole raster here.
+ */
 export function needsBoundless(win: Window, rasterW: number, rasterH: number): boolean {
+  if (win.colOff === 0 && win.rowOff === 0 && win.width === rasterW && win.height === rasterH) return false;
   return Math.min(win.colOff, win.rowOff) < 0 || win.colOff + win.width >= rasterW || win.rowOff + win.height >= rasterH;
 }
 

@@ -13,7 +13,7 @@
  * - two overlapping 1024-px UTM rasters with nodata under one MosaicJSON.
  *
  * Every tile over each raster is compared at several zooms: values within ±1 for ≥ 99.5% and masks
- * identical (in practice all equal). POST /cog/statistics over partly covered pixels must give the
+ * identical (in practice all equal); previews (whole-raster reads) likewise. POST /cog/statistics over partly covered pixels must give the
  * same histograms. Three known differences are measured and held to their measured floor (see
  * docs/differences.md): multi-band edge tiles of a raster in the grid's CRS, bilinear warps of an
  * overview under partly covered tiles, and large warps at native resolution. Figures go to
@@ -27,7 +27,7 @@ import path from 'node:path';
 import { gdal } from '../../src/gdal/gdal.js';
 import { parseNpy } from '../helpers/npy.js';
 import { startParity, writeReport, type Parity, type ReportRow } from './harness.js';
-import { PASS, fetchBoth } from './pixels.js';
+import { PASS, compareArrays, fetchBoth } from './pixels.js';
 
 /** A fixed generator (LCG), so the noise is the same on every run. */
 function noise(seed: number, n: number): Uint8Array {
@@ -252,6 +252,18 @@ const TILE_CASES: TileCase[] = [
   },
 ];
 
+/**
+ * Whole-raster reads (previews, no window in rio-tiler) at factors between GDAL 3.6's and 3.10's
+ * overview thresholds (512 px read at 320: 1.6) and elsewhere, values and masks compared.
+ */
+const PREVIEW_CASES: Array<{ id: string; path: string }> = [
+  { id: 'preview-webmercator-1.6', path: '/cog/preview.npy?url={file:webmercator-1.6.tif}&max_size=320' },
+  { id: 'preview-webmercator-3.3', path: '/cog/preview.npy?url={file:webmercator-1.6.tif}&max_size=155' },
+  { id: 'preview-webmercator-bilinear-1.8', path: '/cog/preview.npy?url={file:webmercator-1.6.tif}&max_size=284&resampling=bilinear' },
+  { id: 'preview-utm-rgb-1.6', path: '/cog/preview.npy?url={file:utm-rgb-4.48.tif}&max_size=320' },
+  { id: 'preview-utm-1.6-dst-crs', path: '/cog/preview.npy?url={file:utm-8.4.tif}&max_size=320&dst_crs=EPSG:3857' },
+];
+
 /** The polygon in lon/lat: partly over the raster, partly off it. */
 const polygon = (ring: number[][]): Record<string, unknown> => ({ type: 'Feature', properties: {}, geometry: { type: 'Polygon', coordinates: [ring] } });
 
@@ -392,6 +404,22 @@ describe('parity: sampling of tiles coarser than their data (noisy rasters made 
           failure ??= `z${z}: worst tile ${f.worst?.tile} ${(100 * (f.worst?.within ?? 1)).toFixed(3)}% within ±1; masks equal ${pct(f.maskEqual, f.masks)}`;
       }
       assert.equal(failure, undefined, failure);
+    });
+  }
+
+  for (const c of PREVIEW_CASES) {
+    it(c.id, async () => {
+      const x = await fetchBoth(p, fill(c.path));
+      assert.equal(x.titiler.status, 200, x.titiler.body.toString().slice(0, 300));
+      assert.equal(x.tessera.status, 200, x.tessera.body.toString().slice(0, 300));
+      const a = parseNpy(x.titiler.body);
+      const b = parseNpy(x.tessera.body);
+      assert.deepEqual(b.shape, a.shape, 'shape');
+      const r = compareArrays(a.values, b.values, a.shape[0]!, 1);
+      const note = `${a.shape.join('×')}: within ±1 ${(100 * r.within).toFixed(3)}%, masks equal ${(100 * r.maskEqual).toFixed(3)}%`;
+      rows.push({ id: c.id, request: `GET ${c.path}`, verdict: r.within >= PASS && r.maskEqual === 1 ? 'equal' : 'differs', note });
+      assert.ok(r.within >= PASS, note);
+      assert.equal(r.maskEqual, 1, note);
     });
   }
 
