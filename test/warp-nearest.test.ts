@@ -16,8 +16,10 @@ import {
   invGeoTransform,
   nearestIndex,
   rasterIoNearestIndex,
+  rasterIoNearestSample,
   warpChunks,
   type GeoTransform6,
+  type NearestWarpInput,
 } from '../src/source/warp-nearest.js';
 import { srsFrom, transformerBetween, transformPoint, transformPoints, TransformMemo } from '../src/gdal/crs.js';
 import { DatasetPool } from '../src/source/pool.js';
@@ -46,16 +48,41 @@ function indexRaster(width: number, height: number, gt: GeoTransform6, crs: stri
 }
 
 /** The source offset gdalwarp takes for each output pixel (-1 where it writes nothing). */
-function gdalwarpPicks(src: gdal.Dataset, dstCrs: string, te: number[], width: number, height: number): Int32Array {
+function gdalwarpPicks(src: gdal.Dataset, dstCrs: string, te: number[], width: number, height: number, extra: string[] = []): Int32Array {
   const out = gdal.warp(
     '/vsimem/warp-nearest-test.mem',
     null,
     [src],
-    ['-of', 'MEM', '-t_srs', dstCrs, '-r', 'near', '-te', ...te.map(String), '-ts', String(width), String(height), '-dstnodata', '-1'],
+    ['-of', 'MEM', '-t_srs', dstCrs, '-r', 'near', '-te', ...te.map(String), '-ts', String(width), String(height), '-dstnodata', '-1', ...extra],
   );
   const cols = out.bands.get(1).pixels.read(0, 0, width, height) as Float64Array;
   const rows = out.bands.get(2).pixels.read(0, 0, width, height) as Float64Array;
   out.close();
+  const sw = src.rasterSize.x;
+  return Int32Array.from(cols, (c, i) => (c < 0 ? -1 : rows[i]! * sw + c));
+}
+
+/**
+ * The source offset GDAL's warped VRT gives for each output pixel when one of its bands is read at
+ * outW×outH (its blocks warped one by one, then RasterIO's nearest neighbour when smaller).
+ */
+function warpedVrtPicks(src: gdal.Dataset, dstCrs: string, te: number[], width: number, height: number, outW = width, outH = height): Int32Array {
+  const path = '/vsimem/warp-nearest-test.vrt';
+  const vrt = gdal.warp(
+    path,
+    null,
+    [src],
+    ['-of', 'VRT', '-t_srs', dstCrs, '-r', 'near', '-te', ...te.map(String), '-ts', String(width), String(height), '-dstnodata', '-1'],
+  );
+  const read = (band: number): Float64Array => {
+    const out = new Float64Array(outW * outH);
+    vrt.bands.get(band).pixels.read(0, 0, width, height, out, { buffer_width: outW, buffer_height: outH, resampling: 'NearestNeighbour' });
+    return out;
+  };
+  const cols = read(1);
+  const rows = read(2);
+  vrt.close();
+  gdal.vsimem.release(path);
   const sw = src.rasterSize.x;
   return Int32Array.from(cols, (c, i) => (c < 0 ? -1 : rows[i]! * sw + c));
 }
@@ -71,6 +98,7 @@ function jsPicks(
   height: number,
   validity?: Uint8Array,
   memo?: TransformMemo,
+  more: Pick<NearestWarpInput, 'pieces' | 'sample'> = {},
 ): Int32Array {
   const ct = transformerBetween(srsFrom(dstCrs), srsFrom(srcCrs))!;
   const dstGt: GeoTransform6 = [te[0]!, (te[2]! - te[0]!) / width, 0, te[3]!, 0, -((te[3]! - te[1]!) / height)];
@@ -81,6 +109,7 @@ function jsPicks(
     width,
     height,
     ...(validity ? { validity } : {}),
+    ...more,
   })!;
 }
 
@@ -191,6 +220,81 @@ describe('nearest warp: the pixels gdalwarp picks', () => {
       assert.ok(chunked >= 8, `${chunked} of 12 warps cut into pieces`);
     });
   }
+
+  for (const c of cases) {
+    it(`${c.name}: a warped VRT's reads — one region for a whole-image read, 512×128 blocks for a band, only the pixels a smaller read takes`, () => {
+      // The boxes gdalwarp cuts into pieces (mostly off the raster), where how GDAL cuts a warp
+      // shows: rio-tiler reads a tile through a warped VRT, which GDAL ≥ 3.10 warps in one region
+      // (a read of all bands) or block by block (a band), never with gdalwarp's fill-ratio cuts.
+      const src = indexRaster(c.size, c.size, c.gt, c.crs);
+      let differsFromGdalwarp = 0;
+      try {
+        const boxes: Array<[number, number, number]> = [
+          [0, 0, 0.08],
+          [1, 0.5, 0.2],
+          [0.5, 1, 0.2],
+          [0.3, 0.6, 0.05],
+        ];
+        for (const [fc, fr, half] of boxes) {
+          const te = boxAround(c.gt, c.crs, c.size, c.size, c.dst, fc, fr, half * c.size);
+          for (const [w, h] of [
+            [256, 256],
+            [700, 300],
+          ] as const) {
+            const whole = jsPicks(c.gt, c.crs, c.size, c.size, c.dst, te, w, h, undefined, undefined, { pieces: { kind: 'whole' } });
+            assert.equal(differences(whole, gdalwarpPicks(src, c.dst, te, w, h, ['-wo', 'SRC_FILL_RATIO_HEURISTICS=NO'])), 0, `whole, ${fc},${fr} (${w}×${h})`);
+            if (differences(whole, gdalwarpPicks(src, c.dst, te, w, h)) > 0) differsFromGdalwarp++;
+            const blocks = { pieces: { kind: 'blocks', width: 512, height: 128 } } as const;
+            assert.equal(
+              differences(jsPicks(c.gt, c.crs, c.size, c.size, c.dst, te, w, h, undefined, undefined, blocks), warpedVrtPicks(src, c.dst, te, w, h)),
+              0,
+              `blocks, ${fc},${fr} (${w}×${h})`,
+            );
+            // Read back smaller, by a factor that is no power of two, and from an offset window.
+            for (const [ow, oh] of [
+              [97, 61],
+              [256, 256],
+            ] as const) {
+              const sample = rasterIoNearestSample(w, h, { x: 0, y: 0, w, h }, ow, oh);
+              const picked = jsPicks(c.gt, c.crs, c.size, c.size, c.dst, te, w, h, undefined, undefined, { ...blocks, sample });
+              assert.equal(differences(picked, warpedVrtPicks(src, c.dst, te, w, h, ow, oh)), 0, `sampled ${ow}×${oh}, ${fc},${fr} (${w}×${h})`);
+            }
+          }
+        }
+      } finally {
+        src.close();
+      }
+      // The cases are worth something only where gdalwarp's own pieces give other pixels (over
+      // WGS84 at this scale the approximation is exact enough that no cut moves a pixel).
+      if (c.crs !== 'EPSG:4326') assert.ok(differsFromGdalwarp >= 1, `${differsFromGdalwarp} warps where gdalwarp's pieces differ`);
+    });
+  }
+
+  it('a sampled warp takes, for every output pixel, the pixel the whole warp gives there', () => {
+    const gt: GeoTransform6 = [300000, 300, 0, 5400000, 0, -300];
+    const te = boxAround(gt, 'EPSG:32633', 900, 900, 'EPSG:3857', 0.9, 0.4, 300);
+    const [w, h] = [1300, 700];
+    const validity = new Uint8Array(900 * 900).fill(255).fill(0, 0, 900 * 300);
+    for (const pieces of [{ kind: 'gdalwarp' }, { kind: 'whole' }, { kind: 'blocks', width: 512, height: 128 }] as const) {
+      const full = jsPicks(gt, 'EPSG:32633', 900, 900, 'EPSG:3857', te, w, h, validity, undefined, { pieces });
+      for (const win of [
+        { x: 0, y: 0, w, h },
+        { x: 3.25, y: 10.5, w: w - 20.7, h: h - 31 },
+      ]) {
+        for (const [ow, oh] of [
+          [256, 256],
+          [2000, 1000],
+          [33, 7],
+        ] as const) {
+          const { rows, cols } = rasterIoNearestSample(w, h, win, ow, oh);
+          const got = jsPicks(gt, 'EPSG:32633', 900, 900, 'EPSG:3857', te, w, h, validity, undefined, { pieces, sample: { rows, cols } });
+          const want = Int32Array.from({ length: ow * oh }, (_, i) => full[rows[Math.trunc(i / ow)]! * w + cols[i % ow]!]!);
+          assert.equal(differences(got, want), 0, `${pieces.kind} ${JSON.stringify(win)} → ${ow}×${oh}`);
+          assert.ok(got.some((v) => v >= 0) && got.some((v) => v < 0), 'the box holds pixels on and off the raster');
+        }
+      }
+    }
+  });
 
   it('four rasters meeting under one box (a mosaic corner tile), warped through one shared memo', () => {
     // Four 400×400 rasters in UTM 31N, edge to edge, under a Web Mercator box over the point where

@@ -6,11 +6,13 @@
  * - `window`: same CRS as the dataset; a (possibly fractional or partly outside) source window
  *   decimated or enlarged to the output size with the RasterIO `resampling`;
  * - `warp`: another CRS; rio-tiler builds a WarpedVRT on a grid (`vrtGrid`) and reads it at the
- *   output size. GDAL ≥3.8 (TiTiler's wheels bundle 3.10) answers a read of *all* the VRT's bands
- *   over its whole extent by warping the chosen source overview straight into the output grid, and
- *   any other read (a band subset, a padded window) from the VRT's blocks and implicit overviews
- *   with RasterIO resampling. Both paths are reproduced here on Debian's GDAL 3.6 with gdalwarp,
- *   because the two give visibly different pixels.
+ *   output size. GDAL 3.10 (TiTiler's wheels) answers a read of *all* the VRT's bands over its
+ *   whole extent by warping the chosen source overview straight into the output grid in one region,
+ *   and any other read (a band subset, a padded window) from the VRT's 512×128 blocks and implicit
+ *   overviews with RasterIO resampling (frmts/vrt/vrtwarped.cpp). Both paths are reproduced here on
+ *   Debian's GDAL 3.6 — nearest neighbour in JavaScript (warp-nearest.ts), other kernels with
+ *   gdalwarp in one region or through a warped VRT — because the two give visibly different pixels,
+ *   and so do gdalwarp's own cuts of a warp partly off the raster (its fill-ratio heuristic).
  *
  * Temporary VRT/MEM datasets live only for the duration of one call and are always closed.
  */
@@ -18,20 +20,25 @@ import { gdal, type Dataset, type RasterBand } from '../gdal/gdal.js';
 import { numpyDtype, type BandMeta, type SourceMeta } from './dataset.js';
 import { ARRAY_OF, type BandArray, type DType } from '../image/image-data.js';
 import { maskFromAlpha, maskFromValues, normaliseMaskBand } from './masks.js';
-import { arrayBounds, type Grid, type Window } from './geometry.js';
+import { arrayBounds, type GeoTransform, type Grid, type Window } from './geometry.js';
+import { boundlessPart, needsBoundless, type PixelRect } from './boundless.js';
+import { overviewForRead, type OverviewRule } from './overview-choice.js';
 import { srsFrom, transformerBetween, transformPoints, type TransformMemo } from '../gdal/crs.js';
 import { TesseraError, invalidBandIndex } from '../errors.js';
 import { blockKey, type Affinity } from './pool.js';
 import {
-  composeIndex,
   gather,
   gatherMaskedPlanes,
   indexMask,
   invGeoTransform,
   nearestIndex,
-  rasterIoNearestIndex,
+  rasterIoNearestSample,
   type GeoTransform6,
+  type WarpPieces,
 } from './warp-nearest.js';
+
+/** The block size of a warped VRT (VRTWarpedDataset's default, which rasterio's WarpedVRT keeps). */
+const VRT_BLOCKS: WarpPieces = { kind: 'blocks', width: 512, height: 128 };
 
 export type ReadResampling = 'nearest' | 'bilinear' | 'cubic' | 'cubic_spline' | 'lanczos' | 'average' | 'mode' | 'gauss' | 'rms';
 export type WarpResampling = 'nearest' | 'bilinear' | 'cubic' | 'cubic_spline' | 'lanczos' | 'average' | 'mode' | 'sum' | 'rms';
@@ -306,7 +313,11 @@ async function readAndMask(
   return { bands, masks };
 }
 
-/** Reads a same-CRS window (rio-tiler `read` without a WarpedVRT). */
+/**
+ * Reads a same-CRS window (rio-tiler `read` without a WarpedVRT): a window on the raster as
+ * rasterio's RasterIO reads it (GDAL 3.10's overview choice, see overview-choice.ts), a window
+ * partly off it as rasterio's boundless read does (see boundless.ts).
+ */
 async function readWindow(ds: Dataset, meta: SourceMeta, target: Extract<ReadTarget, { kind: 'window' }>, opts: ReadOptions): Promise<RawRead> {
   const dtype = dtypeOf(meta.bands[0]);
   const indexes = opts.indexes ? [...opts.indexes] : nonAlphaIndexes(meta);
@@ -314,12 +325,65 @@ async function readWindow(ds: Dataset, meta: SourceMeta, target: Extract<ReadTar
   const alpha = alphaIndex(meta);
   const { window: w, width, height } = target;
   const flags = (i: number): number => meta.bands[i - 1]?.maskFlags ?? GMF_ALL_VALID;
-  const integral = [w.colOff, w.rowOff, w.width, w.height].every((v) => Math.abs(v - Math.round(v)) < 1e-9);
-  const inside = w.colOff >= 0 && w.rowOff >= 0 && w.colOff + w.width <= meta.width && w.rowOff + w.height <= meta.height;
-  if (integral && inside && RASTERIO_NAMES[opts.resampling]) {
-    const win = { x: Math.round(w.colOff), y: Math.round(w.rowOff), w: Math.round(w.width), h: Math.round(w.height) };
-    const { bands, masks } = await readAndMask(ds, dtype, win, width, height, opts.resampling, indexes, alpha, nodata, flags);
+  const read = (win: PixelRect, whole: { w: number; h: number }, outW: number, outH: number): Promise<{ bands: BandArray[]; masks: Uint8Array[] }> =>
+    readSourceWindow(ds, meta, dtype, win, whole, outW, outH, opts.resampling, indexes, alpha, nodata, flags);
+  if (!needsBoundless(w, meta.width, meta.height)) {
+    const win = { x: w.colOff, y: w.rowOff, w: w.width, h: w.height };
+    // rasterio hands GDAL the window's size truncated (and the exact one beside it).
+    const { bands, masks } = await read(win, { w: Math.trunc(w.width), h: Math.trunc(w.height) }, width, height);
     return { dtype, indexes, bands, masks, width, height };
+  }
+  // Partly off the raster: only the part GDAL's boundless VRT takes is read, into its place.
+  const bands = indexes.map(() => new ARRAY_OF[dtype](width * height).fill(nodata ?? 0) as BandArray);
+  const masks = indexes.map(() => new Uint8Array(width * height));
+  const part = boundlessPart(meta.geoTransform as GeoTransform, meta.width, meta.height, meta.overviewSizes, w, width, height);
+  if (!part) return { dtype, indexes, bands, masks, width, height };
+  for (const i of indexes) {
+    if (i < 1 || i > ds.bands.count()) throw invalidBandIndex(i, ds.bands.count());
+  }
+  const got = await read(part.src, part.srcWhole, part.out.w, part.out.h);
+  const { x, y, w: pw, h: ph } = part.out;
+  for (let k = 0; k < indexes.length; k++) {
+    const from = got.bands[k]!;
+    const fromMask = got.masks[k]!;
+    for (let r = 0; r < ph; r++) {
+      bands[k]!.set(from.subarray(r * pw, (r + 1) * pw) as never, (y + r) * width + x);
+      masks[k]!.set(fromMask.subarray(r * pw, (r + 1) * pw), (y + r) * width + x);
+    }
+  }
+  return { dtype, indexes, bands, masks, width, height };
+}
+
+/**
+ * Reads source window `win` (fractional, on the raster) into outW×outH with the RasterIO
+ * resampling, from the overview level GDAL 3.10 takes for a read of `whole` pixels (see
+ * overview-choice.ts): straight from
+ * the dataset where the window is whole pixels and GDAL 3.6 would take the same level, else
+ * through a gdal_translate VRT carrying the exact window, the resampling gdal-async cannot name,
+ * and the level (`-ovr`) where GDAL 3.6 would take another.
+ */
+async function readSourceWindow(
+  ds: Dataset,
+  meta: SourceMeta,
+  dtype: DType,
+  win: PixelRect,
+  whole: { w: number; h: number },
+  width: number,
+  height: number,
+  resampling: ReadResampling,
+  indexes: number[],
+  alpha: number | undefined,
+  nodata: number | undefined,
+  flags: (index: number) => number,
+): Promise<{ bands: BandArray[]; masks: Uint8Array[] }> {
+  const choose = (rule: OverviewRule): number | undefined =>
+    overviewForRead(meta.width, meta.height, meta.overviewSizes, whole.w, whole.h, width, height, resampling === 'nearest', rule);
+  const level = choose('gdal-3.10');
+  const pinned = level !== choose('gdal-3.6');
+  const integral = [win.x, win.y, win.w, win.h].every((v) => Math.abs(v - Math.round(v)) < 1e-9);
+  if (integral && RASTERIO_NAMES[resampling] && !pinned) {
+    const rounded = { x: Math.round(win.x), y: Math.round(win.y), w: Math.round(win.w), h: Math.round(win.h) };
+    return readAndMask(ds, dtype, rounded, width, height, resampling, indexes, alpha, nodata, flags);
   }
   const path = tempPath('vrt');
   let vrt: Dataset | undefined;
@@ -328,41 +392,20 @@ async function readWindow(ds: Dataset, meta: SourceMeta, target: Extract<ReadTar
       '-of',
       'VRT',
       '-srcwin',
-      String(w.colOff),
-      String(w.rowOff),
-      String(w.width),
-      String(w.height),
+      String(win.x),
+      String(win.y),
+      String(win.w),
+      String(win.h),
       '-outsize',
       String(width),
       String(height),
       '-r',
-      TRANSLATE_NAMES[opts.resampling],
+      TRANSLATE_NAMES[resampling],
+      ...(pinned ? ['-ovr', level === undefined ? 'NONE' : String(level)] : []),
     ]);
-    const win = { x: 0, y: 0, w: width, h: height };
-    const { bands, masks } = await readAndMask(vrt, dtype, win, width, height, 'nearest', indexes, alpha, nodata, flags);
-    if (!inside) maskOutside(masks, w, width, height, meta);
-    return { dtype, indexes, bands, masks, width, height };
+    return await readAndMask(vrt, dtype, { x: 0, y: 0, w: width, h: height }, width, height, 'nearest', indexes, alpha, nodata, flags);
   } finally {
     closeQuietly(vrt, path);
-  }
-}
-
-/** Output pixels whose centre falls outside the raster are masked (a boundless read fills them). */
-function maskOutside(masks: Uint8Array[], w: Window, width: number, height: number, meta: SourceMeta): void {
-  const sx = w.width / width;
-  const sy = w.height / height;
-  const seen = new Set<Uint8Array>();
-  for (const m of masks) {
-    if (seen.has(m)) continue;
-    seen.add(m);
-    for (let r = 0; r < height; r++) {
-      const y = w.rowOff + (r + 0.5) * sy;
-      const rowOut = y < 0 || y >= meta.height;
-      for (let c = 0; c < width; c++) {
-        const x = w.colOff + (c + 0.5) * sx;
-        if (rowOut || x < 0 || x >= meta.width) m[r * width + c] = 0;
-      }
-    }
   }
 }
 
@@ -655,38 +698,41 @@ function warpNearestInJs(
   if (opts.engine === 'gdal' || opts.reproject !== 'nearest' || (!direct && opts.resampling !== 'nearest')) return undefined;
   if (nodata !== undefined && !representable(dtype, nodata)) return undefined;
   if (!opaqueOrTransparent(dtype, validity, src.extra)) return undefined;
-  // gdalwarp cuts a warp that fills less than half its source window into pieces (warpChunks does
-  // the same); a warp over its 64 MB memory budget it cuts too, which is not reproduced: those
-  // reads, far larger than a tile, stay with GDAL.
+  // GDAL cuts a warp over its 64 MB memory budget into pieces, which is not reproduced: those
+  // reads, far larger than a tile, stay with GDAL. (A band subset warps a grid that may be larger,
+  // but only the pixels the output takes from it are warped here: see subsetGrids.)
   const bytes = src.planes.length * src.planes[0]!.BYTES_PER_ELEMENT + 9;
-  const gridPixels = direct ? target.width * target.height : target.grid.width * target.grid.height;
-  if ((src.win.w * src.win.h + gridPixels) * bytes > 32 * 1024 * 1024) return undefined;
+  if ((src.win.w * src.win.h + target.width * target.height) * bytes > 32 * 1024 * 1024) return undefined;
   const srcInv = invGeoTransform(windowGeoTransform(meta, level, src.win));
   const ct = transformerBetween(srsFrom(target.crs), srsFrom(meta.crs));
   if (!srcInv || !ct) return undefined;
   const { grid, width, height } = target;
-  const warp = (w: number, h: number): Int32Array | undefined =>
-    nearestIndex({
-      ...scratchOut(w * h),
-      transform: { dstGt: gdalwarpGeoTransform(grid, w, h), ct, srcInv, ...(opts.transformMemo ? { memo: opts.transformMemo } : {}) },
-      srcWidth: src.win.w,
-      srcHeight: src.win.h,
-      width: w,
-      height: h,
-      validity: src.extra,
-    });
-  let index: Int32Array;
+  const transform = { ct, srcInv, ...(opts.transformMemo ? { memo: opts.transformMemo } : {}) };
+  const common = { ...scratchOut(width * height), srcWidth: src.win.w, srcHeight: src.win.h, validity: src.extra };
+  let index: Int32Array | undefined;
   if (direct) {
-    const warped = warp(width, height);
-    if (!warped) return undefined;
-    index = warped;
+    // GDAL ≥ 3.10 warps a whole-image read of all bands in one region, straight at the output size.
+    index = nearestIndex({
+      ...common,
+      pieces: { kind: 'whole' },
+      transform: { ...transform, dstGt: gdalwarpGeoTransform(grid, width, height) },
+      width,
+      height,
+    });
   } else {
-    const { warpGrid, win } = subsetGrids(meta, target, level);
-    const warped = warp(warpGrid.width, warpGrid.height);
-    if (!warped) return undefined;
-    const whole = win.x === 0 && win.y === 0 && win.w === warpGrid.width && win.h === warpGrid.height && win.w === width && win.h === height;
-    index = whole ? warped : composeIndex(rasterIoNearestIndex(warpGrid.width, warpGrid.height, win, width, height), warped);
+    // Any other read warps the (implicit overview) grid block by block, then RasterIO takes the
+    // output's pixels from it by nearest neighbour: only those are warped.
+    const { warpGrid, exact } = subsetGrids(meta, target, level);
+    index = nearestIndex({
+      ...common,
+      pieces: VRT_BLOCKS,
+      transform: { ...transform, dstGt: gdalwarpGeoTransform(grid, warpGrid.width, warpGrid.height) },
+      width: warpGrid.width,
+      height: warpGrid.height,
+      sample: rasterIoNearestSample(warpGrid.width, warpGrid.height, exact, width, height),
+    });
   }
+  if (!index) return undefined;
   if (nodata === undefined) {
     const bands = src.planes.map((plane) => gather(plane, index, 0));
     const mask = indexMask(index);
@@ -709,12 +755,19 @@ function scratchOut(n: number): { out?: Int32Array } {
 
 /**
  * The grid a band-subset or padded read warps into (the implicit-overview grid GDAL 3.10 reads the
- * VRT's bands from, or the VRT grid itself) and the window of it the output is resampled from.
+ * VRT's bands from, or the VRT grid itself) and the window of it the output is resampled from:
+ * `win` in whole pixels (as GDAL rounds it onto an overview), `exact` as rasterio's fractional
+ * window scaled onto that grid (VRTWarpedRasterBand::GetBestOverviewLevel), which RasterIO's
+ * nearest neighbour samples.
  */
-function subsetGrids(meta: SourceMeta, target: WarpTarget, level: number | undefined): { warpGrid: Grid; win: { x: number; y: number; w: number; h: number } } {
+type PixelWindow = { x: number; y: number; w: number; h: number };
+function subsetGrids(meta: SourceMeta, target: WarpTarget, level: number | undefined): { warpGrid: Grid; win: PixelWindow; exact: PixelWindow } {
   const { grid } = target;
   const w = target.window ?? { x: 0, y: 0, width: grid.width, height: grid.height };
-  if (level === undefined) return { warpGrid: grid, win: { x: w.x, y: w.y, w: w.width, h: w.height } };
+  if (level === undefined) {
+    const win = { x: w.x, y: w.y, w: w.width, h: w.height };
+    return { warpGrid: grid, win, exact: win };
+  }
   const ratio = meta.width / meta.overviewSizes[level]![0];
   const ow = Math.floor(grid.width / ratio + 0.5);
   const oh = Math.floor(grid.height / ratio + 0.5);
@@ -726,6 +779,7 @@ function subsetGrids(meta: SourceMeta, target: WarpTarget, level: number | undef
   return {
     warpGrid,
     win: { x, y, w: Math.min(ow - x, Math.max(1, Math.trunc(w.width / xf + 0.5))), h: Math.min(oh - y, Math.max(1, Math.trunc(w.height / yf + 0.5))) },
+    exact: { x: w.x / xf, y: w.y / yf, w: w.width / xf, h: w.height / yf },
   };
 }
 
@@ -781,7 +835,10 @@ async function readWarped(withHandle: WithHandle, meta: SourceMeta, target: Warp
     if (direct) {
       let out: Dataset | undefined;
       try {
-        out = await gdal.warpAsync(tempPath('mem'), null, [source], [...common, '-of', 'MEM', '-ts', String(width), String(height)]);
+        // One region, as GDAL ≥ 3.10 warps a whole-image read of all of a warped VRT's bands: not
+        // cut where the source fills less than half of it (gdalwarp's fill-ratio heuristic).
+        const oneRegion = ['-wo', 'SRC_FILL_RATIO_HEURISTICS=NO'];
+        out = await gdal.warpAsync(tempPath('mem'), null, [source], [...common, ...oneRegion, '-of', 'MEM', '-ts', String(width), String(height)]);
         const win = { x: 0, y: 0, w: width, h: height };
         const { bands, masks } = await readAndMask(out, dtype, win, width, height, 'nearest', bandsOut, alphaOut, nodata, flags);
         return { dtype, indexes, bands, masks, width, height, warpedBy: 'gdal' };
@@ -791,11 +848,13 @@ async function readWarped(withHandle: WithHandle, meta: SourceMeta, target: Warp
     }
     // A band subset or a padded window: GDAL 3.10 reads the VRT band by band, from the implicit
     // overview its band-level rule picks, then resamples that grid to the output with RasterIO. The
-    // overview grid is materialised here (MEM has no overviews, so GDAL 3.6 cannot pick another).
+    // overview grid is a warped VRT here too, over the copy of that overview (MEM has no overviews,
+    // so GDAL 3.6 cannot pick another), so that it is warped block by block as GDAL 3.10 warps it.
     const { warpGrid, win } = subsetGrids(meta, target, level);
+    const vrtPath = tempPath('vrt');
     let mem: Dataset | undefined;
     try {
-      mem = await gdal.warpAsync(tempPath('mem'), null, [source], [...common, '-of', 'MEM', '-ts', String(warpGrid.width), String(warpGrid.height)]);
+      mem = await gdal.warpAsync(vrtPath, null, [source], [...common, '-of', 'VRT', '-ts', String(warpGrid.width), String(warpGrid.height)]);
       if (RASTERIO_NAMES[opts.resampling]) {
         const { bands, masks } = await readAndMask(mem, dtype, win, width, height, opts.resampling, bandsOut, alphaOut, nodata, flags);
         return { dtype, indexes, bands, masks, width, height, warpedBy: 'gdal' };
@@ -824,7 +883,7 @@ async function readWarped(withHandle: WithHandle, meta: SourceMeta, target: Warp
         closeQuietly(resampled, tpath);
       }
     } finally {
-      closeQuietly(mem);
+      closeQuietly(mem, vrtPath);
     }
   } finally {
     closeQuietly(source);

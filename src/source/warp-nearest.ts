@@ -6,6 +6,14 @@
  * (truncation with a 1e-10 nudge, an exact retransformation of points that land just outside the
  * source). Parity is measured against gdalwarp itself in test/warp-nearest.test.ts.
  *
+ * How the warp is cut into pieces, each with its own source window and rows, moves pixels where a
+ * cut falls, so it is chosen per caller (WarpPieces): as gdalwarp cuts it, or as a read of GDAL's
+ * warped VRT does — which is how rio-tiler, and so TiTiler, reads a tile in another CRS (one region
+ * for a read of all bands, the VRT's blocks for a band; frmts/vrt/vrtwarped.cpp in GDAL 3.10). On
+ * tiles partly off a raster, gdalwarp's cuts took another source pixel for up to 10% of the values
+ * of noisy data (test/parity/sampling.test.ts). A warped grid read back smaller (RasterIO's nearest
+ * neighbour) is warped only at the pixels the read takes (NearestWarpInput.sample).
+ *
  * Why not gdalwarp: per 256² tile it cost ~4 ms (a new PROJ transformation with its database
  * lookups, MEM datasets in and out, a dozen async calls); this costs well under one, with one
  * cached transformation and no copies beyond the output arrays.
@@ -199,9 +207,9 @@ function setPoint(xs: Float64Array, ys: Float64Array, ok: Uint8Array, i: number,
 }
 
 /**
- * The exact transforms of the first, middle and last pixel centre of `rows` destination rows from
- * `row0` (pixels x0 … x0+n-1), in one batch: the anchors GDAL's approximate transformer starts each
- * row from. Point k of row i is at 3i+k.
+ * The exact transforms of the first, middle and last pixel centre of destination rows `rows`
+ * (pixels x0 … x0+n-1), in one batch: the anchors GDAL's approximate transformer starts each row
+ * from. Point k of the i-th row listed is at 3i+k.
  */
 interface RowAnchors {
   xs: Float64Array;
@@ -209,19 +217,20 @@ interface RowAnchors {
   ok: Uint8Array;
 }
 
-function rowAnchors(t: PixelTransform, row0: number, rows: number, x0: number, n: number): RowAnchors {
-  const xs = new Float64Array(3 * rows);
-  const ys = new Float64Array(3 * rows);
-  const ok = new Uint8Array(3 * rows);
+function rowAnchors(t: PixelTransform, rows: ArrayLike<number>, x0: number, n: number): RowAnchors {
+  const count = rows.length;
+  const xs = new Float64Array(3 * count);
+  const ys = new Float64Array(3 * count);
+  const ok = new Uint8Array(3 * count);
   const mid = (n - 1) >> 1;
-  for (let i = 0; i < rows; i++) {
-    const y = row0 + i + 0.5;
+  for (let i = 0; i < count; i++) {
+    const y = rows[i]! + 0.5;
     xs[3 * i] = 0.5 + x0;
     xs[3 * i + 1] = mid + 0.5 + x0;
     xs[3 * i + 2] = n - 1 + 0.5 + x0;
     ys[3 * i] = ys[3 * i + 1] = ys[3 * i + 2] = y;
   }
-  exact(t, xs, ys, ok, 0, 3 * rows);
+  exact(t, xs, ys, ok, 0, 3 * count);
   return { xs, ys, ok };
 }
 
@@ -254,7 +263,7 @@ function transformRow(
     pushSegment(POINTS, 0, n);
     return;
   }
-  const a = anchors ?? rowAnchors(t, row, 1, x0, n);
+  const a = anchors ?? rowAnchors(t, [row], x0, n);
   const j = anchors ? 3 * k : 0;
   if (!a.ok[j] || !a.ok[j + 1] || !a.ok[j + 2]) {
     exact(t, xs, ys, ok, 0, n);
@@ -288,7 +297,34 @@ export interface NearestWarpInput {
    * index of a 512² tile is 1 MiB of new pages to fault in and zero, for an array that dies at once.
    */
   out?: Int32Array;
+  /**
+   * How the destination is cut into pieces, each warped with its own source window: as gdalwarp
+   * cuts it (the default; see warpChunks), or as a read of GDAL's warped VRT cuts it (see
+   * WarpPieces).
+   */
+  pieces?: WarpPieces;
+  /**
+   * Only these pixels of the width×height destination, when it is read back smaller (GDAL's
+   * RasterIO nearest decimation of a warped grid; see rasterIoNearestSample): output pixel (i, j)
+   * is destination pixel (rows[i], cols[j]), and the index is rows.length × cols.length. Both lists
+   * must be non-decreasing. Pixels no output pixel takes are not warped (a row is, but only its
+   * anchors and the pixels taken are transformed), so reading a large warped grid back at tile size
+   * costs about the tile, not the grid; the pixels that are warped are the ones the whole warp gives.
+   */
+  sample?: { rows: Int32Array; cols: Int32Array };
 }
+
+/**
+ * How GDAL cuts a warp into pieces, each with its own source window and its own rows for the
+ * approximate transformer (so a cut can move which source pixel a row takes):
+ * - `gdalwarp`: GDALWarpOperation::ChunkAndWarpImage, which halves a piece whose source window is
+ *   less than half on the raster (warpChunks);
+ * - `whole`: one piece — GDAL ≥ 3.10's VRTWarpedDataset::IRasterIO warping a whole-image read of
+ *   all bands in one region (frmts/vrt/vrtwarped.cpp), which is how rio-tiler reads a tile;
+ * - `blocks`: the warped VRT's blocks (VRTWarpedDataset::ProcessBlock, 512 × 128 by default), as
+ *   any other read of it (a band subset, a padded window) fills them.
+ */
+export type WarpPieces = { kind: 'gdalwarp' } | { kind: 'whole' } | { kind: 'blocks'; width: number; height: number };
 
 /**
  * A piece of the destination that gdalwarp warps on its own (dx, dy, dsx, dsy), and the source
@@ -331,6 +367,28 @@ export function warpChunks(t: PixelTransform, srcWidth: number, srcHeight: numbe
     return true;
   };
   return collect(0, 0, width, height) ? chunks : undefined;
+}
+
+/**
+ * The pieces of a width×height destination as `pieces` says (see WarpPieces), each with its source
+ * window; undefined when an edge sample fails to transform (GDAL then samples a grid instead, which
+ * is not reproduced here).
+ */
+function warpPieces(t: PixelTransform, srcWidth: number, srcHeight: number, width: number, height: number, pieces: WarpPieces): WarpChunk[] | undefined {
+  if (pieces.kind === 'gdalwarp') return warpChunks(t, srcWidth, srcHeight, width, height);
+  const bw = pieces.kind === 'blocks' ? pieces.width : width;
+  const bh = pieces.kind === 'blocks' ? pieces.height : height;
+  const out: WarpChunk[] = [];
+  for (let dy = 0; dy < height; dy += bh) {
+    for (let dx = 0; dx < width; dx += bw) {
+      const dsx = Math.min(bw, width - dx);
+      const dsy = Math.min(bh, height - dy);
+      const win = sourceWindow(t, srcWidth, srcHeight, dx, dy, dsx, dsy);
+      if (!win) return undefined;
+      out.push({ dx, dy, dsx, dsy, sx: win.sx, sy: win.sy, ssx: win.ssx, ssy: win.ssy });
+    }
+  }
+  return out;
 }
 
 /** 21 samples along each edge of a destination piece, as GDALWarpOperation::ComputeSourceWindow takes them. */
@@ -419,7 +477,7 @@ function roundIfClose(v: number): number {
 /**
  * For every output pixel, the offset of the source pixel gdalwarp's nearest kernel takes, or -1 where
  * it writes nothing (outside the source, failed transformation, transparent source pixel); warped
- * piece by piece as gdalwarp cuts it (warpChunks). Undefined when gdalwarp would sample a grid.
+ * piece by piece as `input.pieces` cuts it (warpPieces). Undefined when GDAL would sample a grid.
  */
 export function nearestIndex(input: NearestWarpInput): Int32Array | undefined {
   const { srcWidth: sw, srcHeight: sh, width, height, validity } = input;
@@ -429,10 +487,14 @@ export function nearestIndex(input: NearestWarpInput): Int32Array | undefined {
     t = { ...t, memo: localMemo };
   }
   const maxError = input.maxError ?? GDALWARP_MAX_ERROR;
-  const chunks = warpChunks(t, sw, sh, width, height);
+  const chunks = warpPieces(t, sw, sh, width, height, input.pieces ?? { kind: 'gdalwarp' });
   if (!chunks) return undefined;
-  if (input.out && input.out.length !== width * height) throw new RangeError(`nearestIndex: out holds ${input.out.length}, not ${width * height}`);
-  const index = (input.out ?? new Int32Array(width * height)).fill(-1);
+  const sample = input.sample && samplePlan(input.sample, width, height);
+  const outLength = sample ? sample.outW * sample.outH : width * height;
+  if (input.out && input.out.length !== outLength) throw new RangeError(`nearestIndex: out holds ${input.out.length}, not ${outLength}`);
+  const index = (input.out ?? new Int32Array(outLength)).fill(-1);
+  // Sampled, each warped row goes through a row buffer (by destination column) into the output.
+  const rowOut = sample ? rowBuffer(width) : index;
   const xs = rowScratch(width, 0);
   const ys = rowScratch(width, 1);
   const ok = okScratch(width);
@@ -440,28 +502,34 @@ export function nearestIndex(input: NearestWarpInput): Int32Array | undefined {
     if (ssx === 0 || ssy === 0) continue;
     const sx1 = sx + ssx;
     const sy1 = sy + ssy;
-    // The source pixel at (x, y) for output pixel `at`, if the piece's source window holds it.
-    const take = (at: number, x: number, y: number): void => {
-      if (x < sx || y < sy || x + 1e-10 > sx1 || y + 1e-10 > sy1) return;
+    // The source offset of point (x, y), if the piece's source window holds it, else -1.
+    const offsetAt = (x: number, y: number): number => {
+      if (x < sx || y < sy || x + 1e-10 > sx1 || y + 1e-10 > sy1) return -1;
       let ix = Math.trunc(x + 1e-10);
       let iy = Math.trunc(y + 1e-10);
       if (ix === sx1) ix--;
       if (iy === sy1) iy--;
-      const offset = iy * sw + ix;
-      index[at] = offset;
+      return iy * sw + ix;
     };
-    const anchors = dsx > 5 && maxError !== 0 ? rowAnchors(t, dy, dsy, dx, dsx) : undefined;
-    if (anchors) prefetchHalvings(t, anchors, dy, dsy, dx, dsx, maxError);
+    const rows = sample ? sample.rowsIn(dy, dsy) : consecutive(dy, dsy);
+    if (rows.length === 0) continue;
+    const anchors = dsx > 5 && maxError !== 0 ? rowAnchors(t, rows, dx, dsx) : undefined;
+    if (anchors) prefetchHalvings(t, anchors, rows, dx, dsx, maxError);
+    // Points just outside the window, as destination pixel r·width + c (see below).
     const retries: number[] = [];
-    for (let r = dy; r < dy + dsy; r++) {
-      const base = r * width + dx;
-      transformRow(t, r, dx, dsx, maxError, xs, ys, ok, anchors, r - dy);
+    for (let k = 0; k < rows.length; k++) {
+      const r = rows[k]!;
+      const rowBase = sample ? 0 : r * width;
+      const base = rowBase + dx;
+      const retryStart = retries.length;
+      if (sample) rowOut.fill(-1, dx, dx + dsx);
+      transformRow(t, r, dx, dsx, maxError, xs, ys, ok, anchors, k);
       for (let g = 0; g < segmentCount; g++) {
         const at = 7 * g;
         const first = segments[at + 1]!;
         const count = segments[at + 2]!;
         if (segments[at] === LINEAR) {
-          placeLine(index, base + first, count, sw, sx, sy, sx1, sy1, retries, segments[at + 3]!, segments[at + 4]!, segments[at + 5]!, segments[at + 6]!);
+          placeLine(rowOut, base + first, count, sw, sx, sy, sx1, sy1, retries, segments[at + 3]!, segments[at + 4]!, segments[at + 5]!, segments[at + 6]!);
           continue;
         }
         for (let c = first; c < first + count; c++) {
@@ -470,12 +538,17 @@ export function nearestIndex(input: NearestWarpInput): Int32Array | undefined {
           const y = ys[c]!;
           // Inside the window first: the common case, and a point inside is never near outside.
           // NaN fails every comparison here and in nearOutside, and is skipped.
-          if (x >= sx && y >= sy && x + 1e-10 <= sx1 && y + 1e-10 <= sy1) take(base + c, x, y);
+          if (x >= sx && y >= sy && x + 1e-10 <= sx1 && y + 1e-10 <= sy1) rowOut[base + c] = offsetAt(x, y);
           // A point just outside the piece's source window is transformed again exactly
           // (GWKCheckAndComputeSrcOffsets): the approximation alone must not decide an edge pixel.
           // Those points are gathered and transformed together after the piece's rows.
           else if (nearOutside(x, y, sx, sy, sx1, sy1)) retries.push(base + c);
         }
+      }
+      if (sample) {
+        // This row's retries were counted from the row buffer's start: make them destination pixels.
+        for (let i = retryStart; i < retries.length; i++) retries[i] = r * width + retries[i]!;
+        sample.scatterRow(index, rowOut, r, dx, dsx);
       }
     }
     if (retries.length > 0) {
@@ -489,7 +562,11 @@ export function nearestIndex(input: NearestWarpInput): Int32Array | undefined {
       }
       exact(t, rx, ry, rok, 0, n);
       for (let i = 0; i < n; i++) {
-        if (rok[i] && !Number.isNaN(rx[i]!) && !Number.isNaN(ry[i]!)) take(retries[i]!, rx[i]!, ry[i]!);
+        if (!rok[i] || Number.isNaN(rx[i]!) || Number.isNaN(ry[i]!)) continue;
+        const offset = offsetAt(rx[i]!, ry[i]!);
+        if (offset < 0) continue;
+        if (sample) sample.put(index, Math.trunc(retries[i]! / width), retries[i]! % width, offset);
+        else index[retries[i]!] = offset;
       }
     }
   }
@@ -556,7 +633,7 @@ const localMemo = new TransformMemo(1 << 15);
 
 /**
  * Transforms, a level at a time in one batch each, the anchor points approxInternal will ask for
- * when it halves rows of a piece: `rows` rows from `row0`, pixels `x0 … x0+n-1`, their exact start,
+ * when it halves rows of a piece: destination rows `rows`, pixels `x0 … x0+n-1`, their exact start,
  * middle and end in `anchors`. The results go into `t.memo`, where approxInternal then finds them.
  * Alone, each halving transforms its two or three points in a call of its own, ~1 µs per point
  * plus the call: on a z10 tile over UTM every row halves once, and the profile put ~1.7 ms of the
@@ -564,14 +641,14 @@ const localMemo = new TransformMemo(1 << 15);
  * doubles, so it asks for exactly the points approxInternal will; were it ever to differ, the memo
  * would simply miss and approxInternal transform the point itself, to the same result.
  */
-function prefetchHalvings(t: PixelTransform, anchors: RowAnchors, row0: number, rows: number, x0: number, n: number, maxError: number): void {
+function prefetchHalvings(t: PixelTransform, anchors: RowAnchors, rows: ArrayLike<number>, x0: number, n: number, maxError: number): void {
   // Spans to test, 9 numbers each: the row's pixel-centre y, the first pixel, the length, and the
   // span's exact start, middle and end (x0, xm, xe, y0, ym, ye), as approxInternal's `sme`.
   let spans: number[] = [];
-  for (let k = 0; k < rows; k++) {
+  for (let k = 0; k < rows.length; k++) {
     const j = 3 * k;
     if (!anchors.ok[j] || !anchors.ok[j + 1] || !anchors.ok[j + 2]) continue;
-    spans.push(row0 + k + 0.5, 0, n, anchors.xs[j]!, anchors.xs[j + 1]!, anchors.xs[j + 2]!, anchors.ys[j]!, anchors.ys[j + 1]!, anchors.ys[j + 2]!);
+    spans.push(rows[k]! + 0.5, 0, n, anchors.xs[j]!, anchors.xs[j + 1]!, anchors.xs[j + 2]!, anchors.ys[j]!, anchors.ys[j + 1]!, anchors.ys[j + 2]!);
   }
   // Pixel x as transformRow writes it.
   const px = (i: number): number => i + 0.5 + x0;
@@ -640,6 +717,83 @@ function prefetchHalvings(t: PixelTransform, anchors: RowAnchors, row0: number, 
   }
 }
 
+/** Rows `from … from+count-1`. */
+function consecutive(from: number, count: number): Int32Array {
+  const rows = new Int32Array(count);
+  for (let i = 0; i < count; i++) rows[i] = from + i;
+  return rows;
+}
+
+let rowScratchIndex = new Int32Array(0);
+/** One destination row of source offsets, by column (sampled warps; see NearestWarpInput.sample). */
+function rowBuffer(width: number): Int32Array {
+  if (rowScratchIndex.length < width) rowScratchIndex = new Int32Array(width);
+  return rowScratchIndex;
+}
+
+/**
+ * Where the destination pixels of a sampled warp go in its output: the destination rows that some
+ * output row takes, and for destination pixel (r, c) every output pixel (i, j) with rows[i] = r and
+ * cols[j] = c (runs, since both lists are non-decreasing).
+ */
+interface SamplePlan {
+  outW: number;
+  outH: number;
+  /** The destination rows from `from` (`count` of them) that output rows take, ascending. */
+  rowsIn(from: number, count: number): Int32Array;
+  /** Copies row `r`'s offsets in columns dx … dx+dsx-1 of `row` to every output pixel taking them. */
+  scatterRow(index: Int32Array, row: Int32Array, r: number, dx: number, dsx: number): void;
+  put(index: Int32Array, r: number, c: number, offset: number): void;
+}
+
+/** The output runs of a non-decreasing list: for value v, entries start[v] … start[v+1]-1. */
+function runStarts(list: Int32Array, size: number): Int32Array {
+  const start = new Int32Array(size + 1);
+  let j = 0;
+  for (let v = 0; v <= size; v++) {
+    while (j < list.length && list[j]! < v) j++;
+    start[v] = j;
+  }
+  for (let i = 1; i < list.length; i++) {
+    if (list[i]! < list[i - 1]!) throw new RangeError('nearestIndex: sample rows and cols must be non-decreasing');
+  }
+  if (list.length > 0 && (list[0]! < 0 || list[list.length - 1]! >= size)) throw new RangeError('nearestIndex: sample outside the destination');
+  return start;
+}
+
+function samplePlan(sample: { rows: Int32Array; cols: Int32Array }, width: number, height: number): SamplePlan {
+  const outW = sample.cols.length;
+  const outH = sample.rows.length;
+  const rowStart = runStarts(sample.rows, height);
+  const colStart = runStarts(sample.cols, width);
+  const put = (index: Int32Array, r: number, c: number, offset: number): void => {
+    for (let i = rowStart[r]!; i < rowStart[r + 1]!; i++) {
+      const base = i * outW;
+      for (let j = colStart[c]!; j < colStart[c + 1]!; j++) index[base + j] = offset;
+    }
+  };
+  return {
+    outW,
+    outH,
+    rowsIn(from, count) {
+      const rows: number[] = [];
+      for (let r = from; r < from + count; r++) if (rowStart[r + 1]! > rowStart[r]!) rows.push(r);
+      return Int32Array.from(rows);
+    },
+    scatterRow(index, row, r, dx, dsx) {
+      const i0 = rowStart[r]!;
+      const i1 = rowStart[r + 1]!;
+      const j0 = colStart[dx]!;
+      const j1 = colStart[dx + dsx]!;
+      for (let j = j0; j < j1; j++) {
+        const offset = row[sample.cols[j]!]!;
+        for (let i = i0; i < i1; i++) index[i * outW + j] = offset;
+      }
+    },
+    put,
+  };
+}
+
 /** Outside the source but by less than a pixel: the case GDAL retransforms exactly. */
 function nearOutside(x: number, y: number, x0: number, y0: number, x1: number, y1: number): boolean {
   return (x < x0 && x > x0 - 1) || (y < y0 && y > y0 - 1) || (x + 1e-10 > x1 && x < x1 + 1) || (y + 1e-10 > y1 && y < y1 + 1);
@@ -663,17 +817,18 @@ function okScratch(n: number): Uint8Array {
 
 /**
  * GDAL's RasterIO nearest-neighbour resampling of window (x, y, w, h) of a width×height source to
- * an outW×outH buffer, as source offsets (GDALRasterBand::IRasterIO: sample at the buffer pixel's
- * centre, nudged by 1e-10, clamped to the raster).
+ * an outW×outH buffer, as the source row of each buffer row and the source column of each buffer
+ * column (GDALRasterBand::IRasterIO: sample at the buffer pixel's centre, nudged by 1e-10, clamped
+ * to the raster). The window may be fractional, as rasterio passes it (bFloatingPointWindowValidity)
+ * and as GDAL scales it onto an overview. Both lists are non-decreasing.
  */
-export function rasterIoNearestIndex(
+export function rasterIoNearestSample(
   srcWidth: number,
   srcHeight: number,
   win: { x: number; y: number; w: number; h: number },
   outW: number,
   outH: number,
-): Int32Array {
-  const index = new Int32Array(outW * outH);
+): { rows: Int32Array; cols: Int32Array } {
   const xInc = win.w / outW;
   const yInc = win.h / outH;
   const cols = new Int32Array(outW);
@@ -681,9 +836,26 @@ export function rasterIoNearestIndex(
     const sx = (c + 0.5) * xInc + win.x + 1e-10;
     cols[c] = Math.trunc(Math.min(Math.max(0, sx), srcWidth - 1));
   }
+  const rows = new Int32Array(outH);
   for (let r = 0; r < outH; r++) {
     const sy = (r + 0.5) * yInc + win.y + 1e-10;
-    const row = Math.trunc(Math.min(Math.max(0, sy), srcHeight - 1)) * srcWidth;
+    rows[r] = Math.trunc(Math.min(Math.max(0, sy), srcHeight - 1));
+  }
+  return { rows, cols };
+}
+
+/** rasterIoNearestSample as source offsets, one per buffer pixel. */
+export function rasterIoNearestIndex(
+  srcWidth: number,
+  srcHeight: number,
+  win: { x: number; y: number; w: number; h: number },
+  outW: number,
+  outH: number,
+): Int32Array {
+  const { rows, cols } = rasterIoNearestSample(srcWidth, srcHeight, win, outW, outH);
+  const index = new Int32Array(outW * outH);
+  for (let r = 0; r < outH; r++) {
+    const row = rows[r]! * srcWidth;
     const base = r * outW;
     for (let c = 0; c < outW; c++) index[base + c] = row + cols[c]!;
   }
@@ -898,11 +1070,4 @@ export function indexMask(index: Int32Array): Uint8Array {
   const mask = new Uint8Array(index.length);
   for (let i = 0; i < index.length; i++) mask[i] = index[i]! >= 0 ? 255 : 0;
   return mask;
-}
-
-/** index ∘ inner: composes a resampling (`outer`, offsets into the warped grid) with the warp's index. */
-export function composeIndex(outer: Int32Array, inner: Int32Array): Int32Array {
-  const out = new Int32Array(outer.length);
-  for (let i = 0; i < outer.length; i++) out[i] = inner[outer[i]!]!;
-  return out;
 }
