@@ -109,10 +109,22 @@ for (const api of ['0.18', '2'] as const) {
       const all = await point('assets=tci');
       const p = await point(`assets=tci&asset_bidx=${q('tci|3')}`);
       assert.deepEqual(p.values, [all.values[2]]);
-      assert.deepEqual(p.band_names, ['tci_b3']);
+      assert.deepEqual(p.band_names, api === '2' ? ['b1'] : ['tci_b3']);
       const e = await point(`expression=${q('B01_b1*2')}`);
       assert.deepEqual(e.band_names, ['B01_b1*2']);
       await refused(`${TILE}.png?url=${item}&expression=${q('b1*2')}`, 400, /Could not find any valid assets/);
+    });
+
+    it('names the bands of a plain read as the setting says (the collision stacBandNames)', async () => {
+      const p = await point('assets=B09&assets=B01');
+      assert.deepEqual(p.band_names, api === '2' ? ['b1', 'b2'] : ['B09_b1', 'B01_b1']);
+      const asBand = await point('assets=B09&assets=B01&asset_as_band=true');
+      assert.deepEqual(asBand.band_names, api === '2' ? ['b1', 'b2'] : ['B09', 'B01']);
+      const res = await server.get(`/stac/statistics?url=${item}&assets=B01&max_size=64`);
+      assert.equal(res.status, 200);
+      assert.deepEqual(Object.keys((await res.json()) as object), [api === '2' ? 'b1' : 'B01_b1']);
+      // An expression over asset_b1 names reads them as 0.18's, whatever the setting.
+      assert.deepEqual((await point(`assets=B01&expression=${q('B01_b1+1')}`)).band_names, ['B01_b1+1']);
     });
 
     it(':all: reads every asset where TiTiler 2.x expands it, within TESSERA_MAX_ASSETS', async () => {

@@ -124,6 +124,10 @@ const JSON_CASES: JsonCase[] = [
     ignore: ['$.band_descriptions'],
   },
   { id: 'point-asset-bands', path: `${POINT}?url={bands}&assets=${enc('tci|bands=green')}&assets=B09`, status: 200, ignore: ['$.band_descriptions'] },
+  // The collision `stacBandNames`, as 2.x: a plain read's bands are b1 … too.
+  { id: 'point-plain-assets', path: `${POINT}?url={s2}&assets=B01&assets=tci`, status: 200, ignore: ['$.band_descriptions'] },
+  { id: 'point-plain-asset-as-band', path: `${POINT}?url={s2}&assets=B01&assets=B09&asset_as_band=true`, status: 200, ignore: ['$.band_descriptions'] },
+  { id: 'statistics-plain-assets', path: '/stac/statistics?url={s2}&assets=B09&assets=B01&max_size=256', status: 200, ignore: ['$.*.description'] },
   { id: 'statistics-all', path: '/stac/statistics?url={s2}&assets=:all:&max_size=256', status: 200, ignore: ['$.*.description'] },
   {
     id: 'statistics-asset-options',
