@@ -136,6 +136,22 @@ for (const api of ['0.18', '2'] as const) {
       await refused(`${TILE}.png?url=${item}&assets=:all:`, 404, /':all:' is not valid/);
     });
 
+    it('keys /asset_statistics by the asset and its options, as rio-tiler 9', async () => {
+      const res = await server.get(`/stac/asset_statistics?url=${item}&assets=${q('tci|bidx=3,1')}&assets=${q('B01|expression=b1 * 2')}&max_size=64`);
+      assert.equal(res.status, 200, await res.clone().text());
+      const body = (await res.json()) as Record<string, Record<string, { max: number }>>;
+      assert.deepEqual(Object.keys(body), ['tci|indexes=[3,1]', 'B01|expression=b1*2']);
+      assert.deepEqual(Object.keys(body['tci|indexes=[3,1]']!), ['b3', 'b1']);
+      assert.deepEqual(Object.keys(body['B01|expression=b1*2']!), ['b1']);
+      const plain = (await (await server.get(`/stac/asset_statistics?url=${item}&assets=B01&max_size=64`)).json()) as Record<
+        string,
+        Record<string, { max: number }>
+      >;
+      assert.equal(body['B01|expression=b1*2']!['b1']!.max, plain['B01']!['b1']!.max * 2);
+      const bands = (await (await server.get(`/stac/asset_statistics?url=${item}&assets=${q('tci|bands=green')}&max_size=64`)).json()) as object;
+      assert.deepEqual(Object.keys(bands), ["tci|bands=['green']"]);
+    });
+
     it('refuses malformed options with a detail', async () => {
       await refused(`${TILE}.png?url=${item}&assets=${q('tci|bidx')}`, 400, /expected key=value/);
       await refused(`${TILE}.png?url=${item}&assets=${q('tci|bidx=0')}`, 400, /1-based band indexes/);

@@ -40,7 +40,7 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 }
 
 /** The 1-based indexes of `bands` among the asset's STAC band metadata (400 when it has none or lacks one). */
-function bandIndexes(asset: StacAsset, bands: readonly string[]): number[] {
+export function bandIndexes(asset: StacAsset, bands: readonly string[]): number[] {
   const meta = asset.fields['bands'] ?? asset.fields['eo:bands'];
   if (!Array.isArray(meta) || meta.length === 0) {
     throw new TesseraError('BadRequest', `Asset '${asset.name}' does not have 'bands' metadata, unable to use 'bands' option`);

@@ -45,6 +45,13 @@ interface AssetEntryOptions {
   indexes?: number[];
   expression?: Expression;
   bands?: string[];
+  /** How rio-tiler 9 keys the asset's answer in /asset_statistics (`name|indexes=[1,2]&expression=b1*2`). */
+  label: string;
+}
+
+/** Python's `str()` of a list of ints or strings, without spaces (rio-tiler 9's `_dict_to_str`). */
+function pyText(values: readonly (number | string)[]): string {
+  return `[${values.map((v) => (typeof v === 'number' ? String(v) : v.includes("'") ? `"${v}"` : `'${v}'`)).join(',')}]`.replace(/ /g, '');
 }
 
 /** `assets` values split into names and 2.x per-asset options (400 for an option without `=` or a bad index). */
@@ -58,7 +65,8 @@ function parseAssetEntries(values: readonly string[]): { names: string[]; option
       continue;
     }
     const name = value.slice(0, bar);
-    const opts: AssetEntryOptions = {};
+    const opts: AssetEntryOptions = { label: name };
+    const shown = new Map<string, string>();
     for (const option of value.slice(bar + 1).split('|')) {
       const eq = option.indexOf('=');
       if (eq < 0) throw badRequest(`Invalid asset option '${option}' in '${value}': expected key=value (bidx, expression or bands)`);
@@ -70,13 +78,17 @@ function parseAssetEntries(values: readonly string[]): { names: string[]; option
           throw badRequest(`Invalid bidx '${text}' in '${value}': expected 1-based band indexes, e.g. bidx=1,2`);
         }
         opts.indexes = parts.map(Number);
+        shown.set('indexes', pyText(opts.indexes));
       } else if (key === 'expression') {
         if (text !== '') opts.expression = parseExpression(text);
+        shown.set('expression', text.replace(/ /g, ''));
       } else if (key === 'bands') {
         if (text !== '') opts.bands = text.split(',');
+        shown.set('bands', pyText(text.split(',')));
       }
       // TiTiler 2.x ignores other keys.
     }
+    opts.label = `${name}|${[...shown].map(([k, v]) => `${k}=${v}`).join('&')}`;
     names.push(name);
     options.set(name, opts);
   }
@@ -204,6 +216,10 @@ export interface AssetStatisticsLayer {
   bidx: number[] | undefined;
   assetBidx: Map<string, number[]>;
   expressions: Map<string, Expression>;
+  /** 2.x: band names (STAC `bands`/`eo:bands`) per asset. */
+  assetBands: Map<string, string[]>;
+  /** 2.x: the key of an asset given with options (`name|indexes=[1]`), by asset. */
+  labels: Map<string, string>;
 }
 
 export const assetStatisticsLayer = family(
@@ -218,7 +234,16 @@ export const assetStatisticsLayer = family(
       }
       expressions.set(entry.slice(0, bar), parseExpression(entry.slice(bar + 1)));
     }
-    const names = list(q, 'assets').filter((n) => n !== ALL);
-    return { assets: names.length > 0 ? [...new Set(names)] : undefined, bidx: parseBidx(q), assetBidx: parseAssetBidx(q), expressions };
+    const { names, options } = parseAssetEntries(list(q, 'assets').filter((n) => n !== ALL));
+    const assetBidx = parseAssetBidx(q);
+    const assetBands = new Map<string, string[]>();
+    const labels = new Map<string, string>();
+    for (const [name, o] of options) {
+      if (o.indexes) assetBidx.set(name, o.indexes);
+      if (o.expression) expressions.set(name, o.expression);
+      if (o.bands) assetBands.set(name, o.bands);
+      labels.set(name, o.label);
+    }
+    return { assets: names.length > 0 ? [...new Set(names)] : undefined, bidx: parseBidx(q), assetBidx, expressions, assetBands, labels };
   },
 );
