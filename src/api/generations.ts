@@ -87,6 +87,14 @@ export const COLLISIONS = {
       '2': "2.4.0's list (`{algorithms: [{id, title, links}]}`, all 18) and entries (JSON, or HTML by `f` or `Accept`); hillshade 45/45 with `z_exaggeration`; `nodata_height`; named output bands (`hillshade`, `contours_r`, `terrain_r` …)",
     },
   },
+  stacBandNames: {
+    where: "the band names of a `/stac` read of plain `assets=` without an expression (a point's `band_names`, the keys of `/statistics`)",
+    paths: /^\/stac\/(point\/\{lon\},\{lat\}|statistics)$/,
+    answers: {
+      '0.18': 'bands named `{asset}_b{i}` (`B01_b1` …), or after their assets with `asset_as_band`',
+      '2': "bands named `b1 … bn`, numbered across the assets in their order, as rio-tiler 9 names them; an expression over `{asset}_b{i}` still reads them as 0.18's (requests with per-asset options, `:all:` or a positional expression are 2.x's under both settings)",
+    },
+  },
   api: {
     where: '`/api`, `/api.html`',
     paths: /^\/api(\.html)?$/,

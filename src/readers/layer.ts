@@ -16,7 +16,7 @@ import { nonAlphaIndexes } from '../source/read.js';
 import { TransformMemo, WGS84 } from '../gdal/crs.js';
 import type { gdal } from '../gdal/gdal.js';
 import { promote, stackImages } from '../image/stack.js';
-import { allocate, type ImageData } from '../image/image-data.js';
+import { allocate, type DType, type ImageData } from '../image/image-data.js';
 import { applyExpression, evaluateExpression, type Expression } from '../image/expression.js';
 import { TesseraError, invalidBandIndex } from '../errors.js';
 import { checkOutputValues, checkSourcePixels } from '../source/limits.js';
@@ -38,6 +38,8 @@ export interface SourceRead {
   raster: RasterReads;
   /** Bands to read (1-based); all but alpha when absent. */
   indexes: number[] | undefined;
+  /** An expression over this source's own `b1 …`, applied before stacking (TiTiler 2.x's per-asset `expression`). */
+  expression?: Expression | undefined;
   /** Per-band (min, max) known from the document (STAC `raster:bands`), for automatic rescaling. */
   statistics?: Array<[number, number]> | undefined;
   /** How messages name a raster read alone ('the raster' when absent; a mosaic names its asset). */
@@ -46,9 +48,15 @@ export interface SourceRead {
 
 /**
  * How the stack's bands are named: `bands` as the raster names them (`b1` …: a COG), `assets`
- * prefixed with the asset (`visual_b1`), `asset-as-band` one band per asset named after it.
+ * prefixed with the asset (`visual_b1`), `asset-as-band` one band per asset named after it,
+ * `positional` `b1 … bn` numbered across the assets in order (rio-tiler 9's `MultiBaseReader`, TiTiler 2.x).
  */
-export type BandNaming = 'bands' | 'assets' | 'asset-as-band';
+export type BandNaming = 'bands' | 'assets' | 'asset-as-band' | 'positional';
+
+/** `b1 … bn` for a stack of `names.length` bands (BandNaming `positional`). */
+function positionalNames(names: readonly string[]): string[] {
+  return names.map((_, i) => `b${i + 1}`);
+}
 
 /** What to read: the sources (in order) and the expression, checked against the band names. */
 export class LayerPlan {
@@ -77,7 +85,7 @@ export class LayerPlan {
   /** Names of `bands` (the raster's own: b1 …) of source `r`, as the stack carries them. */
   namesOf(r: SourceRead, bands: string[]): string[] {
     if (this.naming === 'bands') return bands;
-    if (this.naming === 'assets') return bands.map((n) => `${r.name}_${n}`);
+    if (this.naming === 'assets' || this.naming === 'positional') return bands.map((n) => `${r.name}_${n}`);
     if (bands.length > 1) throw this.multiband(r);
     return [r.name];
   }
@@ -89,13 +97,10 @@ export class LayerPlan {
         const meta = await r.raster.meta();
         const indexes = r.indexes ?? nonAlphaIndexes(meta);
         for (const i of indexes) if (i < 1 || i > meta.count) throw this.invalidBand(r, i, meta.count);
-        return this.namesOf(
-          r,
-          indexes.map((i) => `b${i}`),
-        );
+        return this.namesOf(r, r.expression ? r.expression.blocks.map((b) => b.name) : indexes.map((i) => `b${i}`));
       }),
     );
-    return lists.flat();
+    return this.naming === 'positional' ? positionalNames(lists.flat()) : lists.flat();
   }
 
   /**
@@ -154,6 +159,7 @@ export class LayerPlan {
       }),
     );
     const stacked = stackImages(images);
+    if (this.naming === 'positional') stacked.bandNames = positionalNames(stacked.bandNames);
     return withExpression ? this.finish(stacked) : stacked;
   }
 
@@ -163,6 +169,7 @@ export class LayerPlan {
       const indexes = r.indexes ?? img.bandNames.map((n) => Number(n.slice(1)));
       if (Math.max(Math.max(...indexes), indexes.length) <= stats.length) img.datasetStatistics = indexes.map((i) => stats[i - 1]!);
     }
+    if (r.expression) img = applyExpression(img, r.expression);
     img.bandNames = this.namesOf(r, img.bandNames);
     img.assets = [r.href];
     return img;
@@ -170,7 +177,19 @@ export class LayerPlan {
 
   /** rio-tiler `apply_expression` over the stacked assets, if the layer has an expression. */
   finish(img: ImageData): ImageData {
-    return this.expression ? applyExpression(img, this.expression) : img;
+    if (!this.expression) return img;
+    const out = applyExpression(img, this.expression);
+    // rio-tiler 9 numbers the expression's outputs too (its text becomes their description).
+    if (this.naming === 'positional') out.bandNames = positionalNames(out.bandNames);
+    return out;
+  }
+
+  /**
+   * Whether a caller may evaluate the expression elsewhere (a render thread): not for positional
+   * names, whose outputs are renamed `b1 …` here, where statistics and points take their keys from.
+   */
+  defers(opts: ReadOptions): boolean {
+    return opts.deferExpression === true && this.naming !== 'positional';
   }
 
   rasters(): RasterReads[] {
@@ -279,14 +298,14 @@ export class LayerReader implements Reader {
   /** The stack, with the expression evaluated here or handed to the caller. */
   private async readImage(plans: ReadPlan[], opts: ReadOptions): Promise<ReaderImage> {
     await this.plan.checkLimits(plans, opts.limits);
-    return this.result(await this.plan.read(plans, opts, !opts.deferExpression), opts);
+    return this.result(await this.plan.read(plans, opts, !this.plan.defers(opts)), opts);
   }
 
   private result(image: ImageData, opts: ReadOptions): ReaderImage {
     const colormap = this.dataset.colormap;
     return {
       image,
-      ...(opts.deferExpression && this.plan.expression ? { expression: this.plan.expression.text } : {}),
+      ...(this.plan.defers(opts) && this.plan.expression ? { expression: this.plan.expression.text } : {}),
       ...(colormap ? { colormap } : {}),
     };
   }
@@ -327,7 +346,7 @@ export class LayerReader implements Reader {
     if (plans.every((p) => p.empty)) throw new TesseraError('NotFound', 'Feature is outside dataset bounds');
     await this.plan.checkLimits(plans, opts.limits);
     // The cutline masks every source's bands, so an expression evaluated later is masked alike.
-    const image = await applyCutline(await this.plan.read(plans, opts, !opts.deferExpression), shape, shapeCrs);
+    const image = await applyCutline(await this.plan.read(plans, opts, !this.plan.defers(opts)), shape, shapeCrs);
     return this.result(image, opts);
   }
 
@@ -374,7 +393,7 @@ export class LayerReader implements Reader {
     return mapLimited(shapes, concurrency, async (shape, i) => {
       const featurePlans = plans[i]!;
       if (featurePlans.every((p) => p.empty)) return this.emptyFeatureStatistics(featurePlans, opts, summarise);
-      const image = await applyCutline(await layer.read(featurePlans, opts, !opts.deferExpression), shape, shapeCrs);
+      const image = await applyCutline(await layer.read(featurePlans, opts, !layer.defers(opts)), shape, shapeCrs);
       const coverage = opts.weighByCoverage ? await coverageArray(image, shape, shapeCrs) : undefined;
       return summarise({ ...this.result(image, opts), ...(coverage ? { coverage } : {}) });
     });
@@ -390,7 +409,7 @@ export class LayerReader implements Reader {
     summarise: (result: ReaderImage) => Promise<Map<string, BandStatistics>>,
   ): Promise<Map<string, BandStatistics>> {
     const standIn = plans.map((p) => ({ ...p, width: Math.min(p.width, 16), height: Math.min(p.height, 16) }));
-    const stats = await summarise(this.result(await this.plan.read(standIn, opts, !opts.deferExpression), opts));
+    const stats = await summarise(this.result(await this.plan.read(standIn, opts, !this.plan.defers(opts)), opts));
     const total = Math.max(...plans.map((p) => p.width)) * Math.max(...plans.map((p) => p.height));
     for (const band of stats.values()) band.maskedPixels = total - band.validPixels;
     return stats;
@@ -402,23 +421,30 @@ export class LayerReader implements Reader {
     const points = await Promise.all(
       layer.reads.map(async (r) => {
         const p = await r.raster.point(lon, lat, coordCrs, { ...opts, ...(r.indexes ? { indexes: r.indexes } : {}) });
-        return { ...p, bandNames: layer.namesOf(r, p.bandNames) };
+        const own = r.expression ? pointExpression(r.expression, p.values, p.bandNames, p.dtype) : p;
+        return { ...own, bandNames: layer.namesOf(r, own.bandNames) };
       }),
     );
     const values = points.flatMap((p) => p.values);
-    const bandNames = points.flatMap((p) => p.bandNames);
+    const stackNames = points.flatMap((p) => p.bandNames);
+    const bandNames = layer.naming === 'positional' ? positionalNames(stackNames) : stackNames;
     const expr = layer.expression;
     if (!expr) return { values, bandNames };
     // numexpr sees the concatenated values in their promoted dtype, which decides its arithmetic.
-    const dtype = points.map((p) => p.dtype).reduce(promote);
-    const inputs = new Map(
-      bandNames.map((name, i) => {
-        const array = allocate(dtype, 1);
-        array[0] = values[i]!;
-        return [name, { dtype, array }];
-      }),
-    );
-    const result = evaluateExpression(expr, inputs, 1);
-    return { values: result.bands.map((b) => b[0]!), bandNames: expr.blocks.map((b) => b.name) };
+    const { values: out, bandNames: names } = pointExpression(expr, values, bandNames, points.map((p) => p.dtype).reduce(promote));
+    return { values: out, bandNames: layer.naming === 'positional' ? positionalNames(names) : names };
   }
+}
+
+/** An expression over the values at a point (named `names`, all of `dtype`): one value per block. */
+function pointExpression(expr: Expression, values: number[], names: string[], dtype: DType): { values: number[]; bandNames: string[]; dtype: DType } {
+  const inputs = new Map(
+    names.map((name, i) => {
+      const array = allocate(dtype, 1);
+      array[0] = values[i]!;
+      return [name, { dtype, array }];
+    }),
+  );
+  const result = evaluateExpression(expr, inputs, 1);
+  return { values: result.bands.map((b) => b[0]!), bandNames: expr.blocks.map((b) => b.name), dtype: result.dtype };
 }

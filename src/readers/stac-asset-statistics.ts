@@ -2,7 +2,9 @@
  * Statistics per asset of a STAC item (TiTiler's `/asset_statistics`, rio-tiler's
  * `MultiBaseReader.statistics`): each asset read on its own at preview size, with its own bands
  * (`asset_bidx`, else `bidx`) or its own expression over `b1 … bn`. Every asset is planned first, and
- * the limits hold for all of them together before a pixel is read.
+ * the limits hold for all of them together before a pixel is read. TiTiler 2.x's per-asset options
+ * (`name|bidx=…`, `|expression=…`, `|bands=…`) choose the same, and key the asset's answer as
+ * rio-tiler 9 does (`name|indexes=[1,2]`).
  */
 import { invalidBandIndex } from '../errors.js';
 import { expressionBands, type Expression } from '../image/expression.js';
@@ -14,6 +16,7 @@ import type { StacItemSources } from '../stac/reader.js';
 import { RasterReads, type ReadPlan, type ValueOptions } from '../source/reader.js';
 import { nonAlphaIndexes } from '../source/read.js';
 import type { ReadLimits } from './reader.js';
+import { bandIndexes } from './stac.js';
 import { checkOutputValues, checkSourcePixels } from '../source/limits.js';
 
 export interface AssetStatisticsRequest {
@@ -22,12 +25,18 @@ export interface AssetStatisticsRequest {
   bidx: number[] | undefined;
   assetBidx: ReadonlyMap<string, number[]>;
   expressions: ReadonlyMap<string, Expression>;
+  /** Band names (STAC `bands`/`eo:bands`) per asset (2.x). */
+  assetBands: ReadonlyMap<string, readonly string[]>;
+  /** The key of each asset given with 2.x options; the asset's name otherwise. */
+  labels: ReadonlyMap<string, string>;
   size: { maxSize?: number; height?: number; width?: number };
   statistics: StatisticsOptions;
 }
 
 interface AssetJob {
   name: string;
+  /** Given with 2.x options: expression outputs are keyed `b1 …`. */
+  numbered: boolean;
   raster: RasterReads;
   expression: Expression | undefined;
   indexes: number[] | undefined;
@@ -48,12 +57,25 @@ export async function assetStatistics(
       const raster = new RasterReads(stac.source(asset));
       const meta = await raster.meta();
       const expression = request.expressions.get(asset.name);
-      const indexes = expression ? expressionBands(expression, `asset '${asset.name}'`) : (request.assetBidx.get(asset.name) ?? request.bidx);
+      const bands = request.assetBands.get(asset.name);
+      const indexes = expression
+        ? expressionBands(expression, `asset '${asset.name}'`)
+        : bands
+          ? bandIndexes(asset, bands)
+          : (request.assetBidx.get(asset.name) ?? request.bidx);
       for (const i of indexes ?? []) {
         if (i < 1 || i > meta.count) throw invalidBandIndex(i, meta.count, `asset '${asset.name}'`);
       }
       const plan = await raster.planPreview(request.size);
-      return { name: asset.name, raster, expression, indexes, plan, bands: (indexes ?? nonAlphaIndexes(meta)).length };
+      return {
+        name: request.labels.get(asset.name) ?? asset.name,
+        numbered: request.labels.has(asset.name),
+        raster,
+        expression,
+        indexes,
+        plan,
+        bands: (indexes ?? nonAlphaIndexes(meta)).length,
+      };
     }),
   );
   const outputValues = jobs.reduce((s, j) => s + j.plan.width * j.plan.height * j.bands, 0);
@@ -73,7 +95,10 @@ export async function assetStatistics(
     jobs.map(async (j) => {
       const img = await j.raster.read(j.plan, { ...values, ...(j.indexes ? { indexes: j.indexes } : {}) });
       const spec: StatisticsSpec = { ...(j.expression ? { expression: j.expression.text } : {}), algorithm: undefined, options: request.statistics };
-      return [j.name, await summarise(img, spec)] as [string, Map<string, BandStatistics>];
+      const stats = await summarise(img, spec);
+      // rio-tiler 9 numbers an expression's outputs `b1 …` (a 2.x option); 0.18's asset_expression keys them by their text.
+      const named = j.expression && j.numbered ? new Map([...stats.values()].map((v, i) => [`b${i + 1}`, v])) : stats;
+      return [j.name, named] as [string, Map<string, BandStatistics>];
     }),
   );
 }

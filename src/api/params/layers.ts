@@ -3,7 +3,10 @@
  * `b1 … bn`), AssetsBidxExprParams (a STAC item: assets, per-asset bands, an expression over
  * `asset_b1 …`; required or optional), the mosaic's (both, for mosaics of COGs or of STAC items) with
  * its pixel selection, AssetsParams (STAC info) and AssetsBidxParams with `asset_expression`
- * (/asset_statistics).
+ * (/asset_statistics). An `assets` value may carry TiTiler 2.x's per-asset options
+ * (`name|bidx=1,2|expression=b1*2|bands=red,green`, titiler.core 2.4.0's `_parse_asset`); 0.18 has no
+ * asset named with a `|`, so both generations' clients are answered whatever the setting, and `:all:`
+ * (2.x) names every asset where 2.4.0 takes it (info and statistics).
  */
 import { badRequest } from '../../errors.js';
 import { expressionBands, parseExpression, type Expression } from '../../image/expression.js';
@@ -15,8 +18,10 @@ import { bool, family, intList, list, str, strList, text, type Param, type Query
 
 const DOCS = {
   bidx: 'Band indexes to read (1-based); repeat for several bands.',
-  expression: 'Band math over the bands (b1, b2 … for a COG; asset_b1 … for a STAC item), `;` between output bands.',
-  assets: 'Names of the assets to read; repeat for several.',
+  expression:
+    'Band math over the bands (b1, b2 … for a COG; asset_b1 … for a STAC item, or, as TiTiler 2.x, b1, b2 … numbered across the assets named, in their order), `;` between output bands.',
+  assets:
+    "Names of the assets to read; repeat for several. TiTiler 2.x options may follow a name: `name|bidx=1,2`, `name|expression=b1*2`, `name|bands=red,green` (band names from the asset's STAC `bands`/`eo:bands`).",
   asset_bidx: 'Band indexes per asset, as `asset|1,2,3`; repeat for several assets.',
   asset_as_band: 'Name the bands after their assets (one band per asset) instead of asset_b1 ….',
   asset_expression: 'Band math per asset, as `asset|b1/b2`.',
@@ -34,6 +39,61 @@ export const bandLayer = family('BidxExprParams', { bidx, expression }, (q): Cog
   const indexes = (q['bidx'] as number[] | undefined)?.filter((i) => Number.isInteger(i));
   return { ...(expr ? { expression: expr } : {}), ...(indexes && indexes.length > 0 ? { bidx: indexes } : {}) };
 });
+
+/** TiTiler 2.x's options of one asset in `assets` (`name|key=value|…`). */
+interface AssetEntryOptions {
+  indexes?: number[];
+  expression?: Expression;
+  bands?: string[];
+  /** How rio-tiler 9 keys the asset's answer in /asset_statistics (`name|indexes=[1,2]&expression=b1*2`). */
+  label: string;
+}
+
+/** Python's `str()` of a list of ints or strings, without spaces (rio-tiler 9's `_dict_to_str`). */
+function pyText(values: readonly (number | string)[]): string {
+  return `[${values.map((v) => (typeof v === 'number' ? String(v) : v.includes("'") ? `"${v}"` : `'${v}'`)).join(',')}]`.replace(/ /g, '');
+}
+
+/** `assets` values split into names and 2.x per-asset options (400 for an option without `=` or a bad index). */
+function parseAssetEntries(values: readonly string[]): { names: string[]; options: Map<string, AssetEntryOptions> } {
+  const names: string[] = [];
+  const options = new Map<string, AssetEntryOptions>();
+  for (const value of values) {
+    const bar = value.indexOf('|');
+    if (bar < 0) {
+      names.push(value);
+      continue;
+    }
+    const name = value.slice(0, bar);
+    const opts: AssetEntryOptions = { label: name };
+    const shown = new Map<string, string>();
+    for (const option of value.slice(bar + 1).split('|')) {
+      const eq = option.indexOf('=');
+      if (eq < 0) throw badRequest(`Invalid asset option '${option}' in '${value}': expected key=value (bidx, expression or bands)`);
+      const key = option.slice(0, eq);
+      const text = option.slice(eq + 1);
+      if (key === 'bidx') {
+        const parts = text.split(',').map((s) => s.trim());
+        if (!parts.every((s) => /^[+]?\d+$/.test(s) && Number(s) > 0)) {
+          throw badRequest(`Invalid bidx '${text}' in '${value}': expected 1-based band indexes, e.g. bidx=1,2`);
+        }
+        opts.indexes = parts.map(Number);
+        shown.set('indexes', pyText(opts.indexes));
+      } else if (key === 'expression') {
+        if (text !== '') opts.expression = parseExpression(text);
+        shown.set('expression', text.replace(/ /g, ''));
+      } else if (key === 'bands') {
+        if (text !== '') opts.bands = text.split(',');
+        shown.set('bands', pyText(text.split(',')));
+      }
+      // TiTiler 2.x ignores other keys.
+    }
+    opts.label = `${name}|${[...shown].map(([k, v]) => `${k}=${v}`).join('&')}`;
+    names.push(name);
+    options.set(name, opts);
+  }
+  return { names, options };
+}
 
 /** `asset|1,2,3` entries, by asset. */
 function parseAssetBidx(q: Query): Map<string, number[]> {
@@ -66,18 +126,36 @@ const NO_LAYER = 'assets must be defined either via expression or assets options
 
 /** The assets, expression and band choices of a STAC item; `required` applies TiTiler's "assets or expression" rule. */
 function stacLayerOf(q: Query, required: boolean): StacLayerOptions {
-  const names = list(q, 'assets');
+  const given = list(q, 'assets');
   const expr = text(q, 'expression');
-  if (required && !expr && names.length === 0) throw badRequest(NO_LAYER);
+  if (required && !expr && given.length === 0) throw badRequest(NO_LAYER);
   const indexes = parseBidx(q);
+  const { names, options } = parseAssetEntries(given);
+  const assetBidx = parseAssetBidx(q);
+  const assetExpressions = new Map<string, Expression>();
+  const assetBands = new Map<string, string[]>();
+  for (const [name, o] of options) {
+    if (o.indexes) assetBidx.set(name, o.indexes);
+    if (o.expression) assetExpressions.set(name, o.expression);
+    if (o.bands) assetBands.set(name, o.bands);
+  }
+  // `:all:` (2.x): every asset, where 2.4.0 expands it (statistics); the tile verbs take it as a name, as 2.4.0.
+  const all = !required && names.length === 1 && names[0] === ALL;
   return {
-    ...(names.length > 0 ? { assets: names } : {}),
+    ...(names.length > 0 && !all ? { assets: names } : {}),
     ...(expr ? { expression: expr } : {}),
     assetAsBand: q['asset_as_band'] === true,
-    assetBidx: parseAssetBidx(q),
+    assetBidx,
+    assetExpressions,
+    assetBands,
+    // Only 2.x clients send per-asset options or `:all:`: rio-tiler 9 names their bands `b1 … bn`.
+    ...(options.size > 0 || all ? { positional: true } : {}),
     ...(indexes ? { bidx: indexes } : {}),
   };
 }
+
+/** TiTiler 2.x's name for every asset of the item. */
+const ALL = ':all:';
 
 const stacLayerParams = { assets, expression, asset_as_band: { schema: bool, doc: DOCS.asset_as_band }, asset_bidx: assetBidx, bidx };
 
@@ -103,7 +181,14 @@ export const mosaicLayer = family('MosaicLayer', stacLayerParams, (q): MosaicLay
   return {
     ...(l.bidx ? { bidx: l.bidx } : {}),
     ...(l.expression ? { expression: l.expression } : {}),
-    stac: { ...(l.assets ? { assets: l.assets } : {}), assetAsBand: l.assetAsBand, assetBidx: l.assetBidx },
+    stac: {
+      ...(l.assets ? { assets: l.assets } : {}),
+      assetAsBand: l.assetAsBand,
+      assetBidx: l.assetBidx,
+      assetExpressions: l.assetExpressions,
+      assetBands: l.assetBands,
+      ...(l.positional ? { positional: true } : {}),
+    },
   };
 });
 
@@ -122,7 +207,7 @@ export const pixelSelection = family(
 /** AssetsParams (STAC info): the assets to describe, every one by default. */
 export const assetNames = family('AssetsParams', { assets }, (q): string[] | undefined => {
   const names = list(q, 'assets');
-  return names.length > 0 ? names : undefined;
+  return names.length > 0 && !(names.length === 1 && names[0] === ALL) ? names : undefined;
 });
 
 /** AssetsBidxParams with `asset_expression` (/asset_statistics): each asset its own bands or expression. */
@@ -131,6 +216,10 @@ export interface AssetStatisticsLayer {
   bidx: number[] | undefined;
   assetBidx: Map<string, number[]>;
   expressions: Map<string, Expression>;
+  /** 2.x: band names (STAC `bands`/`eo:bands`) per asset. */
+  assetBands: Map<string, string[]>;
+  /** 2.x: the key of an asset given with options (`name|indexes=[1]`), by asset. */
+  labels: Map<string, string>;
 }
 
 export const assetStatisticsLayer = family(
@@ -145,7 +234,16 @@ export const assetStatisticsLayer = family(
       }
       expressions.set(entry.slice(0, bar), parseExpression(entry.slice(bar + 1)));
     }
-    const names = list(q, 'assets');
-    return { assets: names.length > 0 ? [...new Set(names)] : undefined, bidx: parseBidx(q), assetBidx: parseAssetBidx(q), expressions };
+    const { names, options } = parseAssetEntries(list(q, 'assets').filter((n) => n !== ALL));
+    const assetBidx = parseAssetBidx(q);
+    const assetBands = new Map<string, string[]>();
+    const labels = new Map<string, string>();
+    for (const [name, o] of options) {
+      if (o.indexes) assetBidx.set(name, o.indexes);
+      if (o.expression) expressions.set(name, o.expression);
+      if (o.bands) assetBands.set(name, o.bands);
+      labels.set(name, o.label);
+    }
+    return { assets: names.length > 0 ? [...new Set(names)] : undefined, bidx: parseBidx(q), assetBidx, expressions, assetBands, labels };
   },
 );

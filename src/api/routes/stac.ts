@@ -30,6 +30,7 @@ import { statisticsMapToJson } from '../../image/statistics-json.js';
 import { defineFamily } from '../factory.js';
 import * as verb from '../verbs.js';
 import { ogcMap } from '../ogc-maps.js';
+import { choose } from '../generations.js';
 
 export const stacFamily = defineFamily({
   prefix: '/stac',
@@ -47,7 +48,11 @@ export const stacFamily = defineFamily({
   datasets: (services) => ({
     open: async (url, layer) => {
       const stac = await services.stac(url);
-      return stacItemReader(stac, layer.assets || layer.expression ? layer : { ...layer, assets: stac.assetNames });
+      // The collision `stacBandNames`: without an expression, the deployment's generation names the bands.
+      const named = layer.expression
+        ? layer
+        : { ...layer, positional: layer.positional === true || choose(services.settings, 'stacBandNames', { '0.18': false, '2': true }) };
+      return stacItemReader(stac, named.assets || named.expression ? named : { ...named, assets: stac.assetNames });
     },
     summary: async (url) => {
       const stac = await services.stac(url);
