@@ -87,6 +87,15 @@ export const COLLISIONS = {
       '2': "2.4.0's list (`{algorithms: [{id, title, links}]}`, all 18) and entries (JSON, or HTML by `f` or `Accept`); hillshade 45/45 with `z_exaggeration`; `nodata_height`; named output bands (`hillshade`, `contours_r`, `terrain_r` …)",
     },
   },
+  colorMaps: {
+    where: '`/colorMaps`, and the Accept header on `/colorMaps/{colorMapId}`',
+    paths: /^\/colorMaps(\/\{colorMapId\})?$/,
+    answers: {
+      '0.18':
+        "0.18.10's list (`{colorMaps: [names], links}`), JSON whatever `Accept` says; `f=` (html, json, or an image format on an entry: sent only by 2.x clients) is answered all the same",
+      '2': "2.4.0's list (`{colormaps: [{id, links}]}`); list and entries answer HTML when `Accept` prefers it (`f` wins); `format=` on an entry still draws the legend",
+    },
+  },
   api: {
     where: '`/api`, `/api.html`',
     paths: /^\/api(\.html)?$/,

@@ -207,6 +207,28 @@ async function mosaicRoutes(app: FastifyInstance, services: Services): Promise<v
     return sendJson(reply, mosaic.assetsForPoint(coords.point[0], coords.point[1], p.coordCrs));
   });
 
+  // TiTiler 2.x's paths of the same lookups (0.22): `/point/{lon},{lat}/assets` and
+  // `/bbox/{minx},{miny},{maxx},{maxy}/assets`, answered under both settings.
+  app.get<PathRoute<{ lonlat: string }>>('/point/:lonlat/assets', { schema: { querystring: assetsQuery.schema } }, async (request, reply) => {
+    const parts = request.params.lonlat.split(',');
+    if (parts.length < 2) return notFound(reply);
+    const [lon, lat] = pathNumbers(
+      [
+        ['lon', parts.slice(0, -1).join(',')],
+        ['lat', parts.at(-1)!],
+      ],
+      'float',
+    );
+    const p = assetsQuery.parse(request.query);
+    return sendJson(reply, (await store.open(p.url)).assetsForPoint(lon!, lat!, p.coordCrs));
+  });
+  app.get<PathRoute<{ bbox: string }>>('/bbox/:bbox/assets', { schema: { querystring: assetsQuery.schema } }, async (request, reply) => {
+    const coords = request.params.bbox.split(',').length >= 4 ? parseCoords(request.params.bbox) : undefined;
+    if (!coords || !('bbox' in coords)) return notFound(reply);
+    const p = assetsQuery.parse(request.query);
+    return sendJson(reply, (await store.open(p.url)).assetsForBbox(coords.bbox, p.coordCrs));
+  });
+
   const tileAssets = async (request: FastifyRequest<TileAssetsRoute>, reply: FastifyReply, url: string, tms: TileMatrixSet): Promise<FastifyReply> => {
     const [z, x, y] = pathNumbers(
       [
@@ -230,6 +252,17 @@ async function mosaicRoutes(app: FastifyInstance, services: Services): Promise<v
     {
       schema: {
         // Every piece of the path, so that /api names them all (z, x, y checked as whole numbers by tileAssets: 422).
+        params: { type: 'object', properties: { ...tmsPathSchema, z: { type: 'string' }, x: { type: 'string' }, y: { type: 'string' } } },
+        querystring: urlOnly.schema,
+      },
+    },
+    (request, reply) => tileAssets(request, reply, urlOnly.parse(request.query).url, getTms(request.params.tileMatrixSetId!)!),
+  );
+  // TiTiler 2.x's path of it (0.22), answered under both settings.
+  app.get<TileAssetsRoute>(
+    '/tiles/:tileMatrixSetId/:z/:x/:y/assets',
+    {
+      schema: {
         params: { type: 'object', properties: { ...tmsPathSchema, z: { type: 'string' }, x: { type: 'string' }, y: { type: 'string' } } },
         querystring: urlOnly.schema,
       },

@@ -1,0 +1,126 @@
+/**
+ * Parity with TiTiler 2.4.0 (titiler.application==2.4.0, tools/parity/titiler2.sh) of the 2.x
+ * requests of issue 37's smaller pieces: the `/colorMaps` list and entries (collision `colorMaps`),
+ * the mosaic asset lookups at 2.x's paths (`/tiles/{tms}/{z}/{x}/{y}/assets`, `/point/{lon},{lat}/assets`,
+ * `/bbox/{minx},{miny},{maxx},{maxy}/assets`) and the mosaic `/point` body (collision `mosaicPoint`).
+ * tessera runs with TESSERA_TITILER_API=2. Every case sends the same request to both and compares
+ * status, media type and JSON (key order and number kinds). The outcome of every case is written to
+ * .parity/report-titiler2-misc.md.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { compareJson, formatDifferences, parseJson, toPlain, type PlainJson } from './compare.js';
+import { get, startParity, titiler2Command, writeReport, TESSERA_COMMAND, type Parity, type Reply, type ReportRow } from './harness.js';
+import { fixturePath, serveItems } from './pixels.js';
+
+type Kind = 'json' | 'status' | 'html';
+
+interface Case {
+  id: string;
+  /** Path and query; `{file:NAME}` as in pixels.ts. */
+  path: string;
+  kind: Kind;
+  /** What the reference must answer. */
+  status: number;
+  headers?: Record<string, string>;
+  /** Applied to both bodies before comparing (what the case does not measure, said in `note`). */
+  prepare?: (body: PlainJson) => PlainJson;
+  note?: string;
+}
+
+const MOSAIC = '{file:mosaic.json}';
+
+/** The colormap list with its entries sorted by id: TiTiler lists them in its directory-listing order. */
+function sortedColormaps(body: PlainJson): PlainJson {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return body;
+  const list = body['colormaps'];
+  if (!Array.isArray(list)) return body;
+  const id = (e: PlainJson): string => (typeof e === 'object' && e !== null && !Array.isArray(e) ? String(e['id']) : '');
+  return { ...body, colormaps: [...list].sort((a, b) => (id(a) < id(b) ? -1 : id(a) > id(b) ? 1 : 0)) };
+}
+
+const CASES: Case[] = [
+  // /colorMaps (collision colorMaps, as 2.x).
+  {
+    id: 'colormaps',
+    path: '/colorMaps',
+    kind: 'json',
+    status: 200,
+    prepare: sortedColormaps,
+    note: 'entries compared sorted by id (TiTiler lists them in directory order)',
+  },
+  { id: 'colormaps-f-json', path: '/colorMaps?f=json', kind: 'json', status: 200, headers: { accept: 'text/html' }, prepare: sortedColormaps },
+  { id: 'colormaps-accept-html', path: '/colorMaps', kind: 'html', status: 200, headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' } },
+  { id: 'colormaps-f-html', path: '/colorMaps?f=html', kind: 'html', status: 200 },
+  { id: 'colormaps-f-bad', path: '/colorMaps?f=png', kind: 'json', status: 422 },
+  { id: 'colormap-viridis', path: '/colorMaps/viridis', kind: 'json', status: 200 },
+  { id: 'colormap-f-json', path: '/colorMaps/cfastie?f=json', kind: 'json', status: 200 },
+  { id: 'colormap-f-png', path: '/colorMaps/viridis?f=png', kind: 'status', status: 200 },
+  { id: 'colormap-f-jpeg', path: '/colorMaps/viridis?f=jpeg&orientation=vertical', kind: 'status', status: 200 },
+  { id: 'colormap-f-html', path: '/colorMaps/viridis?f=html', kind: 'html', status: 200 },
+  { id: 'colormap-accept-html', path: '/colorMaps/viridis', kind: 'html', status: 200, headers: { accept: 'text/html' } },
+  { id: 'colormap-f-bad', path: '/colorMaps/viridis?f=gif', kind: 'json', status: 422 },
+
+  // Mosaic asset lookups at 2.x's paths (answered under both settings).
+  { id: 'assets-tile', path: `/mosaicjson/tiles/WebMercatorQuad/7/37/45/assets?url=${MOSAIC}`, kind: 'json', status: 200 },
+  { id: 'assets-tile-below-qz', path: `/mosaicjson/tiles/WebMercatorQuad/5/9/11/assets?url=${MOSAIC}`, kind: 'json', status: 200 },
+  { id: 'assets-tile-above-qz', path: `/mosaicjson/tiles/WebMercatorQuad/10/300/365/assets?url=${MOSAIC}`, kind: 'json', status: 200 },
+  { id: 'assets-tile-wgs', path: `/mosaicjson/tiles/WGS1984Quad/8/148/61/assets?url=${MOSAIC}`, kind: 'json', status: 200 },
+  { id: 'assets-tile-empty', path: `/mosaicjson/tiles/WebMercatorQuad/7/1/1/assets?url=${MOSAIC}`, kind: 'json', status: 200 },
+  { id: 'assets-tile-bad-grid', path: `/mosaicjson/tiles/NotAGrid/7/37/45/assets?url=${MOSAIC}`, kind: 'status', status: 422 },
+  { id: 'assets-tile-bad-z', path: `/mosaicjson/tiles/WebMercatorQuad/a/37/45/assets?url=${MOSAIC}`, kind: 'json', status: 422 },
+  { id: 'assets-tile-no-url', path: '/mosaicjson/tiles/WebMercatorQuad/7/37/45/assets', kind: 'json', status: 422 },
+  { id: 'assets-point', path: `/mosaicjson/point/-73,46/assets?url=${MOSAIC}`, kind: 'json', status: 200 },
+  { id: 'assets-point-3857', path: `/mosaicjson/point/-8200000,5800000/assets?url=${MOSAIC}&coord_crs=EPSG:3857`, kind: 'json', status: 200 },
+  { id: 'assets-point-outside', path: `/mosaicjson/point/10,10/assets?url=${MOSAIC}`, kind: 'json', status: 200 },
+  { id: 'assets-point-bad', path: `/mosaicjson/point/x,46/assets?url=${MOSAIC}`, kind: 'json', status: 422 },
+  { id: 'assets-bbox', path: `/mosaicjson/bbox/-76,45,-72,47/assets?url=${MOSAIC}`, kind: 'json', status: 200 },
+  { id: 'assets-bbox-outside', path: `/mosaicjson/bbox/10,10,11,11/assets?url=${MOSAIC}`, kind: 'json', status: 200 },
+  { id: 'assets-bbox-bad', path: `/mosaicjson/bbox/-76,45,-72,y/assets?url=${MOSAIC}`, kind: 'json', status: 422 },
+];
+
+/** The media type without parameters. */
+function mediaType(reply: Reply): string {
+  return (reply.headers.get('content-type') ?? '').split(';')[0]!.trim();
+}
+
+async function runCase(p: Parity, c: Case, rows: ReportRow[]): Promise<void> {
+  const path = fixturePath(p, c.path);
+  const [ref, ours] = await Promise.all([get(p.titiler.url, path, c.headers), get(p.tessera.url, path, c.headers)]);
+  const request = `GET ${c.path}${c.headers?.accept ? ` (Accept: ${c.headers.accept})` : ''}`;
+  try {
+    assert.equal(ref.status, c.status, `reference status (${ref.body.slice(0, 200)})`);
+    assert.equal(ours.status, ref.status, `tessera: ${ours.body.slice(0, 300)}`);
+    assert.equal(mediaType(ours), mediaType(ref), 'media type');
+    if (c.kind === 'json') {
+      // A case that prepares its bodies compares them as plain JSON (number kinds are then not told apart).
+      const body = (text: string): ReturnType<typeof parseJson> =>
+        c.prepare ? parseJson(JSON.stringify(c.prepare(toPlain(parseJson(text))))) : parseJson(text);
+      const found = compareJson(body(ref.body), body(ours.body), { normalise: p.normalise });
+      assert.equal(found.length, 0, formatDifferences(found));
+    }
+    rows.push({ id: c.id, request, verdict: 'equal', note: c.note ?? `both ${ref.status} ${mediaType(ref)}` });
+  } catch (err) {
+    rows.push({ id: c.id, request, verdict: 'differs', note: (err as Error).message.split('\n')[0]! });
+    throw err;
+  }
+}
+
+describe('parity with TiTiler 2.4.0 (TESSERA_TITILER_API=2): colormaps and mosaic lookups', { timeout: 600_000 }, () => {
+  let p: Parity;
+  const rows: ReportRow[] = [];
+
+  before(async () => {
+    p = await startParity(TESSERA_COMMAND, { reference: titiler2Command(), candidateEnv: { TESSERA_TITILER_API: '2' } });
+    serveItems(p);
+  });
+
+  after(async () => {
+    const intro =
+      'tessera (TESSERA_TITILER_API=2) against titiler.application 2.4.0: /colorMaps, the mosaic asset lookups at 2.x paths and the mosaic /point body.';
+    await writeReport(rows, [intro], [], 'titiler2-misc', 'TiTiler 2.4.0');
+    await p?.stop();
+  });
+
+  for (const c of CASES) it(c.id, () => runCase(p, c, rows));
+});

@@ -1,0 +1,71 @@
+/**
+ * The smaller 2.x requests of issue 37 over HTTP under both values of TESSERA_TITILER_API: the
+ * `/colorMaps` list as each generation has it (collision colorMaps; `f=` answered under both), and
+ * the mosaic asset lookups at 2.x's paths (answered under both, as the 0.18 paths are). Parity with
+ * TiTiler 2.4.0 is test/parity/titiler2-misc.test.ts.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { startFileServer, FIXTURES, type FileServer } from './helpers/fileserver.js';
+import { startTessera, type RunningTessera } from './helpers/tessera.js';
+
+describe('TiTiler 2.x colormaps and mosaic lookups, under both settings', () => {
+  let files: FileServer;
+  let v018: RunningTessera;
+  let v2: RunningTessera;
+  let mosaic: string;
+
+  before(async () => {
+    files = await startFileServer(FIXTURES);
+    [v018, v2] = await Promise.all([startTessera(), startTessera({ titilerApi: '2' })]);
+    mosaic = encodeURIComponent(`${files.url}/mosaic.json`);
+  });
+  after(async () => {
+    await Promise.all([v018?.close(), v2?.close()]);
+    await files?.close();
+  });
+
+  it('lists colormaps as 0.18 or as 2.x (collision colorMaps), HTML by Accept only under 2', async () => {
+    const old = (await (await v018.get('/colorMaps', { accept: 'text/html' })).json()) as { colorMaps: string[] };
+    assert.ok(old.colorMaps.includes('viridis'));
+    const list = (await (await v2.get('/colorMaps')).json()) as { colormaps: Array<{ id: string; links: Array<{ href: string; rel: string }> }> };
+    const viridis = list.colormaps.find((c) => c.id === 'viridis');
+    assert.ok(viridis);
+    assert.match(viridis.links[0]!.href, /\/colorMaps\/viridis$/);
+    assert.equal(viridis.links[0]!.rel, 'item');
+    assert.equal(list.colormaps.length, old.colorMaps.length);
+    assert.match((await v2.get('/colorMaps', { accept: 'text/html' })).headers.get('content-type') ?? '', /text\/html/);
+    assert.match((await v2.get('/colorMaps/viridis', { accept: 'text/html' })).headers.get('content-type') ?? '', /text\/html/);
+    assert.match((await v018.get('/colorMaps/viridis', { accept: 'text/html' })).headers.get('content-type') ?? '', /json/);
+    for (const server of [v018, v2]) {
+      assert.match((await server.get('/colorMaps?f=html')).headers.get('content-type') ?? '', /text\/html/);
+      assert.equal((await server.get('/colorMaps?f=png')).status, 422);
+      const png = await server.get('/colorMaps/viridis?f=png&width=100&height=10');
+      assert.equal(png.headers.get('content-type'), 'image/png');
+      // 0.18's `format=` still draws the legend; `f` wins over it.
+      assert.equal((await server.get('/colorMaps/viridis?format=png')).headers.get('content-type'), 'image/png');
+      assert.match((await server.get('/colorMaps/viridis?format=png&f=json')).headers.get('content-type') ?? '', /json/);
+      assert.equal((await server.get('/colorMaps/viridis?f=gif')).status, 422);
+    }
+  });
+
+  it("answers the mosaic asset lookups at 2.x's paths under both, as at 0.18's", async () => {
+    for (const server of [v018, v2]) {
+      const pairs: Array<[string, string]> = [
+        [`/mosaicjson/tiles/WebMercatorQuad/7/37/45/assets?url=${mosaic}`, `/mosaicjson/WebMercatorQuad/7/37/45/assets?url=${mosaic}`],
+        [`/mosaicjson/point/-73,46/assets?url=${mosaic}`, `/mosaicjson/-73,46/assets?url=${mosaic}`],
+        [`/mosaicjson/bbox/-76,45,-72,47/assets?url=${mosaic}`, `/mosaicjson/-76,45,-72,47/assets?url=${mosaic}`],
+      ];
+      for (const [v2Path, oldPath] of pairs) {
+        const [a, b] = await Promise.all([server.get(v2Path), server.get(oldPath)]);
+        assert.equal(a.status, 200, await a.clone().text());
+        const body = (await a.json()) as string[];
+        assert.ok(body.length > 0, v2Path);
+        assert.deepEqual(body, await b.json());
+      }
+      assert.equal((await server.get(`/mosaicjson/bbox/-76,45,-72/assets?url=${mosaic}`)).status, 404);
+      assert.equal((await server.get(`/mosaicjson/point/x,46/assets?url=${mosaic}`)).status, 422);
+      assert.equal((await server.get(`/mosaicjson/tiles/WebMercatorQuad/7/a/45/assets?url=${mosaic}`)).status, 422);
+    }
+  });
+});
