@@ -96,6 +96,14 @@ export const COLLISIONS = {
       '2': "2.4.0's list (`{colormaps: [{id, links}]}`); list and entries answer HTML when `Accept` prefers it (`f` wins); `format=` on an entry still draws the legend",
     },
   },
+  mosaicPoint: {
+    where: '`/mosaicjson/point/{lon},{lat}`',
+    paths: /^\/mosaicjson\/point\/\{lon\},\{lat\}$/,
+    answers: {
+      '0.18': "0.18.10's body: `{coordinates, values: [[asset, values, band_names], …]}`",
+      '2': "2.4.0's body: `{coordinates, assets: [{name, values, band_names, band_descriptions}, …]}`",
+    },
+  },
   api: {
     where: '`/api`, `/api.html`',
     paths: /^\/api(\.html)?$/,

@@ -407,8 +407,9 @@ export class LayerReader implements Reader {
     );
     const values = points.flatMap((p) => p.values);
     const bandNames = points.flatMap((p) => p.bandNames);
+    const masked = points.flatMap((p) => p.masks);
     const expr = layer.expression;
-    if (!expr) return { values, bandNames };
+    if (!expr) return { values, bandNames, masked };
     // numexpr sees the concatenated values in their promoted dtype, which decides its arithmetic.
     const dtype = points.map((p) => p.dtype).reduce(promote);
     const inputs = new Map(
@@ -419,6 +420,8 @@ export class LayerReader implements Reader {
       }),
     );
     const result = evaluateExpression(expr, inputs, 1);
-    return { values: result.bands.map((b) => b[0]!), bandNames: expr.blocks.map((b) => b.name) };
+    // rio-tiler masks an expression's outputs where any input is masked.
+    const anyMasked = masked.some(Boolean);
+    return { values: result.bands.map((b) => b[0]!), bandNames: expr.blocks.map((b) => b.name), masked: result.bands.map(() => anyMasked) };
   }
 }

@@ -12,6 +12,7 @@ import assert from 'node:assert/strict';
 import { compareJson, formatDifferences, parseJson, toPlain, type PlainJson } from './compare.js';
 import { get, startParity, titiler2Command, writeReport, TESSERA_COMMAND, type Parity, type Reply, type ReportRow } from './harness.js';
 import { fixturePath, serveItems } from './pixels.js';
+import { fixtureMosaic } from '../helpers/fileserver.js';
 
 type Kind = 'json' | 'status' | 'html';
 
@@ -29,6 +30,8 @@ interface Case {
 }
 
 const MOSAIC = '{file:mosaic.json}';
+/** The fixture mosaic with absolute asset URLs (point reads open them), served at /mosaics/fixture.json. */
+const ABS_MOSAIC = '{abs}';
 
 /** The colormap list with its entries sorted by id: TiTiler lists them in its directory-listing order. */
 function sortedColormaps(body: PlainJson): PlainJson {
@@ -77,6 +80,15 @@ const CASES: Case[] = [
   { id: 'assets-bbox', path: `/mosaicjson/bbox/-76,45,-72,47/assets?url=${MOSAIC}`, kind: 'json', status: 200 },
   { id: 'assets-bbox-outside', path: `/mosaicjson/bbox/10,10,11,11/assets?url=${MOSAIC}`, kind: 'json', status: 200 },
   { id: 'assets-bbox-bad', path: `/mosaicjson/bbox/-76,45,-72,y/assets?url=${MOSAIC}`, kind: 'json', status: 422 },
+
+  // The mosaic /point body (collision mosaicPoint, as 2.x).
+  { id: 'point', path: `/mosaicjson/point/-73,46?url=${ABS_MOSAIC}`, kind: 'json', status: 200 },
+  { id: 'point-two-assets', path: `/mosaicjson/point/-72.5,45.6?url=${ABS_MOSAIC}`, kind: 'json', status: 200 },
+  { id: 'point-bidx', path: `/mosaicjson/point/-73,46?url=${ABS_MOSAIC}&bidx=1&bidx=1`, kind: 'json', status: 200 },
+  { id: 'point-expression', path: `/mosaicjson/point/-73,46?url=${ABS_MOSAIC}&expression=b1*2`, kind: 'json', status: 200 },
+  { id: 'point-3857', path: `/mosaicjson/point/-8126000,5780000?url=${ABS_MOSAIC}&coord_crs=EPSG:3857`, kind: 'json', status: 200 },
+  { id: 'point-outside', path: `/mosaicjson/point/10,10?url=${ABS_MOSAIC}`, kind: 'status', status: 204 },
+  { id: 'point-bad', path: `/mosaicjson/point/x,46?url=${ABS_MOSAIC}`, kind: 'json', status: 422 },
 ];
 
 /** The media type without parameters. */
@@ -85,7 +97,7 @@ function mediaType(reply: Reply): string {
 }
 
 async function runCase(p: Parity, c: Case, rows: ReportRow[]): Promise<void> {
-  const path = fixturePath(p, c.path);
+  const path = fixturePath(p, c.path.replace(ABS_MOSAIC, encodeURIComponent(`${p.fileserver.url}/mosaics/fixture.json`)));
   const [ref, ours] = await Promise.all([get(p.titiler.url, path, c.headers), get(p.tessera.url, path, c.headers)]);
   const request = `GET ${c.path}${c.headers?.accept ? ` (Accept: ${c.headers.accept})` : ''}`;
   try {
@@ -113,6 +125,7 @@ describe('parity with TiTiler 2.4.0 (TESSERA_TITILER_API=2): colormaps and mosai
   before(async () => {
     p = await startParity(TESSERA_COMMAND, { reference: titiler2Command(), candidateEnv: { TESSERA_TITILER_API: '2' } });
     serveItems(p);
+    p.fileserver.put('/mosaics/fixture.json', JSON.stringify(await fixtureMosaic(p.fileserver.url)));
   });
 
   after(async () => {

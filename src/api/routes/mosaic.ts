@@ -3,7 +3,9 @@
  * registration (api/factory.ts): tiles with pixel selection, TileJSON, WMTS and the map page come
  * from the route factory over the MosaicJSON reader (readers/mosaic.ts), which has none of the
  * optional verbs (no preview, part, feature or statistics, as TiTiler's mosaic factory); here are
- * the document, validate, bounds, info, point values (every asset's) and the asset lookups.
+ * the document, validate, bounds, info, point values (every asset's) and the asset lookups, also at
+ * TiTiler 2.x's paths (titiler/mosaic/factory.py 2.4.0: `/tiles/{tms}/{z}/{x}/{y}/assets`,
+ * `/point/{lon},{lat}/assets`, `/bbox/…/assets`); the point body is the collision `mosaicPoint`.
  * The `url` names the mosaic (http(s), a local file when allowed, or sqlite:///{path}:{name});
  * assets are COG URLs, or STAC item URLs whose assets `assets`/`expression` name.
  */
@@ -35,6 +37,7 @@ import { defineFamily } from '../factory.js';
 import { mosaicDocumentJson, parseMosaicDocument } from '../../mosaic/document.js';
 import type { Mosaic, MosaicInfo } from '../../mosaic/mosaic.js';
 import { TesseraError } from '../../errors.js';
+import { choose } from '../generations.js';
 
 /** The path of a tile's asset lookup (the grid in it, or in the query for the form without). */
 type TileAssetsRoute = PathRoute<{ tileMatrixSetId?: string; z: string; x: string; y: string }>;
@@ -188,10 +191,24 @@ async function mosaicRoutes(app: FastifyInstance, services: Services): Promise<v
     const p = pointQuery.parse(request.query);
     const mosaic = await store.open(p.url);
     const points = await documentCompositor(mosaic, p.layer, ctx).point(lonlat[0], lonlat[1], p.coordCrs, p.values);
-    return sendJson(reply, {
-      coordinates: floats(lonlat),
-      values: points.map((p) => [p.asset, floats(p.values), p.bandNames]),
-    });
+    return sendJson(
+      reply,
+      choose<() => Record<string, unknown>>(services.settings, 'mosaicPoint', {
+        '0.18': () => ({ coordinates: floats(lonlat), values: points.map((p) => [p.asset, floats(p.values), p.bandNames]) }),
+        // rio-tiler 8: masked values are null; a band is described by the dataset's description, else
+        // by its name (tessera's readers give no descriptions yet); an expression's outputs are named
+        // b1 … bn and described by their blocks.
+        '2': () => ({
+          coordinates: floats(lonlat),
+          assets: points.map((pt) => ({
+            name: pt.asset,
+            values: pt.values.map((v, i) => (pt.masked?.[i] ? null : float(v))),
+            band_names: p.layer.expression ? pt.bandNames.map((_, i) => `b${i + 1}`) : pt.bandNames,
+            band_descriptions: pt.bandNames,
+          })),
+        }),
+      })(),
+    );
   });
 
   const assetsQuery = routeQuery({ url: datasetUrl, coordCrs });
