@@ -2,12 +2,15 @@
  * The smaller 2.x requests of issue 37 over HTTP under both values of TESSERA_TITILER_API: the
  * `/colorMaps` list as each generation has it (collision colorMaps; `f=` answered under both), and
  * the mosaic asset lookups at 2.x's paths (answered under both, as the 0.18 paths are). Parity with
- * TiTiler 2.4.0 is test/parity/titiler2-misc.test.ts.
+ * TiTiler 2.4.0 is test/parity/titiler2-misc.test.ts. Also the mosaic `/point` body (collision
+ * mosaicPoint) and the `.npy` mask and automatic format of each generation (collision imageEncoding).
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startFileServer, fixtureMosaic, FIXTURES, type FileServer } from './helpers/fileserver.js';
 import { startTessera, type RunningTessera } from './helpers/tessera.js';
+import sharp from 'sharp';
+import { parseNpy } from './helpers/npy.js';
 
 describe('TiTiler 2.x colormaps and mosaic lookups, under both settings', () => {
   let files: FileServer;
@@ -92,5 +95,33 @@ describe('TiTiler 2.x colormaps and mosaic lookups, under both settings', () => 
     assert.deepEqual(expr.assets[0]!.band_names, ['b1']);
     assert.deepEqual(expr.assets[0]!.band_descriptions, ['b1*2']);
     assert.equal((await v2.get(`/mosaicjson/point/10,10?url=${absolute}`)).status, 204);
+  });
+
+  it('encodes .npy masks and automatic formats as 0.18 or as 2.x (collision imageEncoding)', async () => {
+    const cog = encodeURIComponent(`${files.url}/cog.tif`);
+    const lastBand = async (server: RunningTessera, path: string): Promise<{ descr: string; values: Set<number> }> => {
+      const npy = parseNpy(Buffer.from(await (await server.get(path)).arrayBuffer()));
+      const per = npy.shape[1]! * npy.shape[2]!;
+      return { descr: npy.descr, values: new Set(npy.values.subarray(npy.values.length - per)) };
+    };
+    const edge = `/cog/tiles/WebMercatorQuad/5/10/6.npy?url=${cog}`;
+    const old = await lastBand(v018, edge);
+    const neu = await lastBand(v2, edge);
+    assert.equal(old.descr, '<u2');
+    assert.equal(neu.descr, '<u2');
+    assert.deepEqual(
+      [...old.values].sort((a, b) => a - b),
+      [0, 255],
+    );
+    assert.deepEqual(
+      [...neu.values].sort((a, b) => a - b),
+      [0, 65535],
+    );
+    // A uint16 tile with masked pixels and no format: a 16-bit PNG under 0.18, an 8-bit one under 2.
+    const auto = `/cog/tiles/WebMercatorQuad/5/10/6?url=${cog}`;
+    const depth = async (server: RunningTessera): Promise<string | undefined> =>
+      (await sharp(Buffer.from(await (await server.get(auto)).arrayBuffer())).metadata()).depth;
+    assert.equal(await depth(v018), 'ushort');
+    assert.equal(await depth(v2), 'uchar');
   });
 });

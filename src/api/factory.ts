@@ -24,7 +24,7 @@ import {
   datasetValues,
   gridQuery,
   postProcessFor,
-  rendering,
+  renderingFor,
   routeQuery,
   tileDocument,
   tileFormatQuery,
@@ -235,7 +235,13 @@ function familyRoutes<L, M extends keyof Reader>(services: Services, family: Rou
 
 /** The image families every picture route takes, in the order TiTiler's dependencies run (the algorithms of the deployment's generation). */
 export function imageFamilies<L>(layer: ParamFamily<L>, settings: Settings) {
-  return { url: datasetUrl, layer, values: datasetValues, algorithm: postProcessFor(algorithmGeneration(settings)), render: rendering };
+  return {
+    url: datasetUrl,
+    layer,
+    values: datasetValues,
+    algorithm: postProcessFor(algorithmGeneration(settings)),
+    render: renderingFor(choose(settings, 'imageEncoding', { '0.18': '0.18', '2': '2' })),
+  };
 }
 
 // ---- tiles ----------------------------------------------------------------------------------------

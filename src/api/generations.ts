@@ -104,6 +104,15 @@ export const COLLISIONS = {
       '2': "2.4.0's body: `{coordinates, assets: [{name, values, band_names, band_descriptions}, …]}`",
     },
   },
+  imageEncoding: {
+    where: 'images without a format (`/{prefix}/tiles/…/{y}` without extension, `/preview`, `/bbox/…` …) and `.npy` images with a mask',
+    paths: /^$/,
+    answers: {
+      '0.18':
+        "0.18.10's `render_image`: without a format, JPEG or a uint8/uint16 PNG; the `.npy` mask band is 255 (valid) or 0, the array promoted to hold it (int8 → int16)",
+      '2': "2.4.0's: without a format, JPEG or a PNG cast to uint8 (uint16 data too); the `.npy` mask band is in the data's dtype, its largest value where valid and its smallest where masked",
+    },
+  },
   api: {
     where: '`/api`, `/api.html`',
     paths: /^\/api(\.html)?$/,

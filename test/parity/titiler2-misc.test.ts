@@ -2,7 +2,9 @@
  * Parity with TiTiler 2.4.0 (titiler.application==2.4.0, tools/parity/titiler2.sh) of the 2.x
  * requests of issue 37's smaller pieces: the `/colorMaps` list and entries (collision `colorMaps`),
  * the mosaic asset lookups at 2.x's paths (`/tiles/{tms}/{z}/{x}/{y}/assets`, `/point/{lon},{lat}/assets`,
- * `/bbox/{minx},{miny},{maxx},{maxy}/assets`) and the mosaic `/point` body (collision `mosaicPoint`).
+ * `/bbox/{minx},{miny},{maxx},{maxy}/assets`), the mosaic `/point` body (collision `mosaicPoint`),
+ * and images as 2.x's `render_image` encodes them (collision `imageEncoding`: `.npy` masks, automatic
+ * formats), their pixels compared through pixels.ts (±1 on 99.5%, masks exact).
  * tessera runs with TESSERA_TITILER_API=2. Every case sends the same request to both and compares
  * status, media type and JSON (key order and number kinds). The outcome of every case is written to
  * .parity/report-titiler2-misc.md.
@@ -11,7 +13,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { compareJson, formatDifferences, parseJson, toPlain, type PlainJson } from './compare.js';
 import { get, startParity, titiler2Command, writeReport, TESSERA_COMMAND, type Parity, type Reply, type ReportRow } from './harness.js';
-import { fixturePath, serveItems } from './pixels.js';
+import { fixturePath, runPixelCase, serveItems, type PixelCase } from './pixels.js';
 import { fixtureMosaic } from '../helpers/fileserver.js';
 
 type Kind = 'json' | 'status' | 'html';
@@ -91,6 +93,24 @@ const CASES: Case[] = [
   { id: 'point-bad', path: `/mosaicjson/point/x,46?url=${ABS_MOSAIC}`, kind: 'json', status: 422 },
 ];
 
+/**
+ * Images as 2.x's `render_image` encodes them (collision imageEncoding): the `.npy` mask band in the
+ * data's dtype, and automatic-format tiles cast to uint8 PNG (or JPEG where nothing is masked).
+ */
+const PIXEL_CASES: PixelCase[] = [
+  { id: 'npy-tile-edge', path: '/cog/tiles/WebMercatorQuad/5/10/6.npy?url={file:cog.tif}', kind: 'npy' },
+  { id: 'npy-tile-inside', path: '/cog/tiles/WebMercatorQuad/7/44/25.npy?url={file:cog.tif}', kind: 'npy' },
+  { id: 'npy-tile-no-mask', path: '/cog/tiles/WebMercatorQuad/5/10/6.npy?url={file:cog.tif}&return_mask=false', kind: 'npy' },
+  { id: 'npy-tile-float', path: '/cog/tiles/WebMercatorQuad/5/10/6.npy?url={file:cog.tif}&expression=b1/3', kind: 'npy' },
+  { id: 'npy-tile-colormap', path: '/cog/tiles/WebMercatorQuad/5/10/6.npy?url={file:cog.tif}&rescale=0,1000&colormap_name=viridis', kind: 'npy' },
+  { id: 'npy-stac', path: '/stac/tiles/WebMercatorQuad/8/144/103.npy?url={s2}&assets=B01', kind: 'npy' },
+  { id: 'npy-preview', path: '/cog/preview.npy?url={file:cog.tif}&max_size=64', kind: 'npy' },
+  { id: 'auto-tile-edge', path: '/cog/tiles/WebMercatorQuad/5/10/6?url={file:cog.tif}', kind: 'png' },
+  { id: 'auto-tile-inside', path: '/cog/tiles/WebMercatorQuad/7/44/25?url={file:cog.tif}', kind: 'image' },
+  { id: 'auto-preview', path: '/cog/preview?url={file:cog.tif}&max_size=128', kind: 'png' },
+  { id: 'auto-stac', path: '/stac/tiles/WebMercatorQuad/8/144/103?url={s2}&assets=B01', kind: 'image' },
+];
+
 /** The media type without parameters. */
 function mediaType(reply: Reply): string {
   return (reply.headers.get('content-type') ?? '').split(';')[0]!.trim();
@@ -121,6 +141,7 @@ async function runCase(p: Parity, c: Case, rows: ReportRow[]): Promise<void> {
 describe('parity with TiTiler 2.4.0 (TESSERA_TITILER_API=2): colormaps and mosaic lookups', { timeout: 600_000 }, () => {
   let p: Parity;
   const rows: ReportRow[] = [];
+  const figures: string[] = ['| case | shape | dtype | values within ±1 | mask equal |', '| --- | --- | --- | --- | --- |'];
 
   before(async () => {
     p = await startParity(TESSERA_COMMAND, { reference: titiler2Command(), candidateEnv: { TESSERA_TITILER_API: '2' } });
@@ -131,9 +152,10 @@ describe('parity with TiTiler 2.4.0 (TESSERA_TITILER_API=2): colormaps and mosai
   after(async () => {
     const intro =
       'tessera (TESSERA_TITILER_API=2) against titiler.application 2.4.0: /colorMaps, the mosaic asset lookups at 2.x paths and the mosaic /point body.';
-    await writeReport(rows, [intro], [], 'titiler2-misc', 'TiTiler 2.4.0');
+    await writeReport(rows, [intro], ['## Figures', '', ...figures], 'titiler2-misc', 'TiTiler 2.4.0');
     await p?.stop();
   });
 
   for (const c of CASES) it(c.id, () => runCase(p, c, rows));
+  for (const c of PIXEL_CASES) it(c.id, () => runPixelCase(p, c, rows, figures));
 });
