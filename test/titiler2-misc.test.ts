@@ -3,7 +3,8 @@
  * `/colorMaps` list as each generation has it (collision colorMaps; `f=` answered under both), and
  * the mosaic asset lookups at 2.x's paths (answered under both, as the 0.18 paths are). Parity with
  * TiTiler 2.4.0 is test/parity/titiler2-misc.test.ts. Also the mosaic `/point` body (collision
- * mosaicPoint) and the `.npy` mask and automatic format of each generation (collision imageEncoding).
+ * mosaicPoint), the `.npy` mask and automatic format of each generation (collision imageEncoding),
+ * and the TileJSON body (collision tilejsonBody).
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -123,5 +124,33 @@ describe('TiTiler 2.x colormaps and mosaic lookups, under both settings', () => 
       (await sharp(Buffer.from(await (await server.get(auto)).arrayBuffer())).metadata()).depth;
     assert.equal(await depth(v018), 'ushort');
     assert.equal(await depth(v2), 'uchar');
+  });
+
+  it('writes TileJSON 2.2.0 (0.18) or 3.0.0 as 2.x does (collision tilejsonBody)', async () => {
+    const cog = encodeURIComponent(`${files.url}/cog.tif`);
+    type TileJson = {
+      tilejson: string;
+      center: number[];
+      bounds: number[];
+      minzoom: number;
+      raster_layers?: unknown;
+      band_descriptions?: unknown;
+      data_type?: string;
+    };
+    const old = (await (await v018.get(`/cog/WebMercatorQuad/tilejson.json?url=${cog}`)).json()) as TileJson;
+    const neu = (await (await v2.get(`/cog/WebMercatorQuad/tilejson.json?url=${cog}`)).json()) as TileJson;
+    assert.equal(old.tilejson, '2.2.0');
+    assert.equal(old.raster_layers, undefined);
+    assert.equal(neu.tilejson, '3.0.0');
+    assert.deepEqual(neu.raster_layers, {});
+    assert.deepEqual(neu.band_descriptions, [['b1', 'b1']]);
+    assert.equal(neu.data_type, 'uint16');
+    // A mosaic's center: its document's under 0.18, its bounds' middle under 2.
+    const mosaicOld = (await (await v018.get(`/mosaicjson/WebMercatorQuad/tilejson.json?url=${mosaic}`)).json()) as TileJson;
+    const mosaicNew = (await (await v2.get(`/mosaicjson/WebMercatorQuad/tilejson.json?url=${mosaic}`)).json()) as TileJson;
+    const [minx, miny, maxx, maxy] = mosaicNew.bounds as [number, number, number, number];
+    assert.deepEqual(mosaicNew.center, [(minx + maxx) / 2, (miny + maxy) / 2, mosaicNew.minzoom]);
+    assert.notDeepEqual(mosaicOld.center, mosaicNew.center);
+    assert.equal(mosaicNew.band_descriptions, undefined);
   });
 });

@@ -67,7 +67,15 @@ export const COLLISIONS = {
     paths: /^\/(cog|stac|mosaicjson)\/\{tileMatrixSetId\}\/tilejson\.json$/,
     answers: {
       '0.18': 'tile URLs `…/{z}/{x}/{y}@{tile_scale}x[.{tile_format}]`: 256 px tiles at scale 1',
-      '2': "tile URLs `…/{z}/{x}/{y}[.{tile_format}]?…&tilesize=512`, as TiTiler 2.x writes them: 512 px tiles (the rest of the document is tessera's TileJSON, not yet 2.x's TileJSON 3.0 body)",
+      '2': 'tile URLs `…/{z}/{x}/{y}[.{tile_format}]?…&tilesize=512`, as TiTiler 2.x writes them: 512 px tiles',
+    },
+  },
+  tilejsonBody: {
+    where: '`/{prefix}/{tileMatrixSetId}/tilejson.json` (the document)',
+    paths: /^\/(cog|stac|mosaicjson)\/\{tileMatrixSetId\}\/tilejson\.json$/,
+    answers: {
+      '0.18': "TileJSON 2.2.0; a mosaic's center is its document's",
+      '2': "TileJSON 3.0.0 as 2.4.0 writes it: the center is the bounds' middle at minzoom (a mosaic's too), `raster_layers`, and on `/cog` the bands' descriptions (the name where a band has none) and `data_type`",
     },
   },
   defaultTileSize: {
@@ -165,9 +173,11 @@ const FORMS: ReadonlyArray<{ match: RegExp; generation: Generation; note: string
 export function formOf(path: string, settings: Settings): { generation: Generation; note: string } | undefined {
   const chosen = generationOf(settings);
   const other: Generation = chosen === '2' ? '0.18' : '2';
-  const collision = Object.values(COLLISIONS).find((c) => c.paths.test(path));
-  if (collision) {
-    return { generation: chosen, note: `TiTiler ${chosen}'s meaning of this URL (TESSERA_TITILER_API=${chosen}); with ${other}: ${collision.answers[other]}.` };
+  // A URL may collide more than once (a TileJSON's tile URLs and its body): every answer is said.
+  const collisions = Object.values(COLLISIONS).filter((c) => c.paths.test(path));
+  if (collisions.length > 0) {
+    const others = collisions.map((c) => c.answers[other]).join('; ');
+    return { generation: chosen, note: `TiTiler ${chosen}'s meaning of this URL (TESSERA_TITILER_API=${chosen}); with ${other}: ${others}.` };
   }
   const form = FORMS.find((f) => f.match.test(path));
   return form ? { generation: form.generation, note: `Only TiTiler ${form.generation} clients send this form: ${form.note}.` } : undefined;

@@ -91,6 +91,13 @@ const CASES: Case[] = [
   { id: 'point-3857', path: `/mosaicjson/point/-8126000,5780000?url=${ABS_MOSAIC}&coord_crs=EPSG:3857`, kind: 'json', status: 200 },
   { id: 'point-outside', path: `/mosaicjson/point/10,10?url=${ABS_MOSAIC}`, kind: 'status', status: 204 },
   { id: 'point-bad', path: `/mosaicjson/point/x,46?url=${ABS_MOSAIC}`, kind: 'json', status: 422 },
+
+  // TileJSON 3.0.0 (collision tilejsonBody, as 2.x).
+  { id: 'tilejson-cog', path: '/cog/WebMercatorQuad/tilejson.json?url={file:cog.tif}&rescale=0,1000', kind: 'json', status: 200 },
+  { id: 'tilejson-cog-zooms', path: '/cog/WorldCRS84Quad/tilejson.json?url={file:cog.tif}&minzoom=2&maxzoom=5&tile_format=png', kind: 'json', status: 200 },
+  { id: 'tilejson-stac', path: '/stac/WebMercatorQuad/tilejson.json?url={s2}&assets=B01&tilesize=256', kind: 'json', status: 200 },
+  { id: 'tilejson-mosaic', path: `/mosaicjson/WebMercatorQuad/tilejson.json?url=${MOSAIC}`, kind: 'json', status: 200 },
+  { id: 'tilejson-mosaic-zooms', path: `/mosaicjson/WorldCRS84Quad/tilejson.json?url=${MOSAIC}&minzoom=3`, kind: 'json', status: 200 },
 ];
 
 /**
