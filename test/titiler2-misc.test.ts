@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import { startFileServer, fixtureMosaic, FIXTURES, type FileServer } from './helpers/fileserver.js';
 import { startTessera, type RunningTessera } from './helpers/tessera.js';
 import sharp from 'sharp';
+import { gdal } from '../src/gdal/gdal.js';
 import { parseNpy } from './helpers/npy.js';
 
 describe('TiTiler 2.x colormaps and mosaic lookups, under both settings', () => {
@@ -124,6 +125,23 @@ describe('TiTiler 2.x colormaps and mosaic lookups, under both settings', () => 
       (await sharp(Buffer.from(await (await server.get(auto)).arrayBuffer())).metadata()).depth;
     assert.equal(await depth(v018), 'ushort');
     assert.equal(await depth(v2), 'uchar');
+    // A GeoTIFF's alpha: 255 under 0.18, the dtype's largest value under 2.
+    const alphaValues = async (server: RunningTessera): Promise<number[]> => {
+      const body = Buffer.from(await (await server.get(`/cog/tiles/WebMercatorQuad/5/10/6.tif?url=${cog}`)).arrayBuffer());
+      const path = `/vsimem/titiler2-misc-${Math.random()}.tif`;
+      gdal.vsimem.set(body, path);
+      const ds = await gdal.openAsync(path);
+      try {
+        const alpha = ds.bands.get(ds.bands.count());
+        const values: number[] = Array.from(alpha.pixels.read(0, 0, ds.rasterSize.x, ds.rasterSize.y) as unknown as ArrayLike<number>);
+        return [...new Set(values)].sort((a, b) => a - b);
+      } finally {
+        ds.close();
+        gdal.vsimem.release(path);
+      }
+    };
+    assert.deepEqual(await alphaValues(v018), [0, 255]);
+    assert.deepEqual(await alphaValues(v2), [0, 65535]);
   });
 
   it('writes TileJSON 2.2.0 (0.18) or 3.0.0 as 2.x does (collision tilejsonBody)', async () => {

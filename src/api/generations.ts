@@ -113,7 +113,7 @@ export const COLLISIONS = {
     },
   },
   imageEncoding: {
-    where: 'images without a format (`/{prefix}/tiles/…/{y}` without extension, `/preview`, `/bbox/…` …) and `.npy` images with a mask',
+    where: 'images without a format (`/{prefix}/tiles/…/{y}` without extension, `/preview`, `/bbox/…` …) and `.npy`, GeoTIFF and JPEG 2000 images with a mask',
     paths: /^$/,
     answers: {
       '0.18':

@@ -5,10 +5,10 @@
  * then encoding with the 2-D dataset mask as alpha unless `returnMask` is false.
  * With `encoding: '2'`, TiTiler 2.4.0's (titiler/core/utils.py `render_image`, rio-tiler 8's
  * `ImageData.mask` and `render`): an automatic-format PNG takes uint8 alone (uint16 is cast too), and
- * the `.npy` mask band is in the data's dtype, its largest value where valid and its smallest where
- * masked (0.18: 255 and 0, the array promoted to hold them).
+ * the mask band of `.npy`, GeoTIFF and JPEG 2000 is in the data's dtype, its largest value where
+ * valid and its smallest where masked (0.18: 255 and 0, a `.npy` array promoted to hold them).
  */
-import { DTYPE_RANGE, allocate, datasetMask, type BandArray, type DType, type ImageData } from './image-data.js';
+import { DTYPE_RANGE, datasetMask, maskInDtype, type BandArray, type DType, type ImageData } from './image-data.js';
 import { MEDIA_TYPES, type ImageFormat } from './formats.js';
 import { encode, type RasterData } from './encode/index.js';
 
@@ -59,14 +59,6 @@ const NATIVE_DTYPES: Record<ImageFormat, ReadonlySet<DType> | null> = {
 function needsRescale(format: ImageFormat, dtype: DType, automaticUint8: boolean): boolean {
   const native = automaticUint8 && format === 'png' ? UINT8 : NATIVE_DTYPES[format];
   return native !== null && !native.has(dtype);
-}
-
-/** rio-tiler 8's mask as a band of `dtype`: its largest value where valid, its smallest where masked. */
-function maskInDtype(mask: Uint8Array, dtype: DType): BandArray {
-  const [min, max] = DTYPE_RANGE[dtype];
-  const out = allocate(dtype, mask.length);
-  for (let i = 0; i < mask.length; i++) out[i] = mask[i] === 0 ? min : max;
-  return out;
 }
 
 function everyPixelValid(mask: Uint8Array): boolean {
@@ -202,6 +194,7 @@ export async function renderImage(img: ImageData, opts: RenderOptions): Promise<
     const body = await (opts.encode ?? encode)(withMask, undefined, format, { bounds: colored.bounds, crs: colored.crs });
     return { body, format, mediaType: MEDIA_TYPES[format] };
   }
+  if (opts.encoding === '2') data = { ...data, maskInDtypeRange: true };
   const body = await (opts.encode ?? encode)(data, opts.returnMask ? mask : undefined, format, { bounds: colored.bounds, crs: colored.crs });
   return { body, format, mediaType: MEDIA_TYPES[format] };
 }

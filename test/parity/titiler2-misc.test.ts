@@ -112,6 +112,7 @@ const PIXEL_CASES: PixelCase[] = [
   { id: 'npy-tile-colormap', path: '/cog/tiles/WebMercatorQuad/5/10/6.npy?url={file:cog.tif}&rescale=0,1000&colormap_name=viridis', kind: 'npy' },
   { id: 'npy-stac', path: '/stac/tiles/WebMercatorQuad/8/144/103.npy?url={s2}&assets=B01', kind: 'npy' },
   { id: 'npy-preview', path: '/cog/preview.npy?url={file:cog.tif}&max_size=64', kind: 'npy' },
+  { id: 'tif-tile-edge', path: '/cog/tiles/WebMercatorQuad/5/10/6.tif?url={file:cog.tif}', kind: 'image' },
   { id: 'auto-tile-edge', path: '/cog/tiles/WebMercatorQuad/5/10/6?url={file:cog.tif}', kind: 'png' },
   { id: 'auto-tile-inside', path: '/cog/tiles/WebMercatorQuad/7/44/25?url={file:cog.tif}', kind: 'image' },
   { id: 'auto-preview', path: '/cog/preview?url={file:cog.tif}&max_size=128', kind: 'png' },
