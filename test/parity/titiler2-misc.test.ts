@@ -4,7 +4,8 @@
  * the mosaic asset lookups at 2.x's paths (`/tiles/{tms}/{z}/{x}/{y}/assets`, `/point/{lon},{lat}/assets`,
  * `/bbox/{minx},{miny},{maxx},{maxy}/assets`), the mosaic `/point` body (collision `mosaicPoint`),
  * and images as 2.x's `render_image` encodes them (collision `imageEncoding`: `.npy` masks, automatic
- * formats), their pixels compared through pixels.ts (±1 on 99.5%, masks exact).
+ * formats), their pixels compared through pixels.ts (±1 on 99.5%, masks exact), and TileJSON 3.0.0
+ * bodies (collision `tilejsonBody`).
  * tessera runs with TESSERA_TITILER_API=2. Every case sends the same request to both and compares
  * status, media type and JSON (key order and number kinds). The outcome of every case is written to
  * .parity/report-titiler2-misc.md.
@@ -159,7 +160,7 @@ describe('parity with TiTiler 2.4.0 (TESSERA_TITILER_API=2): colormaps and mosai
 
   after(async () => {
     const intro =
-      'tessera (TESSERA_TITILER_API=2) against titiler.application 2.4.0: /colorMaps, the mosaic asset lookups at 2.x paths and the mosaic /point body.';
+      'tessera (TESSERA_TITILER_API=2) against titiler.application 2.4.0: /colorMaps, the mosaic asset lookups at 2.x paths, the mosaic /point body, TileJSON 3.0.0 bodies and images as 2.x encodes them.';
     await writeReport(rows, [intro], ['## Figures', '', ...figures], 'titiler2-misc', 'TiTiler 2.4.0');
     await p?.stop();
   });
