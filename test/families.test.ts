@@ -121,8 +121,8 @@ describe('a family is one registration', () => {
     assert.equal(FAMILIES.length, 3);
     assert.deepEqual(
       Object.keys(api.paths).filter((p) => /^\/mosaicjson\/(preview|bbox|feature|statistics|point)/.test(p)),
-      ['/mosaicjson/point/{lon},{lat}'],
-      "the mosaic's own point route, none of the factory's verbs",
+      ['/mosaicjson/point/{lon},{lat}', '/mosaicjson/point/{lon},{lat}/assets', '/mosaicjson/bbox/{minx},{miny},{maxx},{maxy}/assets'],
+      "the mosaic's own point route and asset lookups, none of the factory's verbs",
     );
   });
 

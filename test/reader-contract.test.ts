@@ -158,7 +158,11 @@ describe('the reader contract, asked of each reader directly', () => {
             return;
           }
           const [lon, lat] = c.point.at;
-          assert.deepEqual(await reader.point!(lon, lat, WGS84, VALUES), { values: c.point.values, bandNames: c.point.bandNames });
+          assert.deepEqual(await reader.point!(lon, lat, WGS84, VALUES), {
+            values: c.point.values,
+            bandNames: c.point.bandNames,
+            masked: c.point.values.map(() => false),
+          });
           await assert.rejects(reader.point!(0, 0, WGS84, VALUES), { kind: 'PointOutsideBounds' });
         },
       );
@@ -246,7 +250,7 @@ describe('the reader contract, asked of each reader directly', () => {
       );
       for (const p of points) {
         const own = await (await cogReader(services.cog(p.asset), p.asset, {})).point!(-73, 46, WGS84, VALUES);
-        assert.deepEqual({ values: p.values, bandNames: p.bandNames }, own);
+        assert.deepEqual({ values: p.values, bandNames: p.bandNames, masked: p.masked }, own);
       }
     });
   });

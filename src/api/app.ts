@@ -259,7 +259,7 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
   app.get('/api', { schema: { hide: true } }, async () => completedApi(app.swagger() as unknown as Record<string, unknown>));
 
   await app.register(tmsRoutes);
-  await app.register(colormapRoutes());
+  await app.register(colormapRoutes(settings));
   for (const family of families) await app.register(family.plugin(services), { prefix: family.prefix });
   await app.register(algorithmRoutes(algorithmGeneration(settings)));
   await app.register(ogcRoutes({ settings, prefixes: families.map((f) => f.prefix) }));

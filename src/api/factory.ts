@@ -24,7 +24,7 @@ import {
   datasetValues,
   gridQuery,
   postProcessFor,
-  rendering,
+  renderingFor,
   routeQuery,
   tileDocument,
   tileFormatQuery,
@@ -47,7 +47,7 @@ import { mapPageResponder, viewerRoute, type ViewerKind } from './pages/respond.
 import type { ApiTag, RouteDoc } from './openapi.js';
 import { wmtsCapabilities } from '../ogc/wmts.js';
 import { MEDIA_TYPES } from '../image/formats.js';
-import { pyFloatRepr } from '../pyjson.js';
+import { float, pyFloatRepr } from '../pyjson.js';
 import { TesseraError, badRequest } from '../errors.js';
 import type { ReadLimits, Reader, Zooms } from '../readers/reader.js';
 import { algorithmGeneration, choose } from './generations.js';
@@ -64,6 +64,8 @@ export interface DatasetSummary {
   boundsIn?(srs: string): Promise<BBox>;
   /** The dataset's own CRS, where it has one (a COG): OGC API – Maps draws in it by default (api/ogc-maps.ts). */
   crs?: string;
+  /** What TiTiler 2.x's TileJSON adds of a single dataset's info (a COG): its bands' descriptions and its dtype. */
+  describe?(): Promise<{ bandDescriptions: Array<[string, string]>; dtype: string }>;
 }
 
 /** How a family reaches its datasets, given the server's services: a request's reader, and a dataset's summary. */
@@ -235,7 +237,13 @@ function familyRoutes<L, M extends keyof Reader>(services: Services, family: Rou
 
 /** The image families every picture route takes, in the order TiTiler's dependencies run (the algorithms of the deployment's generation). */
 export function imageFamilies<L>(layer: ParamFamily<L>, settings: Settings) {
-  return { url: datasetUrl, layer, values: datasetValues, algorithm: postProcessFor(algorithmGeneration(settings)), render: rendering };
+  return {
+    url: datasetUrl,
+    layer,
+    values: datasetValues,
+    algorithm: postProcessFor(algorithmGeneration(settings)),
+    render: renderingFor(choose(settings, 'imageEncoding', { '0.18': '0.18', '2': '2' })),
+  };
 }
 
 // ---- tiles ----------------------------------------------------------------------------------------
@@ -319,6 +327,7 @@ function documentRoutes<L, M extends keyof Reader>(
 
   // A TileJSON in the grid of its path asked without `tilesize`: 0.18's tile URLs, or 2.x's at 512 px (api/generations.ts).
   const tileJsonSize = choose(ctx.services.settings, 'tilejsonTiles', { '0.18': undefined, '2': 512 });
+  const tileJsonBody = choose(ctx.services.settings, 'tilejsonBody', { '0.18': '0.18', '2': '2' });
 
   // Each document in the grid of its path, and (deprecated) in the grid of the query.
   gridForms(app, 'tilejson.json', documentFamilies, options, async (request, reply, p) => {
@@ -340,7 +349,19 @@ function documentRoutes<L, M extends keyof Reader>(
     const center: [number, number, number] = summary.center
       ? [summary.center[0], summary.center[1], p.document.minzoom ?? summary.center[2]]
       : [(minx + maxx) / 2, (miny + maxy) / 2, zooms.minzoom];
-    return sendJson(reply, tileJsonModel({ tiles, ...zooms, bounds: summary.bounds, center }));
+    const doc = tileJsonModel({ tiles, ...zooms, bounds: summary.bounds, center });
+    if (tileJsonBody === '0.18') return sendJson(reply, doc);
+    // TileJSON 3.0.0 as TiTiler 2.x's model writes it: the center is always the bounds' middle at
+    // minzoom (a mosaic's own center is not read), `raster_layers` (no renders here), and a single
+    // dataset's band descriptions and dtype.
+    const described = summary.describe ? await summary.describe() : undefined;
+    return sendJson(reply, {
+      ...doc,
+      tilejson: '3.0.0',
+      center: [float((minx + maxx) / 2), float((miny + maxy) / 2), zooms.minzoom],
+      raster_layers: {},
+      ...(described ? { band_descriptions: described.bandDescriptions, data_type: described.dtype } : {}),
+    });
   });
 
   const wmtsOptions = family.wmts ?? { layerName: 'Dataset', useEpsg: true };

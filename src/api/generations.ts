@@ -67,7 +67,15 @@ export const COLLISIONS = {
     paths: /^\/(cog|stac|mosaicjson)\/\{tileMatrixSetId\}\/tilejson\.json$/,
     answers: {
       '0.18': 'tile URLs `…/{z}/{x}/{y}@{tile_scale}x[.{tile_format}]`: 256 px tiles at scale 1',
-      '2': "tile URLs `…/{z}/{x}/{y}[.{tile_format}]?…&tilesize=512`, as TiTiler 2.x writes them: 512 px tiles (the rest of the document is tessera's TileJSON, not yet 2.x's TileJSON 3.0 body)",
+      '2': 'tile URLs `…/{z}/{x}/{y}[.{tile_format}]?…&tilesize=512`, as TiTiler 2.x writes them: 512 px tiles',
+    },
+  },
+  tilejsonBody: {
+    where: '`/{prefix}/{tileMatrixSetId}/tilejson.json` (the document)',
+    paths: /^\/(cog|stac|mosaicjson)\/\{tileMatrixSetId\}\/tilejson\.json$/,
+    answers: {
+      '0.18': "TileJSON 2.2.0; a mosaic's center is its document's",
+      '2': "TileJSON 3.0.0 as 2.4.0 writes it: the center is the bounds' middle at minzoom (a mosaic's too), `raster_layers`, and on `/cog` the bands' descriptions (the name where a band has none) and `data_type`",
     },
   },
   defaultTileSize: {
@@ -93,6 +101,32 @@ export const COLLISIONS = {
     answers: {
       '0.18': 'bands named `{asset}_b{i}` (`B01_b1` …), or after their assets with `asset_as_band`',
       '2': "bands named `b1 … bn`, numbered across the assets in their order, as rio-tiler 9 names them; an expression over `{asset}_b{i}` still reads them as 0.18's (requests with per-asset options, `:all:` or a positional expression are 2.x's under both settings)",
+    },
+  },
+  colorMaps: {
+    where: '`/colorMaps`, and the Accept header on `/colorMaps/{colorMapId}`',
+    paths: /^\/colorMaps(\/\{colorMapId\})?$/,
+    answers: {
+      '0.18':
+        "0.18.10's list (`{colorMaps: [names], links}`), JSON whatever `Accept` says; `f=` (html, json, or an image format on an entry: sent only by 2.x clients) is answered all the same",
+      '2': "2.4.0's list (`{colormaps: [{id, links}]}`); list and entries answer HTML when `Accept` prefers it (`f` wins); `format=` on an entry still draws the legend",
+    },
+  },
+  mosaicPoint: {
+    where: '`/mosaicjson/point/{lon},{lat}`',
+    paths: /^\/mosaicjson\/point\/\{lon\},\{lat\}$/,
+    answers: {
+      '0.18': "0.18.10's body: `{coordinates, values: [[asset, values, band_names], …]}`",
+      '2': "2.4.0's body: `{coordinates, assets: [{name, values, band_names, band_descriptions}, …]}`",
+    },
+  },
+  imageEncoding: {
+    where: 'images without a format (`/{prefix}/tiles/…/{y}` without extension, `/preview`, `/bbox/…` …) and `.npy`, GeoTIFF and JPEG 2000 images with a mask',
+    paths: /^$/,
+    answers: {
+      '0.18':
+        "0.18.10's `render_image`: without a format, JPEG or a uint8/uint16 PNG; the `.npy` mask band is 255 (valid) or 0, the array promoted to hold it (int8 → int16)",
+      '2': "2.4.0's: without a format, JPEG or a PNG cast to uint8 (uint16 data too); the `.npy` mask band is in the data's dtype, its largest value where valid and its smallest where masked",
     },
   },
   api: {
@@ -147,9 +181,11 @@ const FORMS: ReadonlyArray<{ match: RegExp; generation: Generation; note: string
 export function formOf(path: string, settings: Settings): { generation: Generation; note: string } | undefined {
   const chosen = generationOf(settings);
   const other: Generation = chosen === '2' ? '0.18' : '2';
-  const collision = Object.values(COLLISIONS).find((c) => c.paths.test(path));
-  if (collision) {
-    return { generation: chosen, note: `TiTiler ${chosen}'s meaning of this URL (TESSERA_TITILER_API=${chosen}); with ${other}: ${collision.answers[other]}.` };
+  // A URL may collide more than once (a TileJSON's tile URLs and its body): every answer is said.
+  const collisions = Object.values(COLLISIONS).filter((c) => c.paths.test(path));
+  if (collisions.length > 0) {
+    const others = collisions.map((c) => c.answers[other]).join('; ');
+    return { generation: chosen, note: `TiTiler ${chosen}'s meaning of this URL (TESSERA_TITILER_API=${chosen}); with ${other}: ${others}.` };
   }
   const form = FORMS.find((f) => f.match.test(path));
   return form ? { generation: form.generation, note: `Only TiTiler ${form.generation} clients send this form: ${form.note}.` } : undefined;

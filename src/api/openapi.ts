@@ -264,6 +264,7 @@ const EXPANSIONS: Array<{ segment: string; forms: string[] }> = [
   { segment: '{*}', forms: ['{minx},{miny},{maxx},{maxy}/{width}x{height}.{format}', '{minx},{miny},{maxx},{maxy}.{format}'] },
   { segment: '{lonlat}', forms: ['{lon},{lat}'] },
   { segment: '{coords}', forms: ['{lon},{lat}', '{minx},{miny},{maxx},{maxy}'] },
+  { segment: '{bbox}', forms: ['{minx},{miny},{maxx},{maxy}'] },
   { segment: '{sizeformat}', forms: ['{width}x{height}.{format}'] },
 ];
 

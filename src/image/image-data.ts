@@ -52,6 +52,14 @@ export function allocate(dtype: DType, length: number): BandArray {
   return new ARRAY_OF[dtype](length);
 }
 
+/** rio-tiler 8's mask (255 valid, 0 masked) as a band of `dtype`: its largest value where valid, its smallest where masked. */
+export function maskInDtype(mask: Uint8Array, dtype: DType): BandArray {
+  const [min, max] = DTYPE_RANGE[dtype];
+  const out = allocate(dtype, mask.length);
+  for (let i = 0; i < mask.length; i++) out[i] = mask[i] === 0 ? min : max;
+  return out;
+}
+
 export interface ImageData {
   width: number;
   height: number;

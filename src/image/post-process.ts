@@ -28,6 +28,11 @@ export interface RenderSpec {
   colorFormula: ColorOperation[] | undefined;
   colormap: ColorMap | undefined;
   returnMask: boolean;
+  /**
+   * Whose `render_image` encodes (the collision `imageEncoding`): 0.18.10's (the default) or 2.x's,
+   * which writes `.npy` masks in the data's dtype range and casts automatic-format images to uint8.
+   */
+  encoding?: '0.18' | '2';
 }
 
 /** What the statistics routes make of an image: its statistics per band. */
@@ -63,6 +68,7 @@ export async function postProcessAndRender(img: ImageData, format: ImageFormat |
   return renderImage(out, {
     ...(format ? { format } : {}),
     returnMask: spec.returnMask,
+    ...(spec.encoding === '2' ? { encoding: '2' as const } : {}),
     synthetic: spec.algorithm !== undefined,
     ...(encoder ? { encode: encoder } : {}),
     ...(cmap ? { colormap: (i: ImageData) => applyColormap(i, cmap) } : {}),

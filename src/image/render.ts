@@ -3,8 +3,12 @@
  * automatic format choice (JPEG when every pixel is valid, else PNG), the automatic cast of dtypes a
  * format cannot hold to uint8 (rio-tiler's `rescale_array`, reproduced to the byte, quirks included),
  * then encoding with the 2-D dataset mask as alpha unless `returnMask` is false.
+ * With `encoding: '2'`, TiTiler 2.4.0's (titiler/core/utils.py `render_image`, rio-tiler 8's
+ * `ImageData.mask` and `render`): an automatic-format PNG takes uint8 alone (uint16 is cast too), and
+ * the mask band of `.npy`, GeoTIFF and JPEG 2000 is in the data's dtype, its largest value where
+ * valid and its smallest where masked (0.18: 255 and 0, a `.npy` array promoted to hold them).
  */
-import { DTYPE_RANGE, datasetMask, type BandArray, type DType, type ImageData } from './image-data.js';
+import { DTYPE_RANGE, datasetMask, maskInDtype, type BandArray, type DType, type ImageData } from './image-data.js';
 import { MEDIA_TYPES, type ImageFormat } from './formats.js';
 import { encode, type RasterData } from './encode/index.js';
 
@@ -25,6 +29,8 @@ export interface RenderOptions {
   synthetic?: boolean;
   /** The encoder; render threads pass one that hands GDAL's formats back to the main thread. */
   encode?: typeof encode;
+  /** TiTiler 2.x's `render_image` (see above); 0.18.10's when absent. */
+  encoding?: '2';
 }
 
 export interface RenderedImage {
@@ -50,8 +56,8 @@ const NATIVE_DTYPES: Record<ImageFormat, ReadonlySet<DType> | null> = {
   npy: null,
 };
 
-function needsRescale(format: ImageFormat, dtype: DType): boolean {
-  const native = NATIVE_DTYPES[format];
+function needsRescale(format: ImageFormat, dtype: DType, automaticUint8: boolean): boolean {
+  const native = automaticUint8 && format === 'png' ? UINT8 : NATIVE_DTYPES[format];
   return native !== null && !native.has(dtype);
 }
 
@@ -171,15 +177,24 @@ export async function renderImage(img: ImageData, opts: RenderOptions): Promise<
   const statistics = !opts.colormap && img.datasetStatistics && img.datasetStatistics.length > 0 ? img.datasetStatistics : undefined;
   const mask = datasetMask(colored);
   const format = opts.format ?? (everyPixelValid(mask) ? 'jpeg' : 'png');
+  // TiTiler 2.x keeps an automatic PNG in uint8, so that JPEG and PNG tiles of a layer agree.
+  const automaticUint8 = opts.encoding === '2' && opts.format === undefined;
 
   const content = opts.colormap || opts.synthetic ? 'graphic' : 'imagery';
   let data: RasterData = { bands: colored.bands, dtype: colored.dtype, width: colored.width, height: colored.height, content };
-  if (needsRescale(format, colored.dtype)) {
+  if (needsRescale(format, colored.dtype, automaticUint8)) {
     const ranges = statistics ?? [DTYPE_RANGE[colored.dtype]];
     const source: RangeSource = statistics ? 'statistics' : 'dtype';
     const bands = rescaleToUint8(colored.bands, colored.dtype, mask, colored.width, colored.height, ranges, source);
     data = { bands, dtype: 'uint8', width: colored.width, height: colored.height, content };
   }
+  if (opts.encoding === '2' && format === 'npy' && opts.returnMask && data.dtype !== 'uint8' && data.dtype !== 'bool') {
+    // 2.x: the mask is one more band of the data's dtype (a uint8 mask is the same either way).
+    const withMask: RasterData = { ...data, bands: [...data.bands, maskInDtype(mask, data.dtype)] };
+    const body = await (opts.encode ?? encode)(withMask, undefined, format, { bounds: colored.bounds, crs: colored.crs });
+    return { body, format, mediaType: MEDIA_TYPES[format] };
+  }
+  if (opts.encoding === '2') data = { ...data, maskInDtypeRange: true };
   const body = await (opts.encode ?? encode)(data, opts.returnMask ? mask : undefined, format, { bounds: colored.bounds, crs: colored.crs });
   return { body, format, mediaType: MEDIA_TYPES[format] };
 }

@@ -421,30 +421,43 @@ export class LayerReader implements Reader {
     const points = await Promise.all(
       layer.reads.map(async (r) => {
         const p = await r.raster.point(lon, lat, coordCrs, { ...opts, ...(r.indexes ? { indexes: r.indexes } : {}) });
-        const own = r.expression ? pointExpression(r.expression, p.values, p.bandNames, p.dtype) : p;
+        const own = r.expression ? pointExpression(r.expression, p) : p;
         return { ...own, bandNames: layer.namesOf(r, own.bandNames) };
       }),
     );
     const values = points.flatMap((p) => p.values);
     const stackNames = points.flatMap((p) => p.bandNames);
     const bandNames = layer.naming === 'positional' ? positionalNames(stackNames) : stackNames;
+    const masked = points.flatMap((p) => p.masks);
     const expr = layer.expression;
-    if (!expr) return { values, bandNames };
+    if (!expr) return { values, bandNames, masked };
     // numexpr sees the concatenated values in their promoted dtype, which decides its arithmetic.
-    const { values: out, bandNames: names } = pointExpression(expr, values, bandNames, points.map((p) => p.dtype).reduce(promote));
-    return { values: out, bandNames: layer.naming === 'positional' ? positionalNames(names) : names };
+    const out = pointExpression(expr, { values, bandNames, masks: masked, dtype: points.map((p) => p.dtype).reduce(promote) });
+    return { values: out.values, bandNames: layer.naming === 'positional' ? positionalNames(out.bandNames) : out.bandNames, masked: out.masks };
   }
 }
 
-/** An expression over the values at a point (named `names`, all of `dtype`): one value per block. */
-function pointExpression(expr: Expression, values: number[], names: string[], dtype: DType): { values: number[]; bandNames: string[]; dtype: DType } {
+/** Values at a point: per band, its value, name and whether it is masked, all of `dtype`. */
+interface PointValues {
+  values: number[];
+  bandNames: string[];
+  masks: boolean[];
+  dtype: DType;
+}
+
+/**
+ * An expression over the values at a point: one value per block, each masked where any input is
+ * (as rio-tiler masks an expression's outputs).
+ */
+function pointExpression(expr: Expression, point: PointValues): PointValues {
   const inputs = new Map(
-    names.map((name, i) => {
-      const array = allocate(dtype, 1);
-      array[0] = values[i]!;
-      return [name, { dtype, array }];
+    point.bandNames.map((name, i) => {
+      const array = allocate(point.dtype, 1);
+      array[0] = point.values[i]!;
+      return [name, { dtype: point.dtype, array }];
     }),
   );
   const result = evaluateExpression(expr, inputs, 1);
-  return { values: result.bands.map((b) => b[0]!), bandNames: expr.blocks.map((b) => b.name), dtype: result.dtype };
+  const anyMasked = point.masks.some(Boolean);
+  return { values: result.bands.map((b) => b[0]!), bandNames: expr.blocks.map((b) => b.name), masks: result.bands.map(() => anyMasked), dtype: result.dtype };
 }

@@ -95,6 +95,8 @@ export interface ReaderPoint {
   /** Band values at the point, by band name, and the sources they came from when there are several. */
   values: number[];
   bandNames: string[];
+  /** Per value, true where the data is masked there (nodata, outside the mask): TiTiler 2.x answers such values as null. */
+  masked?: boolean[];
 }
 
 export interface Reader {

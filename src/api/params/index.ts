@@ -17,7 +17,7 @@ export {
   requireLayerFirst,
   type AssetStatisticsLayer,
 } from './layers.js';
-export { postProcess, postProcessFor, rendering, statistics, parseAlgorithm, type Rendering } from './rendering.js';
+export { postProcess, postProcessFor, renderingFor, statistics, parseAlgorithm, type Rendering } from './rendering.js';
 export {
   tileMargins,
   previewSize,

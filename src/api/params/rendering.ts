@@ -86,7 +86,7 @@ function parseRescale(q: Query): Array<[number, number]> | undefined {
 /** The image's rendering after the algorithm: rescale, colour formula, colormap, mask. */
 export type Rendering = Omit<RenderSpec, 'algorithm' | 'expression'>;
 
-/** RescalingParams, ColorFormulaParams, ColorMapParams, ImageRenderingParams. */
+/** RescalingParams, ColorFormulaParams, ColorMapParams, ImageRenderingParams (rendered as TiTiler 0.18.10 does). */
 export const rendering = family(
   'ImageRenderingParams',
   {
@@ -121,3 +121,11 @@ export const statistics = family(
   },
   (q): StatisticsOptions => parseStatisticsOptions(q),
 );
+
+/** The rendering parameters, encoded as the generation `api`'s `render_image` does (the collision `imageEncoding`). */
+const RENDERING_2 = family('ImageRenderingParams', rendering.params, (q): Rendering => ({ ...rendering.parse(q), encoding: '2' }));
+
+/** ImageRenderingParams of the deployment's generation (TESSERA_TITILER_API). */
+export function renderingFor(api: TitilerApi): typeof rendering {
+  return api === '2' ? RENDERING_2 : rendering;
+}

@@ -44,6 +44,11 @@ export const cogFamily = defineFamily({
           const meta = await source.meta();
           return boundsIn(meta.bounds, meta.crs, srs);
         },
+        // rio-tiler 8 describes a band without a description by its name.
+        describe: async () => {
+          const info = await source.info(getTms(WEB_MERCATOR_QUAD)!);
+          return { bandDescriptions: info.band_descriptions.map(([name, d]): [string, string] => [name, d || name]), dtype: info.dtype };
+        },
       };
     },
   }),

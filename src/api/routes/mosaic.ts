@@ -3,7 +3,9 @@
  * registration (api/factory.ts): tiles with pixel selection, TileJSON, WMTS and the map page come
  * from the route factory over the MosaicJSON reader (readers/mosaic.ts), which has none of the
  * optional verbs (no preview, part, feature or statistics, as TiTiler's mosaic factory); here are
- * the document, validate, bounds, info, point values (every asset's) and the asset lookups.
+ * the document, validate, bounds, info, point values (every asset's) and the asset lookups, also at
+ * TiTiler 2.x's paths (titiler/mosaic/factory.py 2.4.0: `/tiles/{tms}/{z}/{x}/{y}/assets`,
+ * `/point/{lon},{lat}/assets`, `/bbox/…/assets`); the point body is the collision `mosaicPoint`.
  * The `url` names the mosaic (http(s), a local file when allowed, or sqlite:///{path}:{name});
  * assets are COG URLs, or STAC item URLs whose assets `assets`/`expression` name.
  */
@@ -35,6 +37,7 @@ import { defineFamily } from '../factory.js';
 import { mosaicDocumentJson, parseMosaicDocument } from '../../mosaic/document.js';
 import type { Mosaic, MosaicInfo } from '../../mosaic/mosaic.js';
 import { TesseraError } from '../../errors.js';
+import { choose } from '../generations.js';
 
 /** The path of a tile's asset lookup (the grid in it, or in the query for the form without). */
 type TileAssetsRoute = PathRoute<{ tileMatrixSetId?: string; z: string; x: string; y: string }>;
@@ -188,10 +191,24 @@ async function mosaicRoutes(app: FastifyInstance, services: Services): Promise<v
     const p = pointQuery.parse(request.query);
     const mosaic = await store.open(p.url);
     const points = await documentCompositor(mosaic, p.layer, ctx).point(lonlat[0], lonlat[1], p.coordCrs, p.values);
-    return sendJson(reply, {
-      coordinates: floats(lonlat),
-      values: points.map((p) => [p.asset, floats(p.values), p.bandNames]),
-    });
+    return sendJson(
+      reply,
+      choose<() => Record<string, unknown>>(services.settings, 'mosaicPoint', {
+        '0.18': () => ({ coordinates: floats(lonlat), values: points.map((p) => [p.asset, floats(p.values), p.bandNames]) }),
+        // rio-tiler 8: masked values are null; a band is described by the dataset's description, else
+        // by its name (tessera's readers give no descriptions yet); an expression's outputs are named
+        // b1 … bn and described by their blocks.
+        '2': () => ({
+          coordinates: floats(lonlat),
+          assets: points.map((pt) => ({
+            name: pt.asset,
+            values: pt.values.map((v, i) => (pt.masked?.[i] ? null : float(v))),
+            band_names: p.layer.expression ? pt.bandNames.map((_, i) => `b${i + 1}`) : pt.bandNames,
+            band_descriptions: pt.bandNames,
+          })),
+        }),
+      })(),
+    );
   });
 
   const assetsQuery = routeQuery({ url: datasetUrl, coordCrs });
@@ -205,6 +222,28 @@ async function mosaicRoutes(app: FastifyInstance, services: Services): Promise<v
     const mosaic = await store.open(p.url);
     if ('bbox' in coords) return sendJson(reply, mosaic.assetsForBbox(coords.bbox, p.coordCrs));
     return sendJson(reply, mosaic.assetsForPoint(coords.point[0], coords.point[1], p.coordCrs));
+  });
+
+  // TiTiler 2.x's paths of the same lookups (0.22): `/point/{lon},{lat}/assets` and
+  // `/bbox/{minx},{miny},{maxx},{maxy}/assets`, answered under both settings.
+  app.get<PathRoute<{ lonlat: string }>>('/point/:lonlat/assets', { schema: { querystring: assetsQuery.schema } }, async (request, reply) => {
+    const parts = request.params.lonlat.split(',');
+    if (parts.length < 2) return notFound(reply);
+    const [lon, lat] = pathNumbers(
+      [
+        ['lon', parts.slice(0, -1).join(',')],
+        ['lat', parts.at(-1)!],
+      ],
+      'float',
+    );
+    const p = assetsQuery.parse(request.query);
+    return sendJson(reply, (await store.open(p.url)).assetsForPoint(lon!, lat!, p.coordCrs));
+  });
+  app.get<PathRoute<{ bbox: string }>>('/bbox/:bbox/assets', { schema: { querystring: assetsQuery.schema } }, async (request, reply) => {
+    const coords = request.params.bbox.split(',').length >= 4 ? parseCoords(request.params.bbox) : undefined;
+    if (!coords || !('bbox' in coords)) return notFound(reply);
+    const p = assetsQuery.parse(request.query);
+    return sendJson(reply, (await store.open(p.url)).assetsForBbox(coords.bbox, p.coordCrs));
   });
 
   const tileAssets = async (request: FastifyRequest<TileAssetsRoute>, reply: FastifyReply, url: string, tms: TileMatrixSet): Promise<FastifyReply> => {
@@ -230,6 +269,17 @@ async function mosaicRoutes(app: FastifyInstance, services: Services): Promise<v
     {
       schema: {
         // Every piece of the path, so that /api names them all (z, x, y checked as whole numbers by tileAssets: 422).
+        params: { type: 'object', properties: { ...tmsPathSchema, z: { type: 'string' }, x: { type: 'string' }, y: { type: 'string' } } },
+        querystring: urlOnly.schema,
+      },
+    },
+    (request, reply) => tileAssets(request, reply, urlOnly.parse(request.query).url, getTms(request.params.tileMatrixSetId!)!),
+  );
+  // TiTiler 2.x's path of it (0.22), answered under both settings.
+  app.get<TileAssetsRoute>(
+    '/tiles/:tileMatrixSetId/:z/:x/:y/assets',
+    {
+      schema: {
         params: { type: 'object', properties: { ...tmsPathSchema, z: { type: 'string' }, x: { type: 'string' }, y: { type: 'string' } } },
         querystring: urlOnly.schema,
       },

@@ -7,7 +7,7 @@
 import { gdal, type Dataset } from '../../gdal/gdal.js';
 import { srsFrom } from '../../gdal/crs.js';
 import { TesseraError, badRequest } from '../../errors.js';
-import type { BandArray, DType } from '../image-data.js';
+import { maskInDtype, type BandArray, type DType } from '../image-data.js';
 import type { GeoReference, RasterData } from './types.js';
 
 /** GDAL 3.6 has no Int8 type: signed bytes are Byte bands flagged SIGNEDBYTE (a signed TIFF sample). */
@@ -50,7 +50,7 @@ async function fill(ds: Dataset, data: RasterData, mask: Uint8Array | undefined)
     const alpha = ds.bands.get(data.bands.length + 1);
     // rasterio only sets it when no band is alpha yet (GTiff already makes RGB's 4th band alpha).
     if (!ds.bands.map((band) => band.colorInterpretation).includes('Alpha')) alpha.colorInterpretation = 'Alpha';
-    await alpha.pixels.writeAsync(0, 0, width, height, mask);
+    await alpha.pixels.writeAsync(0, 0, width, height, data.maskInDtypeRange && data.dtype !== 'uint8' ? writable(maskInDtype(mask, data.dtype)) : mask);
   }
 }
 

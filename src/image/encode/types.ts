@@ -17,6 +17,11 @@ export interface RasterData {
    * colormapped, shaded or other synthetic pixels, 'imagery' (the default) for sensor values.
    */
   content?: PngContent;
+  /**
+   * Write the alpha band of GeoTIFF and JPEG 2000 in the data's dtype range, its largest value where
+   * valid and its smallest where masked (rio-tiler 8, TiTiler 2.x); else 255 and 0 (TiTiler 0.18).
+   */
+  maskInDtypeRange?: boolean;
 }
 
 export interface GeoReference {

@@ -1,0 +1,174 @@
+/**
+ * The smaller 2.x requests of issue 37 over HTTP under both values of TESSERA_TITILER_API: the
+ * `/colorMaps` list as each generation has it (collision colorMaps; `f=` answered under both), and
+ * the mosaic asset lookups at 2.x's paths (answered under both, as the 0.18 paths are). Parity with
+ * TiTiler 2.4.0 is test/parity/titiler2-misc.test.ts. Also the mosaic `/point` body (collision
+ * mosaicPoint), the `.npy` mask and automatic format of each generation (collision imageEncoding),
+ * and the TileJSON body (collision tilejsonBody).
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { startFileServer, fixtureMosaic, FIXTURES, type FileServer } from './helpers/fileserver.js';
+import { startTessera, type RunningTessera } from './helpers/tessera.js';
+import sharp from 'sharp';
+import { gdal } from '../src/gdal/gdal.js';
+import { parseNpy } from './helpers/npy.js';
+
+describe('TiTiler 2.x colormaps and mosaic lookups, under both settings', () => {
+  let files: FileServer;
+  let v018: RunningTessera;
+  let v2: RunningTessera;
+  let mosaic: string;
+  let absolute: string;
+
+  before(async () => {
+    files = await startFileServer(FIXTURES);
+    [v018, v2] = await Promise.all([startTessera(), startTessera({ titilerApi: '2' })]);
+    mosaic = encodeURIComponent(`${files.url}/mosaic.json`);
+    files.put('/mosaics/fixture.json', JSON.stringify(await fixtureMosaic(files.url)));
+    absolute = encodeURIComponent(`${files.url}/mosaics/fixture.json`);
+  });
+  after(async () => {
+    await Promise.all([v018?.close(), v2?.close()]);
+    await files?.close();
+  });
+
+  it('lists colormaps as 0.18 or as 2.x (collision colorMaps), HTML by Accept only under 2', async () => {
+    const old = (await (await v018.get('/colorMaps', { accept: 'text/html' })).json()) as { colorMaps: string[] };
+    assert.ok(old.colorMaps.includes('viridis'));
+    const list = (await (await v2.get('/colorMaps')).json()) as { colormaps: Array<{ id: string; links: Array<{ href: string; rel: string }> }> };
+    const viridis = list.colormaps.find((c) => c.id === 'viridis');
+    assert.ok(viridis);
+    assert.match(viridis.links[0]!.href, /\/colorMaps\/viridis$/);
+    assert.equal(viridis.links[0]!.rel, 'item');
+    assert.equal(list.colormaps.length, old.colorMaps.length);
+    assert.match((await v2.get('/colorMaps', { accept: 'text/html' })).headers.get('content-type') ?? '', /text\/html/);
+    assert.match((await v2.get('/colorMaps/viridis', { accept: 'text/html' })).headers.get('content-type') ?? '', /text\/html/);
+    assert.match((await v018.get('/colorMaps/viridis', { accept: 'text/html' })).headers.get('content-type') ?? '', /json/);
+    for (const server of [v018, v2]) {
+      assert.match((await server.get('/colorMaps?f=html')).headers.get('content-type') ?? '', /text\/html/);
+      assert.equal((await server.get('/colorMaps?f=png')).status, 422);
+      const png = await server.get('/colorMaps/viridis?f=png&width=100&height=10');
+      assert.equal(png.headers.get('content-type'), 'image/png');
+      // 0.18's `format=` still draws the legend; `f` wins over it.
+      assert.equal((await server.get('/colorMaps/viridis?format=png')).headers.get('content-type'), 'image/png');
+      assert.match((await server.get('/colorMaps/viridis?format=png&f=json')).headers.get('content-type') ?? '', /json/);
+      assert.equal((await server.get('/colorMaps/viridis?f=gif')).status, 422);
+    }
+  });
+
+  it("answers the mosaic asset lookups at 2.x's paths under both, as at 0.18's", async () => {
+    for (const server of [v018, v2]) {
+      const pairs: Array<[string, string]> = [
+        [`/mosaicjson/tiles/WebMercatorQuad/7/37/45/assets?url=${mosaic}`, `/mosaicjson/WebMercatorQuad/7/37/45/assets?url=${mosaic}`],
+        [`/mosaicjson/point/-73,46/assets?url=${mosaic}`, `/mosaicjson/-73,46/assets?url=${mosaic}`],
+        [`/mosaicjson/bbox/-76,45,-72,47/assets?url=${mosaic}`, `/mosaicjson/-76,45,-72,47/assets?url=${mosaic}`],
+      ];
+      for (const [v2Path, oldPath] of pairs) {
+        const [a, b] = await Promise.all([server.get(v2Path), server.get(oldPath)]);
+        assert.equal(a.status, 200, await a.clone().text());
+        const body = (await a.json()) as string[];
+        assert.ok(body.length > 0, v2Path);
+        assert.deepEqual(body, await b.json());
+      }
+      assert.equal((await server.get(`/mosaicjson/bbox/-76,45,-72/assets?url=${mosaic}`)).status, 404);
+      assert.equal((await server.get(`/mosaicjson/point/x,46/assets?url=${mosaic}`)).status, 422);
+      assert.equal((await server.get(`/mosaicjson/tiles/WebMercatorQuad/7/a/45/assets?url=${mosaic}`)).status, 422);
+    }
+  });
+
+  it('answers the mosaic /point body as 0.18 or as 2.x (collision mosaicPoint)', async () => {
+    type Old = { coordinates: number[]; values: Array<[string, number[], string[]]> };
+    type New = { coordinates: number[]; assets: Array<{ name: string; values: Array<number | null>; band_names: string[]; band_descriptions: string[] }> };
+    const old = (await (await v018.get(`/mosaicjson/point/-72.5,45.6?url=${absolute}`)).json()) as Old;
+    const neu = (await (await v2.get(`/mosaicjson/point/-72.5,45.6?url=${absolute}`)).json()) as New;
+    assert.deepEqual(neu.coordinates, old.coordinates);
+    assert.equal(neu.assets.length, old.values.length);
+    assert.ok(neu.assets.length > 0);
+    neu.assets.forEach((a, i) => {
+      const [name, values, names] = old.values[i]!;
+      assert.equal(a.name, name);
+      assert.deepEqual(a.band_names, names);
+      assert.deepEqual(a.band_descriptions, names);
+      // 0.18 gives a masked value as it is read; 2.x as null.
+      for (const [j, v] of a.values.entries()) assert.ok(v === null || v === values[j]);
+    });
+    const expr = (await (await v2.get(`/mosaicjson/point/-72.5,45.6?url=${absolute}&expression=b1*2`)).json()) as New;
+    assert.deepEqual(expr.assets[0]!.band_names, ['b1']);
+    assert.deepEqual(expr.assets[0]!.band_descriptions, ['b1*2']);
+    assert.equal((await v2.get(`/mosaicjson/point/10,10?url=${absolute}`)).status, 204);
+  });
+
+  it('encodes .npy masks and automatic formats as 0.18 or as 2.x (collision imageEncoding)', async () => {
+    const cog = encodeURIComponent(`${files.url}/cog.tif`);
+    const lastBand = async (server: RunningTessera, path: string): Promise<{ descr: string; values: Set<number> }> => {
+      const npy = parseNpy(Buffer.from(await (await server.get(path)).arrayBuffer()));
+      const per = npy.shape[1]! * npy.shape[2]!;
+      return { descr: npy.descr, values: new Set(npy.values.subarray(npy.values.length - per)) };
+    };
+    const edge = `/cog/tiles/WebMercatorQuad/5/10/6.npy?url=${cog}`;
+    const old = await lastBand(v018, edge);
+    const neu = await lastBand(v2, edge);
+    assert.equal(old.descr, '<u2');
+    assert.equal(neu.descr, '<u2');
+    assert.deepEqual(
+      [...old.values].sort((a, b) => a - b),
+      [0, 255],
+    );
+    assert.deepEqual(
+      [...neu.values].sort((a, b) => a - b),
+      [0, 65535],
+    );
+    // A uint16 tile with masked pixels and no format: a 16-bit PNG under 0.18, an 8-bit one under 2.
+    const auto = `/cog/tiles/WebMercatorQuad/5/10/6?url=${cog}`;
+    const depth = async (server: RunningTessera): Promise<string | undefined> =>
+      (await sharp(Buffer.from(await (await server.get(auto)).arrayBuffer())).metadata()).depth;
+    assert.equal(await depth(v018), 'ushort');
+    assert.equal(await depth(v2), 'uchar');
+    // A GeoTIFF's alpha: 255 under 0.18, the dtype's largest value under 2.
+    const alphaValues = async (server: RunningTessera): Promise<number[]> => {
+      const body = Buffer.from(await (await server.get(`/cog/tiles/WebMercatorQuad/5/10/6.tif?url=${cog}`)).arrayBuffer());
+      const path = `/vsimem/titiler2-misc-${Math.random()}.tif`;
+      gdal.vsimem.set(body, path);
+      const ds = await gdal.openAsync(path);
+      try {
+        const alpha = ds.bands.get(ds.bands.count());
+        const values: number[] = Array.from(alpha.pixels.read(0, 0, ds.rasterSize.x, ds.rasterSize.y) as unknown as ArrayLike<number>);
+        return [...new Set(values)].sort((a, b) => a - b);
+      } finally {
+        ds.close();
+        gdal.vsimem.release(path);
+      }
+    };
+    assert.deepEqual(await alphaValues(v018), [0, 255]);
+    assert.deepEqual(await alphaValues(v2), [0, 65535]);
+  });
+
+  it('writes TileJSON 2.2.0 (0.18) or 3.0.0 as 2.x does (collision tilejsonBody)', async () => {
+    const cog = encodeURIComponent(`${files.url}/cog.tif`);
+    type TileJson = {
+      tilejson: string;
+      center: number[];
+      bounds: number[];
+      minzoom: number;
+      raster_layers?: unknown;
+      band_descriptions?: unknown;
+      data_type?: string;
+    };
+    const old = (await (await v018.get(`/cog/WebMercatorQuad/tilejson.json?url=${cog}`)).json()) as TileJson;
+    const neu = (await (await v2.get(`/cog/WebMercatorQuad/tilejson.json?url=${cog}`)).json()) as TileJson;
+    assert.equal(old.tilejson, '2.2.0');
+    assert.equal(old.raster_layers, undefined);
+    assert.equal(neu.tilejson, '3.0.0');
+    assert.deepEqual(neu.raster_layers, {});
+    assert.deepEqual(neu.band_descriptions, [['b1', 'b1']]);
+    assert.equal(neu.data_type, 'uint16');
+    // A mosaic's center: its document's under 0.18, its bounds' middle under 2.
+    const mosaicOld = (await (await v018.get(`/mosaicjson/WebMercatorQuad/tilejson.json?url=${mosaic}`)).json()) as TileJson;
+    const mosaicNew = (await (await v2.get(`/mosaicjson/WebMercatorQuad/tilejson.json?url=${mosaic}`)).json()) as TileJson;
+    const [minx, miny, maxx, maxy] = mosaicNew.bounds as [number, number, number, number];
+    assert.deepEqual(mosaicNew.center, [(minx + maxx) / 2, (miny + maxy) / 2, mosaicNew.minzoom]);
+    assert.notDeepEqual(mosaicOld.center, mosaicNew.center);
+    assert.equal(mosaicNew.band_descriptions, undefined);
+  });
+});
