@@ -86,11 +86,22 @@ function viewOf(dtype: DType, buffer: ArrayBuffer, offset: number, length: numbe
   }
 }
 
-/** int64 and uint64 values live in a Float64Array (exact to 2^53): split each into two 32-bit little-endian words. */
-function writeInt64(values: ArrayLike<number>, buffer: ArrayBuffer, offset: number): void {
+/**
+ * int64 and uint64 values live in a Float64Array (exact to 2^53): split each into two 32-bit
+ * little-endian words. The doubles that stand for the types' largest values (2^63, 2^64: a mask band
+ * in the data's dtype) are written as those values (numpy's iinfo max), not wrapped around to 0.
+ */
+function writeInt64(values: ArrayLike<number>, buffer: ArrayBuffer, offset: number, unsigned: boolean): void {
   const words = new Uint32Array(buffer, offset, values.length * 2);
+  const top = unsigned ? 2 ** 64 : 2 ** 63;
+  const topHigh = unsigned ? 0xffffffff : 0x7fffffff;
   for (let i = 0; i < values.length; i++) {
     const v = values[i]!;
+    if (v >= top) {
+      words[2 * i] = 0xffffffff;
+      words[2 * i + 1] = topHigh;
+      continue;
+    }
     const high = Math.floor(v / 4294967296);
     words[2 * i] = v - high * 4294967296;
     words[2 * i + 1] = high; // Uint32Array stores the two's complement of a negative high word
@@ -111,7 +122,7 @@ export function encodeNpy(data: RasterData, mask: Uint8Array | undefined): Buffe
   head.copy(out, 0);
   planes.forEach((plane, b) => {
     const offset = head.length + b * pixels * type.bytes;
-    if (dtype === 'int64' || dtype === 'uint64') writeInt64(plane, body, offset);
+    if (dtype === 'int64' || dtype === 'uint64') writeInt64(plane, body, offset, dtype === 'uint64');
     else viewOf(dtype, body, offset, pixels).set(plane);
   });
   return out;
