@@ -35,18 +35,19 @@ import {
   type Parsed,
   type PathRoute,
 } from './params/index.js';
+import { family as paramFamily } from './params/family.js';
 import { parseTilePath } from './path-params.js';
 import { renderSpec, sendImage } from './image-response.js';
 import { sendJson } from './reply.js';
 import { inputTags, type AnswerIfUnchanged } from './etag.js';
 import { keepWhole } from './tile-cache.js';
-import { baseUrl, forwardedQuery, requestUrl } from './urls.js';
+import { baseUrl, forwardedQuery, queryPairs, requestUrl, urlencode } from './urls.js';
 import { tileJsonModel } from './models.js';
 import { mapPageResponder, viewerRoute, type ViewerKind } from './pages/respond.js';
 import type { ApiTag, RouteDoc } from './openapi.js';
 import { wmtsCapabilities } from '../ogc/wmts.js';
 import { MEDIA_TYPES } from '../image/formats.js';
-import { pyFloatRepr } from '../pyjson.js';
+import { float, floats, pyFloatRepr } from '../pyjson.js';
 import { TesseraError, badRequest } from '../errors.js';
 import type { ReadLimits, Reader, Zooms } from '../readers/reader.js';
 
@@ -56,6 +57,8 @@ export interface DatasetSummary {
   zooms(tms: TileMatrixSet): Promise<Zooms>;
   /** TileJSON's center when the dataset names one (a mosaic document); else the bounds' middle. */
   center?: [number, number, number];
+  /** Named sets of parameters (TiTiler 2.x's `renders`): TileJSON's `raster_layers` in a family of generation '2'. */
+  renders?: Record<string, unknown>;
 }
 
 /** How a family reaches its datasets, given the server's services: a request's reader, and a dataset's summary. */
@@ -87,6 +90,14 @@ export interface VerbContext<L, R extends Reader> {
   readonly coverageWeighted: boolean;
   /** 304 before reading when the client holds the answer already (api/etag.ts). */
   readonly unchanged: AnswerIfUnchanged;
+  /** The query parameter naming the dataset (`url`), or none where the path names it (RouteFamily.datasetParam). */
+  readonly datasetQuery: ParamFamily<string>;
+  /** The dataset a request names: the path's piece, else the parsed `url`. */
+  dataset(request: FastifyRequest, parsedUrl: string): string;
+  /** The family's prefix as the request reached it (its path piece filled in): where its URLs point. */
+  prefixOf(request: FastifyRequest): string;
+  /** RouteFamily.generation. */
+  readonly generation: '0.18' | '2';
   open(url: string, layer: L): Promise<R>;
 }
 
@@ -114,6 +125,21 @@ export interface RouteFamily<L, M extends keyof Reader> {
   metricsLabel: string;
   /** The setting that leaves it out (TiTiler's TITILER_API_DISABLE_COG …): its entry in `settings.disabledFamilies`. */
   disabledBy?: Settings['disabledFamilies'][number];
+  /** Mounted only when this says so (a catalogue's family needs the catalogue's address); default: always. */
+  enabled?(settings: Settings): boolean;
+  /**
+   * Where a request names its dataset: the `url` query parameter (default), or this piece of the
+   * prefix's path (`/searches/:search_id`: 'search_id'), whose value `open` and `summary` are given.
+   * Such a family offers no optional verb yet (their routes read `url`): familyRoutes refuses one.
+   */
+  datasetParam?: string;
+  /**
+   * The TiTiler generation the family's tile routes and TileJSON follow whatever TESSERA_TITILER_API
+   * says, for families only one generation has (titiler-pgstac 3 is a TiTiler 2.x application): with
+   * '2', tiles take `tilesize`, TileJSON is 3.0.0 with `tilesize=512` in its tile URL and the family's
+   * renders, and the 0.18 forms without a grid, WMTS and the map page are not mounted. Default '0.18'.
+   */
+  generation?: '0.18' | '2';
   /** The layer parameters of image, point and document routes (BidxExprParams, AssetsBidxExprParams …). */
   layer: ParamFamily<L>;
   /** The layer of the statistics routes, where it may be left out (STAC: every asset). Default: `layer`. */
@@ -144,6 +170,8 @@ export interface FamilyRegistration {
   readonly docs: readonly RouteDoc[];
   readonly metricsLabel: string;
   readonly disabledBy: Settings['disabledFamilies'][number] | undefined;
+  /** Whether the settings let it be mounted. */
+  enabled(settings: Settings): boolean;
   /** Every route of the family, to be registered under `prefix`. */
   plugin(services: Services): FastifyPluginAsync;
 }
@@ -156,6 +184,7 @@ export function defineFamily<L, M extends keyof Reader = never>(family: RouteFam
     docs: family.docs ?? [],
     metricsLabel: family.metricsLabel,
     disabledBy: family.disabledBy,
+    enabled: (settings) => family.enabled?.(settings) ?? true,
     plugin: (services) => familyRoutes(services, family),
   };
 }
@@ -195,9 +224,15 @@ function gridOf(request: GridRequest): TileMatrixSet {
   return id !== undefined ? getTms(id)! : gridQuery.parse(request.query);
 }
 
+/** The dataset named by a piece of the path: no query parameter. */
+const datasetInPath = paramFamily('Dataset in the path', {}, () => '');
+
 /** Every route of a family under its prefix: the factory's, its verbs, its own, its viewer. */
 function familyRoutes<L, M extends keyof Reader>(services: Services, family: RouteFamily<L, M>): FastifyPluginAsync {
   const settings = services.settings;
+  const named = family.datasetParam;
+  if (named !== undefined && family.verbs.length > 0) throw new Error(`${family.prefix}: the optional verbs read \`url\`, not a dataset named by the path`);
+  const fromPath = (request: FastifyRequest): string => (request.params as Record<string, string | undefined>)[named!] ?? '';
   const limits: ReadLimits = { maxOutputPixels: settings.maxOutputPixels, maxSourcePixels: settings.maxSourcePixels, gate: services.wholeImages };
   const datasets = family.datasets(services);
   const ctx: VerbContext<L, ReaderWith<M>> = {
@@ -209,6 +244,10 @@ function familyRoutes<L, M extends keyof Reader>(services: Services, family: Rou
     routeOptions: family.layerFirst ? { preValidation: family.layerFirst } : {},
     coverageWeighted: family.coverageWeighted === true,
     unchanged: inputTags(settings),
+    datasetQuery: named !== undefined ? datasetInPath : datasetUrl,
+    dataset: (request, parsedUrl) => (named !== undefined ? fromPath(request) : parsedUrl),
+    prefixOf: (request) => (named !== undefined ? family.prefix.replace(`:${named}`, encodeURIComponent(fromPath(request))) : family.prefix),
+    generation: family.generation ?? '0.18',
     open: (url, layer) => datasets.open(url, layer),
   };
   return async function plugin(app: FastifyInstance): Promise<void> {
@@ -220,18 +259,26 @@ function familyRoutes<L, M extends keyof Reader>(services: Services, family: Rou
   };
 }
 
-/** The image families every picture route takes, in the order TiTiler's dependencies run. */
-export function imageFamilies<L>(layer: ParamFamily<L>) {
-  return { url: datasetUrl, layer, values: datasetValues, algorithm: postProcess, render: rendering };
+/** The image families every picture route takes, in the order TiTiler's dependencies run (`url`: the dataset's, or none where the path names it). */
+export function imageFamilies<L>(layer: ParamFamily<L>, url: ParamFamily<string> = datasetUrl) {
+  return { url, layer, values: datasetValues, algorithm: postProcess, render: rendering };
 }
+
+/** TiTiler 2.x's `tilesize` (instead of 0.18's `@{scale}x`), for the families of generation '2'. */
+const tileSize = paramFamily(
+  'TileSize',
+  { tilesize: { schema: { type: 'integer', exclusiveMinimum: 0 }, doc: 'Tilesize in pixels (TiTiler 2.x; `@{scale}x` says 256 × scale).' } },
+  (q): number | undefined => q['tilesize'] as number | undefined,
+);
+const noTileSize = paramFamily('No TileSize', {}, (): number | undefined => undefined);
 
 // ---- tiles ----------------------------------------------------------------------------------------
 // Where the path leaves them out, `scale` and `format` come from the query (TiTiler's routes
 // without `@{scale}x` or `.{format}` take them as query parameters).
 function tileRoutes<L, R extends Reader>(app: FastifyInstance, ctx: VerbContext<L, R>): void {
   const { services, limits } = ctx;
-  const image = imageFamilies(ctx.layer);
-  const tileQuery = routeQuery({ ...image, margins: tileMargins, fallback: tileFormatQuery });
+  const image = imageFamilies(ctx.layer, ctx.datasetQuery);
+  const tileQuery = routeQuery({ ...image, margins: tileMargins, fallback: tileFormatQuery, size: ctx.generation === '2' ? tileSize : noTileSize });
   const deprecatedTileQuery = routeQuery({ ...image, margins: tileMargins, fallback: tileFormatQuery, grid: gridQuery });
   const tile = async (request: TileRequest, reply: FastifyReply, query: typeof tileQuery | typeof deprecatedTileQuery): Promise<FastifyReply> => {
     // The path first (its 422s come before the query's 400s), its format and scale falling back on the query's.
@@ -239,7 +286,7 @@ function tileRoutes<L, R extends Reader>(app: FastifyInstance, ctx: VerbContext<
     const p = query.parse(request.query);
     const tms = gridOf(request);
     checkTile(tms, path.x, path.y, path.z);
-    const reader = await ctx.open(p.url, p.layer);
+    const reader = await ctx.open(ctx.dataset(request, p.url), p.layer);
     if (await ctx.unchanged(request, reply, reader, { tms, z: path.z })) return reply;
     // Made in turn with the other tiles (concurrency.ts, AdmissionGate); a client that leaves
     // while its tile waits for its turn is dropped from the queue.
@@ -252,7 +299,7 @@ function tileRoutes<L, R extends Reader>(app: FastifyInstance, ctx: VerbContext<
         {
           ...p.values,
           limits,
-          tilesize: 256 * path.scale,
+          tilesize: ('size' in p ? p.size : undefined) ?? 256 * path.scale,
           ...(p.margins.buffer ? { buffer: p.margins.buffer } : {}),
           ...(p.margins.padding ? { padding: p.margins.padding } : {}),
           deferExpression: true,
@@ -276,6 +323,7 @@ function tileRoutes<L, R extends Reader>(app: FastifyInstance, ctx: VerbContext<
     },
     (request, reply) => tile(request, reply, tileQuery),
   );
+  if (ctx.generation === '2') return;
   app.get<PathRoute<TileRequest['params']>>(
     '/tiles/:z/:x/:last',
     { schema: { params: tileParams, querystring: deprecatedTileQuery.schema, deprecated: true }, config: { tileCache: true }, ...ctx.routeOptions },
@@ -291,24 +339,33 @@ function documentRoutes<L, M extends keyof Reader>(
   datasets: Datasets<L, ReaderWith<M>>,
 ): void {
   const options = ctx.routeOptions;
-  const documentFamilies = { ...imageFamilies(ctx.layer), margins: tileMargins, document: tileDocument };
-  const tileDoc = async (p: { url: string; document: { minzoom: number | undefined; maxzoom: number | undefined } }, tms: TileMatrixSet) => {
-    const summary = await datasets.summary(p.url);
+  const documentFamilies = { ...imageFamilies(ctx.layer, ctx.datasetQuery), margins: tileMargins, document: tileDocument };
+  const tileDoc = async (
+    request: FastifyRequest,
+    p: { url: string; document: { minzoom: number | undefined; maxzoom: number | undefined } },
+    tms: TileMatrixSet,
+  ) => {
+    const summary = await datasets.summary(ctx.dataset(request, p.url));
     const defaults = await summary.zooms(tms);
     const zooms = { minzoom: p.document.minzoom ?? defaults.minzoom, maxzoom: p.document.maxzoom ?? defaults.maxzoom };
     return { summary, zooms };
   };
 
+  if (ctx.generation === '2') {
+    tileJson2(app, ctx, documentFamilies, tileDoc);
+    return;
+  }
+
   // Each document in the grid of its path, and (deprecated) in the grid of the query.
   gridForms(app, 'tilejson.json', documentFamilies, options, async (request, reply, p) => {
     const tms = gridOf(request);
-    const { summary, zooms } = await tileDoc(p, tms);
+    const { summary, zooms } = await tileDoc(request, p, tms);
     // TileJSON's model bounds both (TiTiler answers 500 when its response validation fails).
     for (const [name, zoom] of Object.entries(zooms)) {
       if (zoom < 0 || zoom > 30) throw badRequest(`TileJSON ${name} must be between 0 and 30, got ${zoom}`);
     }
     const suffix = `@${p.document.tileScale}x${p.document.tileFormat ? `.${p.document.tileFormat}` : ''}`;
-    const tiles = `${baseUrl(request)}${family.prefix}/tiles/${tms.id}/{z}/{x}/{y}${suffix}${forwardedQuery(request, TILEJSON_DROPPED)}`;
+    const tiles = `${baseUrl(request)}${ctx.prefixOf(request)}/tiles/${tms.id}/{z}/{x}/{y}${suffix}${forwardedQuery(request, TILEJSON_DROPPED)}`;
     const [minx, miny, maxx, maxy] = summary.bounds;
     const center: [number, number, number] = summary.center
       ? [summary.center[0], summary.center[1], p.document.minzoom ?? summary.center[2]]
@@ -320,12 +377,12 @@ function documentRoutes<L, M extends keyof Reader>(
   const wmtsFamilies = wmtsOptions.useEpsg ? { ...documentFamilies, epsg: wmtsEpsg } : documentFamilies;
   gridForms(app, 'WMTSCapabilities.xml', wmtsFamilies, options, async (request, reply, p) => {
     const tms = gridOf(request);
-    const { summary, zooms } = await tileDoc(p, tms);
+    const { summary, zooms } = await tileDoc(request, p, tms);
     checkZoomRange(tms, zooms.minzoom, zooms.maxzoom);
     const format = p.document.tileFormat ?? 'png';
-    const template = `${baseUrl(request)}${family.prefix}/tiles/${tms.id}/{TileMatrix}/{TileCol}/{TileRow}@${p.document.tileScale}x.${format}${forwardedQuery(request, WMTS_DROPPED)}`;
+    const template = `${baseUrl(request)}${ctx.prefixOf(request)}/tiles/${tms.id}/{TileMatrix}/{TileCol}/{TileRow}@${p.document.tileScale}x.${format}${forwardedQuery(request, WMTS_DROPPED)}`;
     const xml = wmtsCapabilities({
-      title: p.url,
+      title: ctx.dataset(request, p.url),
       layerName: wmtsOptions.layerName,
       requestUrl: requestUrl(request),
       tileTemplate: template,
@@ -341,7 +398,56 @@ function documentRoutes<L, M extends keyof Reader>(
 
   // The map page draws the TileJSON above on a Leaflet map; its query is checked the same way.
   const mapPage = mapPageResponder(ctx.services.settings);
-  gridForms(app, 'map', documentFamilies, options, async (request, reply, p) => mapPage(request, reply, family.prefix, gridOf(request), p.url));
+  gridForms(app, 'map', documentFamilies, options, async (request, reply, p) =>
+    mapPage(request, reply, ctx.prefixOf(request), gridOf(request), ctx.dataset(request, p.url)),
+  );
+}
+
+/** Keys a TiTiler 2.x TileJSON's tile URL does not forward (titiler.mosaic 2.3's list, compared lower-case). */
+const TILEJSON2_DROPPED = ['tilematrixsetid', 'tile_format', 'minzoom', 'maxzoom'];
+
+/**
+ * TiTiler 2.x's TileJSON (titiler.mosaic 2.3 `tilejson`, the families of generation '2'): TileJSON
+ * 3.0.0, the tile URL without `@{scale}x` and with `tilesize=512` unless the query names one, the
+ * family's renders as `raster_layers`; only in the grid of its path.
+ */
+function tileJson2<L, R extends Reader, F extends Record<string, ParamFamily<unknown>>>(
+  app: FastifyInstance,
+  ctx: VerbContext<L, R>,
+  families: F,
+  tileDoc: (request: FastifyRequest, p: Parsed<F>, tms: TileMatrixSet) => Promise<{ summary: DatasetSummary; zooms: { minzoom: number; maxzoom: number } }>,
+): void {
+  const query = routeQuery(families);
+  const params = { type: 'object', properties: tmsPathSchema, required: ['tileMatrixSetId'] };
+  app.get<PathRoute<GridPath>>(
+    '/:tileMatrixSetId/tilejson.json',
+    { schema: { params, querystring: query.schema }, ...ctx.routeOptions },
+    async (request, reply) => {
+      const p = query.parse(request.query);
+      const tms = gridOf(request);
+      const { summary, zooms } = await tileDoc(request, p, tms);
+      for (const [name, zoom] of Object.entries(zooms)) {
+        if (zoom < 0 || zoom > 30) throw badRequest(`TileJSON ${name} must be between 0 and 30, got ${zoom}`);
+      }
+      const format = (p as { document?: { tileFormat?: string } }).document?.tileFormat;
+      const pairs = queryPairs(request).filter(([k]) => !TILEJSON2_DROPPED.includes(k.toLowerCase()));
+      if (!queryPairs(request).some(([k]) => k === 'tilesize')) pairs.push(['tilesize', '512']);
+      const qs = pairs.length > 0 ? `?${urlencode(pairs)}` : '';
+      const tiles = `${baseUrl(request)}${ctx.prefixOf(request)}/tiles/${tms.id}/{z}/{x}/{y}${format ? `.${format}` : ''}${qs}`;
+      const [minx, miny, maxx, maxy] = summary.bounds;
+      return sendJson(reply, {
+        tilejson: '3.0.0',
+        version: '1.0.0',
+        scheme: 'xyz',
+        tiles: [tiles],
+        minzoom: zooms.minzoom,
+        maxzoom: zooms.maxzoom,
+        bounds: floats(summary.bounds),
+        center: [float((minx + maxx) / 2), float((miny + maxy) / 2), zooms.minzoom],
+        raster_layers: summary.renders ?? {},
+      });
+    },
+  );
 }
 
 /** A route in the grid of its path (`/{tileMatrixSetId}/{name}`) and, deprecated, in the grid of the query (`/{name}`). */

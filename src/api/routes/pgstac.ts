@@ -1,0 +1,281 @@
+/**
+ * /searches (titiler-pgstac 3.2.0's "STAC Search" routes over a pgSTAC catalogue, docs/catalogue.md):
+ * `POST /searches/register` stores a STAC item search in pgSTAC's `searches` table (pgSTAC's hash of
+ * it names it, so every replica and titiler-pgstac itself share it), and the family under
+ * `/searches/{search_id}` serves it as a mosaic: tiles and TileJSON from the route factory (a family
+ * of TiTiler generation 2, named by the path), and here `info`, the asset lookups of a tile, a point
+ * and a bbox, and the values at a point, every item found with its own.
+ *
+ * Each read takes pgSTAC's search limits (`scan_limit`, `items_limit`, `time_limit`, `exitwhenfull`,
+ * `skipcovered`; titiler-pgstac's PgSTACParams, their defaults from settings) and the layer as /stac
+ * takes it (`assets`, `expression`, `asset_bidx`, `asset_as_band`, `bidx`) with `pixel_selection`.
+ * Mounted only when TESSERA_PGSTAC_DSN (or DATABASE_URL) names the database.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Services } from '../../services.js';
+import { TesseraError, badRequest } from '../../errors.js';
+import { getTms } from '../../tms/registry.js';
+import { float, floats, PyFloat, pyFloatRepr, pyLoads } from '../../pyjson.js';
+import type { SearchLimits, SearchRecord } from '../../pgstac/database.js';
+import type { Searches } from '../../pgstac/searches.js';
+import { parseRegisterBody } from '../../pgstac/search-body.js';
+import { searchRenders } from '../../pgstac/renders.js';
+import type { ItemLookup } from '../../pgstac/search-index.js';
+import { SearchMosaicReader, searchCompositor } from '../../readers/search-mosaic.js';
+import { combine, coordCrs, datasetValues, pixelSelection, requireLayerFirst, routeQuery, stacLayer, tmsPathSchema, type PathRoute } from '../params/index.js';
+import { bool, family, int, type Query } from '../params/family.js';
+import { parseBBox, parseLonLat } from '../path-params.js';
+import { notFound, sendJson } from '../reply.js';
+import { baseUrl, urlencode } from '../urls.js';
+import { installPyJsonBodyParser } from '../json-body.js';
+import { defineFamily } from '../factory.js';
+import { ValidationError } from '../errors.js';
+
+const LIMIT_DOCS = {
+  scan_limit: 'Return as soon as pgSTAC has scanned N items (default TESSERA_PGSTAC_SCAN_LIMIT, 10000).',
+  items_limit: 'Return as soon as pgSTAC has found N items for the area (default TESSERA_PGSTAC_ITEMS_LIMIT, 100).',
+  time_limit: 'Return after N seconds of scanning, with the items found (default TESSERA_PGSTAC_TIME_LIMIT, 5).',
+  exitwhenfull: 'Return as soon as the items found cover the area (default true).',
+  skipcovered: 'Leave out the items that the items before them cover (default true).',
+};
+
+/** PgSTACParams: the limits a request names (0 or none: the default, as titiler-pgstac's `or`). */
+const searchLimits = family(
+  'PgSTACParams',
+  {
+    scan_limit: { schema: int, doc: LIMIT_DOCS.scan_limit },
+    items_limit: { schema: int, doc: LIMIT_DOCS.items_limit },
+    time_limit: { schema: int, doc: LIMIT_DOCS.time_limit },
+    exitwhenfull: { schema: bool, doc: LIMIT_DOCS.exitwhenfull },
+    skipcovered: { schema: bool, doc: LIMIT_DOCS.skipcovered },
+  },
+  (q: Query): Partial<SearchLimits> => {
+    const out: Partial<SearchLimits> = {};
+    for (const [param, key] of [
+      ['scan_limit', 'scanLimit'],
+      ['items_limit', 'itemsLimit'],
+      ['time_limit', 'timeLimitSeconds'],
+    ] as const) {
+      const v = q[param] as number | undefined;
+      if (v === undefined || v === 0) continue;
+      if (v < 0) throw badRequest(`Invalid ${param} ${v}: expected a positive number (0 or none: the default)`);
+      out[key] = v;
+    }
+    if (typeof q['exitwhenfull'] === 'boolean') out.exitWhenFull = q['exitwhenfull'];
+    if (typeof q['skipcovered'] === 'boolean') out.skipCovered = q['skipcovered'];
+    return out;
+  },
+);
+
+/** What a search's tile reads of each item, how it picks each pixel among them, and pgSTAC's limits. */
+const searchTileLayer = combine('STAC search layer', { layer: stacLayer, selection: pixelSelection, limits: searchLimits });
+
+function searchesOf(services: Services): Searches {
+  if (!services.searches) throw new TesseraError('Internal', 'no pgSTAC catalogue is configured (TESSERA_PGSTAC_DSN)');
+  return services.searches;
+}
+
+/** The limits of a request, held to the request's own deadline. */
+function checkedLimits(services: Services, limits: Partial<SearchLimits>): Partial<SearchLimits> {
+  const seconds = limits.timeLimitSeconds;
+  if (seconds !== undefined && seconds * 1000 + 1000 >= services.settings.requestTimeoutMs) {
+    throw badRequest(`Invalid time_limit ${seconds}: a request ends after ${services.settings.requestTimeoutMs} ms (TESSERA_REQUEST_TIMEOUT_MS)`);
+  }
+  return limits;
+}
+
+export const searchFamily = defineFamily({
+  prefix: '/searches/:search_id',
+  tag: { name: 'STAC Search', description: 'A STAC item search registered in the pgSTAC catalogue: tiles of the items it finds, newest on top by default.' },
+  docs: [
+    { match: /^\/info$/, summary: "The search's record in pgSTAC, and links to its documents", answer: 'json' },
+    { match: /\/assets$/, summary: 'The STAC items the search finds for a tile, a point or a bbox', answer: 'json' },
+    { match: /^\/point\//, summary: 'Values of each item the search finds at a point', answer: 'json' },
+  ],
+  metricsLabel: 'searches',
+  enabled: (settings) => settings.pgstacDsn !== undefined,
+  datasetParam: 'search_id',
+  generation: '2',
+  layer: searchTileLayer,
+  layerFirst: requireLayerFirst,
+  datasets: (services) => ({
+    open: async (hash, l) =>
+      new SearchMosaicReader(
+        await searchesOf(services).index(hash, checkedLimits(services, l.limits)),
+        l.layer,
+        { pixelSelection: l.selection, strictZoom: services.settings.mosaicStrictZoom, assetsHeader: services.settings.mosaicAssetsHeader },
+        services.mosaicContext,
+      ),
+    summary: async (hash) => {
+      const index = await searchesOf(services).index(hash);
+      return { bounds: index.bounds, zooms: async (tms) => index.zooms(tms), renders: searchRenders(index.record.metadata) };
+    },
+  }),
+  verbs: [],
+  routes: searchRoutes,
+});
+
+/** A link of titiler-pgstac's Link model (`href`, `rel`, `templated` when set, `title`). */
+function link(href: string, rel: string, title: string, templated = false): Record<string, unknown> {
+  return { href, rel, ...(templated ? { templated: true } : {}), title };
+}
+
+/** The Metadata model of a stored search as titiler-pgstac writes it: its fields first, then the rest, none null. */
+function metadataModel(metadata: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { type: metadata['type'] ?? 'search' };
+  const floatsOf = (v: unknown): unknown => (Array.isArray(v) ? v.map((x) => (typeof x === 'number' ? float(x) : x)) : v);
+  const known: Record<string, (v: unknown) => unknown> = {
+    bounds: floatsOf,
+    minzoom: (v) => (v instanceof PyFloat ? v.value : v),
+    maxzoom: (v) => (v instanceof PyFloat ? v.value : v),
+    name: (v) => v,
+    assets: (v) => v,
+    defaults: (v) => v,
+  };
+  for (const [key, shape] of Object.entries(known)) if (metadata[key] !== undefined && metadata[key] !== null) out[key] = shape(metadata[key]);
+  for (const [key, v] of Object.entries(metadata)) if (key !== 'type' && !(key in known) && v !== null && v !== undefined) out[key] = v;
+  return out;
+}
+
+/** titiler-pgstac's Search model (`hash`, `search`, `_where`, `orderby`, `lastused`, `usecount`, `metadata`; none null). */
+function searchModel(record: SearchRecord): Record<string, unknown> {
+  return {
+    hash: record.hash,
+    search: record.search,
+    ...(record.where !== null ? { _where: record.where } : {}),
+    ...(record.orderby !== null ? { orderby: record.orderby } : {}),
+    lastused: record.lastused,
+    usecount: record.usecount,
+    metadata: metadataModel(record.metadata),
+  };
+}
+
+/** The links of a registered search: what tessera serves of it. */
+function searchLinks(request: FastifyRequest, hash: string, info: 'self' | 'metadata'): Array<Record<string, unknown>> {
+  const base = `${baseUrl(request)}/searches/${encodeURIComponent(hash)}`;
+  return info === 'self'
+    ? [link(`${base}/info`, 'self', 'Mosaic metadata'), link(`${base}/{tileMatrixSetId}/tilejson.json`, 'tilejson', 'TileJSON link (Template URL).', true)]
+    : [
+        link(`${base}/info`, 'metadata', 'Mosaic metadata'),
+        link(`${base}/{tileMatrixSetId}/tilejson.json`, 'tilejson', 'Link for TileJSON (Template URL)', true),
+      ];
+}
+
+/** An item lookup's items as pgSTAC wrote them (floats stay floats). */
+function itemsJson(lookup: ItemLookup): unknown {
+  const doc = pyLoads(lookup.text) as { features?: unknown };
+  return Array.isArray(doc.features) ? doc.features : [];
+}
+
+/** Python's `str()` of a query value (urlencode's `doseq`). */
+function pyStr(v: unknown): string {
+  if (typeof v === 'boolean') return v ? 'True' : 'False';
+  if (v instanceof PyFloat) return pyFloatRepr(v.value);
+  if (v === null || v === undefined) return 'None';
+  return typeof v === 'object' ? JSON.stringify(v) : String(v);
+}
+
+type SearchRoute<P = object> = PathRoute<{ search_id: string } & P>;
+
+async function searchRoutes(app: FastifyInstance, services: Services): Promise<void> {
+  const searches = searchesOf(services);
+  const ctx = services.mosaicContext;
+
+  app.get<SearchRoute>('/info', async (request, reply) => {
+    const record = await searches.record(request.params.search_id, true);
+    return sendJson(reply, { search: searchModel(record), links: searchLinks(request, record.hash, 'self') });
+  });
+
+  const limitsQuery = routeQuery({ limits: searchLimits });
+  const tileAssetsParams = {
+    type: 'object',
+    properties: { ...tmsPathSchema, z: { type: 'string' }, x: { type: 'string' }, y: { type: 'string' } },
+  };
+  app.get<SearchRoute<{ tileMatrixSetId: string; z: string; x: string; y: string }>>(
+    '/tiles/:tileMatrixSetId/:z/:x/:y/assets',
+    { schema: { params: tileAssetsParams, querystring: limitsQuery.schema } },
+    async (request, reply) => {
+      const { z, x, y } = request.params;
+      const [zi, xi, yi] = wholeNumbers({ z, x, y });
+      const p = limitsQuery.parse(request.query);
+      const index = await searches.index(request.params.search_id, checkedLimits(services, p.limits));
+      return sendJson(reply, itemsJson(await index.tileLookup(getTms(request.params.tileMatrixSetId)!, xi!, yi!, zi!)));
+    },
+  );
+
+  const lookupQuery = routeQuery({ coordCrs, limits: searchLimits });
+  app.get<SearchRoute<{ lonlat: string }>>('/point/:lonlat/assets', { schema: { querystring: lookupQuery.schema } }, async (request, reply) => {
+    const lonlat = parseLonLat(request.params.lonlat);
+    if (!lonlat) return notFound(reply);
+    const p = lookupQuery.parse(request.query);
+    const index = await searches.index(request.params.search_id, checkedLimits(services, p.limits));
+    return sendJson(reply, itemsJson(await index.pointLookup(lonlat[0], lonlat[1], p.coordCrs)));
+  });
+
+  app.get<SearchRoute<{ bounds: string }>>('/bbox/:bounds/assets', { schema: { querystring: lookupQuery.schema } }, async (request, reply) => {
+    const bbox = parseBBox(request.params.bounds);
+    if (!bbox) return notFound(reply);
+    const p = lookupQuery.parse(request.query);
+    const index = await searches.index(request.params.search_id, checkedLimits(services, p.limits));
+    return sendJson(reply, itemsJson(await index.bboxLookup(bbox, p.coordCrs)));
+  });
+
+  // TiTiler 2.x's mosaic point: each item that covers the point, its values and band names.
+  const pointQuery = routeQuery({ limits: searchLimits, coordCrs, layer: stacLayer, values: datasetValues });
+  app.get<SearchRoute<{ lonlat: string }>>(
+    '/point/:lonlat',
+    { schema: { querystring: pointQuery.schema }, preValidation: requireLayerFirst },
+    async (request, reply) => {
+      const lonlat = parseLonLat(request.params.lonlat);
+      if (!lonlat) return notFound(reply);
+      const p = pointQuery.parse(request.query);
+      const index = await searches.index(request.params.search_id, checkedLimits(services, p.limits));
+      const points = await searchCompositor(index, p.layer, ctx).point(lonlat[0], lonlat[1], p.coordCrs, p.values);
+      return sendJson(reply, {
+        coordinates: floats(lonlat),
+        assets: points.map((pt) => ({
+          name: pt.asset,
+          values: floats(pt.values),
+          band_names: pt.values.map((_, i) => `b${i + 1}`),
+          band_descriptions: pt.bandNames,
+        })),
+      });
+    },
+  );
+}
+
+/** Path pieces FastAPI types as integers (422 otherwise). */
+function wholeNumbers(pieces: Record<string, string>): number[] {
+  const details = Object.entries(pieces)
+    .filter(([, text]) => !/^[+-]?\d+$/.test(text.trim()))
+    .map(([name, text]) => ({
+      type: 'int_parsing',
+      loc: ['path', name],
+      msg: 'Input should be a valid integer, unable to parse string as an integer',
+      input: text,
+    }));
+  if (details.length > 0) throw new ValidationError(details);
+  return Object.values(pieces).map(Number);
+}
+
+/** `POST /searches/register`: the search stored in pgSTAC, its id (pgSTAC's hash) and links. */
+export async function searchRegistration(app: FastifyInstance, services: Services): Promise<void> {
+  if (!services.searches) return;
+  const searches = services.searches;
+  await app.register(async (scope) => {
+    installPyJsonBodyParser(scope);
+    scope.post('/searches/register', async (request, reply) => {
+      const record = await searches.register(parseRegisterBody(request.body));
+      const links = searchLinks(request, record.hash, 'metadata');
+      const tilejson = links[1]!['href'] as string;
+      for (const [name, values] of Object.entries(searchRenders(record.metadata))) {
+        const pairs: Array<[string, string]> = [];
+        for (const [key, v] of Object.entries(values as Record<string, unknown>)) {
+          for (const x of Array.isArray(v) ? v : [v]) pairs.push([key, pyStr(x)]);
+        }
+        links.push(link(`${tilejson}?${urlencode(pairs)}`, 'tilejson', `TileJSON link for \`${name}\` layer (Template URL).`, true));
+      }
+      return sendJson(reply, { id: record.hash, links });
+    });
+  });
+}
