@@ -54,8 +54,8 @@ test: build lint
 
 # The inner loop (under 2 minutes on 2 cores): unit and in-process route tests, two files at a time.
 # Left to `make test`: the container, nginx and cluster deployments, the pages in Chromium, the STAC API
-# over PostgreSQL, cogeo-mosaic's documents, the fuzzing run, the shared-load test and the parity suite.
-SLOW_TESTS := container|deploy-nginx|pages|mosaic-stac|mosaic-create|cluster|fuzz|shared-load
+# and the pgSTAC catalogue over PostgreSQL, cogeo-mosaic's documents, the fuzzing run, the shared-load test and the parity suite.
+SLOW_TESTS := container|deploy-nginx|pages|mosaic-stac|mosaic-create|pgstac-routes|cluster|fuzz|shared-load
 test-fast: build
 	@bash tools/parity/setup.sh
 	@node --test --test-concurrency=2 $$(ls dist/test/*.test.js | grep -vE '/($(SLOW_TESTS))\.test\.js$$')

@@ -62,6 +62,24 @@ export interface CatalogueStats {
   waiting: number;
 }
 
+/**
+ * Where an item search looks: a GeoJSON geometry in longitude/latitude (pgSTAC's `geojsonsearch`), or
+ * a Web Mercator tile's bounds (x/y) that PostGIS turns into its longitude/latitude polygon.
+ */
+export type SearchArea = { geojson: string } | { webMercator: readonly [number, number, number, number] };
+
+/**
+ * A Web Mercator tile's polygon in longitude/latitude, made by PostGIS's PROJ: the very doubles
+ * pyproj gives morecantile (and titiler-pgstac gives pgSTAC), corner by corner, in
+ * geojson_pydantic's `Polygon.from_bounds` order. pgSTAC's exitwhenfull and skipcovered compare
+ * areas exactly, so a tile's polygon off by one unit in the last place can find other items.
+ */
+const WEB_MERCATOR_TILE = `(SELECT ST_SetSRID(ST_MakePolygon(ST_MakeLine(ARRAY[
+    ST_MakePoint(ST_X(nw), ST_Y(se)), ST_MakePoint(ST_X(se), ST_Y(se)), ST_MakePoint(ST_X(se), ST_Y(nw)),
+    ST_MakePoint(ST_X(nw), ST_Y(nw)), ST_MakePoint(ST_X(nw), ST_Y(se))])), 4326)
+  FROM (SELECT ST_Transform(ST_SetSRID(ST_MakePoint($1::float8, $4::float8), 3857), 4326) AS nw,
+               ST_Transform(ST_SetSRID(ST_MakePoint($3::float8, $2::float8), 3857), 4326) AS se) AS corners)`;
+
 /** The fields an item search returns of each item (titiler-pgstac's `get_assets` default). */
 const ITEM_FIELDS = JSON.stringify({ include: ['assets', 'id', 'bbox', 'collection'] });
 
@@ -204,25 +222,26 @@ export class PgstacCatalogue {
   }
 
   /**
-   * The items of search `hash` over a GeoJSON geometry, in the search's order (pgSTAC's
-   * `geojsonsearch`, with titiler-pgstac's fields): pgSTAC's FeatureCollection as text, which keeps
+   * The items of search `hash` over an area, in the search's order (pgSTAC's `geojsonsearch` or
+   * `geometrysearch`, with titiler-pgstac's fields): pgSTAC's FeatureCollection as text, which keeps
    * its number types for the asset lists. The statement is bounded by `time_limit` + 1 s.
    */
-  items(hash: string, geometry: string, limits: SearchLimits): Promise<string> {
+  items(hash: string, area: SearchArea, limits: SearchLimits): Promise<string> {
     return this.run(`the items of search '${hash}'`, async (client) => {
       await client.query('BEGIN');
       try {
         await client.query("SELECT set_config('statement_timeout', $1, true)", [String(limits.timeLimitSeconds * 1000 + 1000)]);
-        const { rows } = await client.query<{ items: string }>('SELECT geojsonsearch($1::jsonb, $2, $3::jsonb, $4, $5, $6::interval, $7, $8)::text AS items', [
-          geometry,
-          hash,
-          ITEM_FIELDS,
-          limits.scanLimit,
-          limits.itemsLimit,
-          `${limits.timeLimitSeconds} seconds`,
-          limits.exitWhenFull,
-          limits.skipCovered,
-        ]);
+        const rest = [hash, ITEM_FIELDS, limits.scanLimit, limits.itemsLimit, `${limits.timeLimitSeconds} seconds`, limits.exitWhenFull, limits.skipCovered];
+        const { rows } =
+          'geojson' in area
+            ? await client.query<{ items: string }>('SELECT geojsonsearch($1::jsonb, $2, $3::jsonb, $4, $5, $6::interval, $7, $8)::text AS items', [
+                area.geojson,
+                ...rest,
+              ])
+            : await client.query<{ items: string }>(
+                `SELECT geometrysearch(${WEB_MERCATOR_TILE}, $5, $6::jsonb, $7, $8, $9::interval, $10, $11)::text AS items`,
+                [...area.webMercator, ...rest],
+              );
         await client.query('COMMIT');
         return rows[0]!.items;
       } catch (err) {

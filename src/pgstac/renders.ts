@@ -32,11 +32,11 @@ function pyJsonSpaced(v: unknown): string {
 
 const sequence = (v: unknown): unknown[] => (Array.isArray(v) ? v : [v]);
 
-/** The renders of a search's metadata (`{}` when it has no `defaults`). */
-export function searchRenders(metadata: Record<string, unknown>): Record<string, unknown> {
+/** titiler-pgstac's `Metadata.defaults_params`: the metadata's `defaults` as query values (the register route's layer links). */
+export function defaultsParams(metadata: Record<string, unknown>): Record<string, Record<string, unknown>> {
   const defaults = metadata['defaults'];
   if (!isObject(defaults)) return {};
-  const out: Record<string, unknown> = {};
+  const out: Record<string, Record<string, unknown>> = {};
   for (const [name, given] of Object.entries(defaults)) {
     if (!isObject(given)) continue;
     const values: Record<string, unknown> = { ...given };
@@ -56,7 +56,16 @@ export function searchRenders(metadata: Record<string, unknown>): Record<string,
       delete values[key];
       if (v) values[key] = typeof v === 'string' ? [v] : v;
     }
-    // TiTiler 2: per-asset options in the asset's name.
+    out[name] = values;
+  }
+  return out;
+}
+
+/** The renders of a search (TileJSON's `raster_layers`): defaultsParams adapted for TiTiler 2, per-asset options in the asset's name. */
+export function searchRenders(metadata: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [name, params] of Object.entries(defaultsParams(metadata))) {
+    const values = { ...params };
     const assets = values['assets'];
     if (assets) {
       const options = new Map<string, string[]>(sequence(assets).map((a) => [String(a), []]));

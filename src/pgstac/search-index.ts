@@ -21,7 +21,7 @@ import { checkTile } from '../tms/grid.js';
 import { sameCrs, srsFrom, transformBounds, transformPoint, WGS84 } from '../gdal/crs.js';
 import { aside, sharedLoad } from '../concurrency.js';
 import { pyFloatRepr } from '../pyjson.js';
-import type { PgstacCatalogue, SearchLimits, SearchRecord } from './database.js';
+import type { PgstacCatalogue, SearchArea, SearchLimits, SearchRecord } from './database.js';
 
 /** An item as an item search returns it (titiler-pgstac's `Item`: id, collection, bbox, assets). */
 export interface PgstacItem {
@@ -53,9 +53,9 @@ export class ItemLookups {
         : undefined;
   }
 
-  /** The items of search `hash` over `geometry` (GeoJSON text) with `limits`. */
-  lookup(hash: string, geometry: string, limits: SearchLimits): Promise<ItemLookup> {
-    const key = JSON.stringify([hash, geometry, limits.scanLimit, limits.itemsLimit, limits.timeLimitSeconds, limits.exitWhenFull, limits.skipCovered]);
+  /** The items of search `hash` over `area` with `limits`. */
+  lookup(hash: string, area: SearchArea, limits: SearchLimits): Promise<ItemLookup> {
+    const key = JSON.stringify([hash, area, limits.scanLimit, limits.itemsLimit, limits.timeLimitSeconds, limits.exitWhenFull, limits.skipCovered]);
     const kept = this.kept?.get(key);
     if (kept) {
       this.counts.hits++;
@@ -63,7 +63,7 @@ export class ItemLookups {
     }
     this.counts.misses++;
     return sharedLoad(this.inFlight, key, async () => {
-      const lookup = parseLookup(await aside(() => this.catalogue.items(hash, geometry, limits)));
+      const lookup = parseLookup(await aside(() => this.catalogue.items(hash, area, limits)));
       this.kept?.set(key, lookup);
       return lookup;
     });
@@ -84,15 +84,37 @@ function parseLookup(text: string): ItemLookup {
   return { items, text };
 }
 
-/** GeoJSON text of a polygon over a bbox (geojson_pydantic's `Polygon.from_bounds`). */
-function bboxGeometry([w, s, e, n]: BBox): string {
+/** A polygon over a bbox (geojson_pydantic's `Polygon.from_bounds`), as GeoJSON text whose numbers read back exactly. */
+function bboxArea([w, s, e, n]: BBox): SearchArea {
   const p = (x: number, y: number): string => `[${pyFloatRepr(x)},${pyFloatRepr(y)}]`;
-  return `{"type":"Polygon","coordinates":[[${p(w, s)},${p(e, s)},${p(e, n)},${p(w, n)},${p(w, s)}]]}`;
+  return { geojson: `{"type":"Polygon","coordinates":[[${p(w, s)},${p(e, s)},${p(e, n)},${p(w, n)},${p(w, s)}]]}` };
 }
 
-function pointGeometry(lon: number, lat: number): string {
-  return `{"type":"Point","coordinates":[${pyFloatRepr(lon)},${pyFloatRepr(lat)}]}`;
+function pointArea(lon: number, lat: number): SearchArea {
+  return { geojson: `{"type":"Point","coordinates":[${pyFloatRepr(lon)},${pyFloatRepr(lat)}]}` };
 }
+
+/**
+ * A tile's bounds in its grid's CRS as morecantile 7 (titiler-pgstac 3.2.0's) computes them, to the
+ * last bit: its order of operations, and WebMercatorQuad's cell sizes derived (2π·6378137 / 256 /
+ * 2^z) where the OGC document tessera's grids come from rounds them to 15 digits.
+ */
+function morecantileXyBounds(tms: TileMatrixSet, x: number, y: number, z: number): BBox {
+  const m = tms.matrix(z);
+  const cellSize = tms.id === 'WebMercatorQuad' ? (2 * Math.PI * 6378137) / 256 / 2 ** z : m.cellSize;
+  const [a, b] = m.pointOfOrigin;
+  const [ox, oy] = tms.def.invertAxis ? [b, a] : [a, b];
+  const cf = m.variableMatrixWidths?.find((v) => y >= v.minTileRow && y <= v.maxTileRow)?.coalesce ?? 1;
+  const col = Math.floor(x / cf);
+  const left = ox + col * cellSize * cf * m.tileWidth;
+  const right = ox + (col + 1) * cellSize * cf * m.tileWidth;
+  const top = oy - y * cellSize * m.tileHeight;
+  const bottom = oy - (y + 1) * cellSize * m.tileHeight;
+  return [left, bottom, right, top];
+}
+
+/** Grids whose CRS is longitude/latitude already (no transformation). */
+const GEOGRAPHIC = /^(EPSG:4326|OGC:CRS84|http:\/\/www\.opengis\.net\/def\/crs\/OGC\/1\.3\/CRS84)$/;
 
 /** WebMercatorQuad's extent in longitude/latitude: a search's bounds when neither it nor its metadata names any. */
 const WORLD: BBox = [-180, -85.0511287798066, 180, 85.0511287798066];
@@ -152,13 +174,16 @@ export class SearchIndex implements AssetIndex<PgstacItem> {
   /** The lookup of a tile: its items, and pgSTAC's text of them. */
   tileLookup(tms: TileMatrixSet, x: number, y: number, z: number): Promise<ItemLookup> {
     checkTile(tms, x, y, z);
-    const [left, bottom, right, top] = tms.xyBounds({ x, y, z });
+    const [left, bottom, right, top] = morecantileXyBounds(tms, x, y, z);
+    // Web Mercator corners go to PostGIS, whose PROJ gives pyproj's doubles (database.ts).
+    if (tms.srs === 'EPSG:3857') return this.lookups.lookup(this.hash, { webMercator: [left, bottom, right, top] }, this.limits);
+    if (GEOGRAPHIC.test(tms.srs)) return this.lookups.lookup(this.hash, bboxArea([left, bottom, right, top]), this.limits);
+    // morecantile's `bounds()`: the two corners only, not a densified edge.
     const tmsSrs = srsFrom(tms.srs);
     const wgs = srsFrom(WGS84);
-    // morecantile's `bounds()`: the two corners only, not a densified edge.
     const [w, n] = transformPoint(tmsSrs, wgs, left, top);
     const [e, s] = transformPoint(tmsSrs, wgs, right, bottom);
-    return this.lookups.lookup(this.hash, bboxGeometry([w, s, e, n]), this.limits);
+    return this.lookups.lookup(this.hash, bboxArea([w, s, e, n]), this.limits);
   }
 
   async assetsForTile(tms: TileMatrixSet, x: number, y: number, z: number): Promise<readonly PgstacItem[]> {
@@ -171,7 +196,7 @@ export class SearchIndex implements AssetIndex<PgstacItem> {
     const from = srsFrom(coordCrs);
     const wgs = srsFrom(WGS84);
     if (!sameCrs(from, wgs)) [x, y] = transformPoint(from, wgs, x, y);
-    return this.lookups.lookup(this.hash, pointGeometry(x, y), { ...this.limits, exitWhenFull: false, skipCovered: false });
+    return this.lookups.lookup(this.hash, pointArea(x, y), { ...this.limits, exitWhenFull: false, skipCovered: false });
   }
 
   async assetsForPoint(lon: number, lat: number, coordCrs: string): Promise<readonly PgstacItem[]> {
@@ -182,7 +207,7 @@ export class SearchIndex implements AssetIndex<PgstacItem> {
     const from = srsFrom(coordCrs);
     const wgs = srsFrom(WGS84);
     const b = sameCrs(from, wgs) ? bbox : transformBounds(from, wgs, bbox, 21);
-    return this.lookups.lookup(this.hash, bboxGeometry(b), this.limits);
+    return this.lookups.lookup(this.hash, bboxArea(b), this.limits);
   }
 
   async assetsForBbox(bbox: BBox, coordCrs: string): Promise<readonly PgstacItem[]> {

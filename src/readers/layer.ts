@@ -399,8 +399,10 @@ export class LayerReader implements Reader {
     );
     const values = points.flatMap((p) => p.values);
     const bandNames = points.flatMap((p) => p.bandNames);
+    const masked = points.flatMap((p) => p.masks);
     const expr = layer.expression;
-    if (!expr) return { values, bandNames };
+    const anyMasked = masked.some((m) => m);
+    if (!expr) return { values, bandNames, ...(anyMasked ? { masked } : {}) };
     // numexpr sees the concatenated values in their promoted dtype, which decides its arithmetic.
     const dtype = points.map((p) => p.dtype).reduce(promote);
     const inputs = new Map(
@@ -411,6 +413,11 @@ export class LayerReader implements Reader {
       }),
     );
     const result = evaluateExpression(expr, inputs, 1);
-    return { values: result.bands.map((b) => b[0]!), bandNames: expr.blocks.map((b) => b.name) };
+    // A masked input masks every output (numpy's masked arithmetic).
+    return {
+      values: result.bands.map((b) => b[0]!),
+      bandNames: expr.blocks.map((b) => b.name),
+      ...(anyMasked ? { masked: result.bands.map(() => true) } : {}),
+    };
   }
 }

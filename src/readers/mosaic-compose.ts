@@ -89,6 +89,8 @@ export interface AssetPoint {
   asset: string;
   values: number[];
   bandNames: string[];
+  /** Per value, whether it is masked at the point; absent when none is. */
+  masked?: boolean[];
 }
 
 /** The read options alone, without the tile and selection parameters. */
@@ -196,7 +198,7 @@ export class MosaicCompositor<A> {
     });
     const out: AssetPoint[] = [];
     results.forEach((r, i) => {
-      if (r) out.push({ asset: index.assetName(assets[i]!), values: r.values, bandNames: r.bandNames });
+      if (r) out.push({ asset: index.assetName(assets[i]!), values: r.values, bandNames: r.bandNames, ...(r.masked ? { masked: r.masked } : {}) });
     });
     return out;
   }

@@ -89,6 +89,8 @@ export interface ReaderPoint {
   /** Band values at the point, by band name, and the sources they came from when there are several. */
   values: number[];
   bandNames: string[];
+  /** Per value, whether it is masked (nodata) at the point; absent when none is. */
+  masked?: boolean[];
 }
 
 export interface Reader {

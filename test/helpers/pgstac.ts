@@ -10,9 +10,9 @@
  *          a quarter), each seen on 12 dates of 2023. `visual`: an RGB uint8 COG in EPSG:4326, one
  *          of three variants per cell by month (variant 2 has a nodata corner); `data`: a uint16 COG
  *          per cell. `eo:cloud_cover` varies by item.
- *   beta   432 items: 54 cells shifted half a cell north-east, in EPSG:3857, 8 dates of 2023 each,
- *          `visual` one of two variants per cell.
- * Every COG is 512×512 with 256-pixel blocks and one overview level.
+ *   beta   432 items: 54 cells shifted half a cell north-east, in EPSG:3857 (512×704 square
+ *          pixels), 8 dates of 2023 each, `visual` one of two variants per cell.
+ * Every COG is 512 pixels wide with 256-pixel blocks and one overview level.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, promises as fs } from 'node:fs';
@@ -22,7 +22,7 @@ import { bboxPolygon } from './geojson.js';
 import { REPO_ROOT } from './paths.js';
 import { run } from './run.js';
 
-const VERSION = '1';
+const VERSION = '2';
 const STAMP = '.version';
 /** Where the generated COGs are kept between runs. */
 const CATALOGUE_DATA = path.join(REPO_ROOT, '.parity/pgstac-data');
@@ -54,10 +54,21 @@ function alphaCell(col: number, row: number): BBox {
   return [w, s, w + CELL, s + CELL];
 }
 
+/**
+ * The cell of beta at (col, row): alpha's shifted half a cell north-east, its north edge where SIZE
+ * square Web Mercator pixels across its width end (a 3857 COG's pixels are square).
+ */
 function betaCell(col: number, row: number): BBox {
-  const [w, s, e, n] = alphaCell(col, row);
-  return [w + 0.5, s + 0.5, e + 0.5, n + 0.5];
+  const [w, s, e] = alphaCell(col, row).map((v) => v + 0.5) as [number, number, number];
+  const [x0, y0] = lonLatToMercator(w, s);
+  const [x1] = lonLatToMercator(e, s);
+  const top = y0 + (x1 - x0) * BETA_ROWS_PER_COLUMN;
+  const n = (Math.atan(Math.sinh(top / 6378137)) * 180) / Math.PI;
+  return [w, s, e, n];
 }
+
+/** Rows of a beta COG per column: its cells are ~1.25° tall at 42–50°N, where a degree of latitude is ~1.4× a degree of longitude in Web Mercator. */
+const BETA_ROWS_PER_COLUMN = 1.375;
 
 /** A 32-bit integer hash of (x, y, salt). */
 function hash(x: number, y: number, salt: number): number {
@@ -90,16 +101,17 @@ async function writeCog(src: Dataset, file: string): Promise<void> {
   await fs.rename(tmp, file);
 }
 
-/** An RGB uint8 COG over `bbox` (lon/lat) in `epsg` (4326 or 3857); `salt` makes its pixels its own. */
+/** An RGB uint8 COG over `bbox` (lon/lat) in `epsg` (4326 or 3857, square pixels); `salt` makes its pixels its own. */
 async function writeVisual(file: string, bbox: BBox, epsg: 4326 | 3857, salt: number, nodataCorner: boolean): Promise<void> {
-  const mem = await gdal.openAsync('visual', 'w', 'MEM', SIZE, SIZE, 3, gdal.GDT_Byte);
+  const rows = epsg === 4326 ? SIZE : Math.round(SIZE * BETA_ROWS_PER_COLUMN);
+  const mem = await gdal.openAsync('visual', 'w', 'MEM', SIZE, rows, 3, gdal.GDT_Byte);
   try {
     const [w, s, e, n] = epsg === 4326 ? bbox : [...lonLatToMercator(bbox[0], bbox[1]), ...lonLatToMercator(bbox[2], bbox[3])];
-    mem.geoTransform = [w, (e - w) / SIZE, 0, n, 0, -(n - s) / SIZE];
+    mem.geoTransform = [w, (e - w) / SIZE, 0, n, 0, -(n - s) / rows];
     mem.srs = gdal.SpatialReference.fromEPSG(epsg);
-    const plane = new Uint8Array(SIZE * SIZE);
+    const plane = new Uint8Array(SIZE * rows);
     for (let b = 1; b <= 3; b++) {
-      for (let y = 0; y < SIZE; y++) {
+      for (let y = 0; y < rows; y++) {
         for (let x = 0; x < SIZE; x++) {
           if (nodataCorner && x + y < SIZE / 2) {
             plane[y * SIZE + x] = 0;
@@ -117,7 +129,7 @@ async function writeVisual(file: string, bbox: BBox, epsg: 4326 | 3857, salt: nu
       }
       const band = mem.bands.get(b);
       band.noDataValue = 0;
-      await band.pixels.writeAsync(0, 0, SIZE, SIZE, plane);
+      await band.pixels.writeAsync(0, 0, SIZE, rows, plane);
     }
     await writeCog(mem, file);
   } finally {
@@ -261,10 +273,15 @@ async function freePort(): Promise<number> {
 
 /**
  * Starts the catalogue: setup.sh (the venvs, idempotent), the items written for COGs served at
- * `baseUrl`, then serve.sh with `app` in front ('none': the database alone). Resolves once the
- * database (and the application) answer.
+ * `baseUrl`, then serve.sh with `app` in front ('none': the database alone; `env` added to the
+ * application's environment). Resolves once the database (and the application) answer.
  */
-export async function startCatalogue(baseUrl: string, tmp: string, app: 'titiler-pgstac' | 'none' = 'none'): Promise<Catalogue> {
+export async function startCatalogue(
+  baseUrl: string,
+  tmp: string,
+  app: 'titiler-pgstac' | 'none' = 'none',
+  env: Record<string, string> = {},
+): Promise<Catalogue> {
   const setup = await run('bash', [path.join(REPO_ROOT, 'tools/stac-api/setup.sh')]);
   if (setup.status !== 0) throw new Error(`tools/stac-api/setup.sh failed: ${setup.stderr}`);
   const items = catalogueItems();
@@ -279,7 +296,7 @@ export async function startCatalogue(baseUrl: string, tmp: string, app: 'titiler
   const child: ChildProcess = spawn(
     'bash',
     [path.join(REPO_ROOT, 'tools/stac-api/serve.sh'), tmp, String(pgPort), String(apiPort), path.join(tmp, 'items.ndjson'), ...collections],
-    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...withoutProxies(process.env), STAC_APP: app, NO_PROXY: '*', no_proxy: '*' } },
+    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...withoutProxies(process.env), ...env, STAC_APP: app, NO_PROXY: '*', no_proxy: '*' } },
   );
   let output = '';
   child.stdout!.setEncoding('utf8').on('data', (d: string) => (output += d));

@@ -19,7 +19,7 @@ import { float, floats, PyFloat, pyFloatRepr, pyLoads } from '../../pyjson.js';
 import type { SearchLimits, SearchRecord } from '../../pgstac/database.js';
 import type { Searches } from '../../pgstac/searches.js';
 import { parseRegisterBody } from '../../pgstac/search-body.js';
-import { searchRenders } from '../../pgstac/renders.js';
+import { defaultsParams, searchRenders } from '../../pgstac/renders.js';
 import type { ItemLookup } from '../../pgstac/search-index.js';
 import { SearchMosaicReader, searchCompositor } from '../../readers/search-mosaic.js';
 import { combine, coordCrs, datasetValues, pixelSelection, requireLayerFirst, routeQuery, stacLayer, tmsPathSchema, type PathRoute } from '../params/index.js';
@@ -235,7 +235,8 @@ async function searchRoutes(app: FastifyInstance, services: Services): Promise<v
         coordinates: floats(lonlat),
         assets: points.map((pt) => ({
           name: pt.asset,
-          values: floats(pt.values),
+          // rio-tiler 9's masked values are None.
+          values: pt.values.map((v, i) => (pt.masked?.[i] ? null : float(v))),
           band_names: pt.values.map((_, i) => `b${i + 1}`),
           band_descriptions: pt.bandNames,
         })),
@@ -268,9 +269,9 @@ export async function searchRegistration(app: FastifyInstance, services: Service
       const record = await searches.register(parseRegisterBody(request.body));
       const links = searchLinks(request, record.hash, 'metadata');
       const tilejson = links[1]!['href'] as string;
-      for (const [name, values] of Object.entries(searchRenders(record.metadata))) {
+      for (const [name, values] of Object.entries(defaultsParams(record.metadata))) {
         const pairs: Array<[string, string]> = [];
-        for (const [key, v] of Object.entries(values as Record<string, unknown>)) {
+        for (const [key, v] of Object.entries(values)) {
           for (const x of Array.isArray(v) ? v : [v]) pairs.push([key, pyStr(x)]);
         }
         links.push(link(`${tilejson}?${urlencode(pairs)}`, 'tilejson', `TileJSON link for \`${name}\` layer (Template URL).`, true));
