@@ -207,6 +207,37 @@ describe('/searches over a pgSTAC catalogue', () => {
     assert.deepEqual(alpha.band_descriptions, ['visual_b1', 'visual_b2', 'visual_b3', 'data_b1']);
   });
 
+  it("serves a collection's mosaic through the search titiler-pgstac registers for it and the query's filters", async () => {
+    const res = await tessera.get('/collections/alpha/info?bbox=5,43,8,46&sortby=-datetime&datetime=2023-03-01T00:00:00Z/..');
+    assert.equal(res.status, 200, await res.clone().text());
+    const info = (await res.json()) as { search: { hash: string; search: unknown; metadata: unknown } };
+    assert.deepEqual(info.search.search, {
+      bbox: [5, 43, 8, 46],
+      sortby: [{ field: 'datetime', direction: 'desc' }],
+      datetime: '2023-03-01T00:00:00Z/..',
+      collections: ['alpha'],
+      'filter-lang': 'cql2-json',
+    });
+    assert.deepEqual(info.search.metadata, { type: 'mosaic', bounds: [5, 43, 8, 46], name: "Mosaic for 'alpha' Collection", assets: ['data', 'visual'] });
+    assert.equal(await catalogue.psql(`SELECT count(*) FROM pgstac.searches WHERE hash = '${info.search.hash}'`), '1', 'registered in pgSTAC');
+    const tile = await tessera.get(
+      '/collections/alpha/tiles/WebMercatorQuad/9/265/187.png?assets=visual&bbox=5,43,8,46&sortby=-datetime&datetime=2023-03-01T00:00:00Z/..',
+    );
+    assert.equal(tile.status, 200);
+    const items = (await (await tessera.get('/collections/beta/point/6.0,44.6/assets?ids=beta-10-2,beta-10-3,beta-11-2')).json()) as Array<{ id: string }>;
+    assert.deepEqual(items.map((i) => i.id).sort(), ['beta-10-2', 'beta-10-3']);
+    const doc = (await (await tessera.get('/collections/beta/WebMercatorQuad/tilejson.json?assets=visual&bbox=6,44,10,47')).json()) as { bounds: number[] };
+    assert.deepEqual(doc.bounds, [6, 44, 10, 47]);
+    const missing = await tessera.get('/collections/nope/info');
+    assert.equal(missing.status, 404);
+    assert.deepEqual(await missing.json(), { detail: 'CollectionId `nope` not found' });
+    for (const q of ['filter=eo:cloud_cover<50', 'datetime=yesterday', 'bbox=1,2,x,4', 'query=%7Bnot%20json']) {
+      const bad = await tessera.get(`/collections/alpha/info?${q}`);
+      assert.equal(bad.status, 400, q);
+    }
+    assert.equal((await tessera.get('/collections/alpha/info?filter-lang=ecql')).status, 422);
+  });
+
   it('documents the routes in /api, a valid OpenAPI 3.1 document with the search id in every path', async () => {
     const doc = (await (await tessera.get('/api')).json()) as {
       paths: Record<string, Record<string, { tags?: string[]; parameters?: Array<{ in: string; name: string }> }>>;

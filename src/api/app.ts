@@ -22,7 +22,7 @@ import { tmsRoutes } from './routes/tms.js';
 import { stacFamily } from './routes/stac.js';
 import { cogFamily } from './routes/cog.js';
 import { mosaicFamily } from './routes/mosaic.js';
-import { searchFamily, searchRegistration } from './routes/pgstac.js';
+import { collectionFamily, searchFamily, searchRegistration } from './routes/pgstac.js';
 import { algorithmRoutes } from './routes/algorithms.js';
 import { colormapRoutes } from './routes/colormaps.js';
 import { pageRoutes } from './routes/pages.js';
@@ -36,7 +36,7 @@ import { TESSERA_VERSION } from '../version.js';
 import type { FamilyRegistration } from './factory.js';
 
 /** The reader families, mounted in this order (their /api tags come in it too). */
-export const FAMILIES: readonly FamilyRegistration[] = [cogFamily, stacFamily, mosaicFamily, searchFamily];
+export const FAMILIES: readonly FamilyRegistration[] = [cogFamily, stacFamily, mosaicFamily, searchFamily, collectionFamily];
 
 declare module 'fastify' {
   interface FastifyInstance {

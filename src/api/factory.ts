@@ -65,8 +65,8 @@ export interface DatasetSummary {
 export interface Datasets<L, R extends Reader> {
   /** The reader of a dataset (`url`) and layer. */
   open(url: string, layer: L): Promise<R>;
-  /** Bounds and zooms of the dataset alone. */
-  summary(url: string): Promise<DatasetSummary>;
+  /** Bounds and zooms of the dataset alone (`layer`: the request's, where it names the dataset further, as a collection's filters do). */
+  summary(url: string, layer: L): Promise<DatasetSummary>;
 }
 
 /** A reader whose optional verbs `M` of the contract (readers/reader.ts) are there. */
@@ -342,10 +342,10 @@ function documentRoutes<L, M extends keyof Reader>(
   const documentFamilies = { ...imageFamilies(ctx.layer, ctx.datasetQuery), margins: tileMargins, document: tileDocument };
   const tileDoc = async (
     request: FastifyRequest,
-    p: { url: string; document: { minzoom: number | undefined; maxzoom: number | undefined } },
+    p: { url: string; layer: L; document: { minzoom: number | undefined; maxzoom: number | undefined } },
     tms: TileMatrixSet,
   ) => {
-    const summary = await datasets.summary(ctx.dataset(request, p.url));
+    const summary = await datasets.summary(ctx.dataset(request, p.url), p.layer);
     const defaults = await summary.zooms(tms);
     const zooms = { minzoom: p.document.minzoom ?? defaults.minzoom, maxzoom: p.document.maxzoom ?? defaults.maxzoom };
     return { summary, zooms };

@@ -212,6 +212,15 @@ export class PgstacCatalogue {
     });
   }
 
+  /** A collection's document (pgSTAC's `get_collection`); undefined when there is none by that id. */
+  collection(id: string): Promise<Record<string, unknown> | undefined> {
+    return this.run(`collection '${id}'`, async (client) => {
+      const { rows } = await client.query<{ collection: string | null }>('SELECT pgstac.get_collection($1)::text AS collection', [id]);
+      const text = rows[0]?.collection;
+      return text ? (pyLoads(text) as Record<string, unknown>) : undefined;
+    });
+  }
+
   /** A registered search's record (404 when pgSTAC has none by that hash). */
   search(hash: string): Promise<SearchRecord> {
     return this.run(`search '${hash}'`, async (client) => {

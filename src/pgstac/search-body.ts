@@ -14,7 +14,7 @@
  * answers both 400 with what is wrong (docs/catalogue.md).
  */
 import { badRequest } from '../errors.js';
-import { PyFloat } from '../pyjson.js';
+import { PyFloat, pyLoads } from '../pyjson.js';
 
 /** A JSON value as pyLoads reads it. */
 type PyValue = unknown;
@@ -38,7 +38,7 @@ function isObject(v: PyValue): v is PyObject {
 }
 
 function invalid(where: string, what: string): Error {
-  return badRequest(`Invalid search body: ${where}: ${what}`);
+  return badRequest(`Invalid search: ${where}: ${what}`);
 }
 
 /** A number as pydantic's lax mode takes one (ints, floats, numeric strings). */
@@ -234,4 +234,117 @@ export function parseRegisterBody(body: PyValue): SearchBody {
     search[key] = x;
   }
   return { search, metadata: metadataOf(body['metadata']) };
+}
+
+/** The query of titiler-pgstac's collection routes (CollectionIdParams), as the client wrote it. */
+export interface CollectionQuery {
+  ids?: string;
+  bbox?: string;
+  datetime?: string;
+  query?: string;
+  sortby?: string;
+  filter?: string;
+  filterLang: 'cql2-text' | 'cql2-json';
+}
+
+/** An RFC 3339 date-time (pydantic's strict datetime, as stac-pydantic's validate_datetime checks). */
+const RFC3339 = /^\d{4}-\d\d-\d\d[Tt ]\d\d:\d\d(:\d\d(\.\d+)?)?([Zz]|[+-]\d\d:?\d\d)$/;
+
+/** stac-pydantic's validate_datetime: one date-time, or a range with `..` or nothing for an open end. */
+function checkDatetime(text: string): void {
+  const parts = text.split('/').map((v) => (v && v !== '..' ? v : undefined));
+  const bad = (why: string): Error => invalid('datetime', why);
+  if (parts.length > 2) throw bad('too many values, expected {begin}/{end}');
+  if (parts.every((p) => p === undefined)) throw bad('at least one of the start or end dates must be given');
+  for (const p of parts) if (p !== undefined && (!RFC3339.test(p) || Number.isNaN(Date.parse(p)))) throw bad(`'${p}' is not an RFC 3339 date-time`);
+  const [a, b] = parts;
+  if (a && b && Date.parse(a) > Date.parse(b)) throw bad('the start is after the end');
+}
+
+/** Python's `unquote_plus`. */
+function unquotePlus(text: string): string {
+  try {
+    return decodeURIComponent(text.replace(/\+/g, ' '));
+  } catch {
+    throw invalid('query', 'not a URL-encoded JSON object');
+  }
+}
+
+function jsonOf(text: string, where: string): PyValue {
+  try {
+    return pyLoads(text);
+  } catch {
+    throw invalid(where, 'not valid JSON');
+  }
+}
+
+/**
+ * A CQL2-JSON expression as the cql2 library writes it back (`Expr(text).to_json()`, what
+ * titiler-pgstac does to a `filter-lang=cql2-text` filter): numbers as floats, operators lower-case.
+ */
+function asCql2Writes(v: PyValue): PyValue {
+  if (typeof v === 'number' || typeof v === 'bigint') return new PyFloat(Number(v));
+  if (Array.isArray(v)) return v.map(asCql2Writes);
+  if (!isObject(v)) return v;
+  const out: PyObject = {};
+  for (const [k, x] of Object.entries(v)) out[k] = k === 'op' && typeof x === 'string' ? x.toLowerCase() : asCql2Writes(x);
+  return out;
+}
+
+/**
+ * The search titiler-pgstac 3.2.0 registers for a collection's routes (`get_collection_id`): the
+ * collection, the query's `ids` (comma-separated), `bbox`, `datetime`, `query` (URL-encoded JSON),
+ * `sortby` (`-field` descending) and `filter`; metadata naming the collection, its bounds (the bbox,
+ * else the collection's), its `item_assets` and its `renders` as defaults. A CQL2-text filter is
+ * read only when it is CQL2-JSON text (cql2's own reading of either); else 400.
+ */
+export function collectionSearchBody(collectionId: string, q: CollectionQuery, collection: Record<string, unknown>): SearchBody {
+  const body: PyObject = { collections: [collectionId] };
+  if (q.datetime !== undefined) {
+    checkDatetime(q.datetime);
+    body['datetime'] = q.datetime;
+  }
+  if (q.ids) body['ids'] = q.ids.split(',');
+  if (q.bbox) {
+    const values = q.bbox.split(',').map((v) => numberOf(v));
+    if (values.some((v) => v === undefined)) throw invalid('bbox', 'a bounding box is a comma-separated list of numbers');
+    body['bbox'] = values.map((v) => new PyFloat(v!));
+  }
+  if (q.sortby) {
+    const sortby: PyObject[] = [];
+    for (const part of q.sortby.split(',')) {
+      const m = /^([+-]?)(.*)$/s.exec(part)!;
+      sortby.push({ field: m[2]!.trim(), direction: m[1] === '-' ? 'desc' : 'asc' });
+    }
+    if (sortby.length > 0) body['sortby'] = sortby;
+  }
+  if (q.filter) {
+    const text = q.filter.trim();
+    if (q.filterLang === 'cql2-json') body['filter'] = jsonOf(q.filter, 'filter');
+    else if (text.startsWith('{')) body['filter'] = asCql2Writes(jsonOf(q.filter, 'filter'));
+    else throw invalid('filter', 'CQL2-text filters are not read yet: send the filter as CQL2-JSON (filter-lang=cql2-json)');
+    body['filter-lang'] = 'cql2-json';
+  }
+  if (q.query) body['query'] = jsonOf(unquotePlus(q.query), 'query');
+  const { search } = parseRegisterBody(body);
+  const extent = isObject(collection['extent']) ? collection['extent'] : {};
+  const spatial = isObject(extent['spatial']) ? extent['spatial'] : {};
+  const boxes = spatial['bbox'] ?? [[-180, -90, 180, 90]];
+  const metadata: PyObject = {
+    type: 'mosaic',
+    bounds: search['bbox'] ?? bboxOf(Array.isArray(boxes) ? boxes[0] : undefined, 'the collection bbox'),
+    name: `Mosaic for '${collectionId}' Collection`,
+  };
+  if (isObject(collection['item_assets'])) metadata['assets'] = Object.keys(collection['item_assets']);
+  if (isObject(collection['renders'])) {
+    const defaults: PyObject = {};
+    for (const [name, given] of Object.entries(collection['renders'])) {
+      if (!isObject(given)) continue;
+      const { title: _title, tilematrixsets: _tms, minmax_zoom: zooms, ...render } = given;
+      if (Array.isArray(zooms) && zooms.length === 2) Object.assign(render, { minzoom: zooms[0], maxzoom: zooms[1] });
+      defaults[name] = render;
+    }
+    metadata['defaults'] = defaults;
+  }
+  return { search, metadata };
 }

@@ -8,7 +8,8 @@ import { LRUCache } from 'lru-cache';
 import { sharedLoad } from '../concurrency.js';
 import type { PgstacCatalogue, SearchLimits, SearchRecord } from './database.js';
 import { ItemLookups, SearchIndex } from './search-index.js';
-import type { SearchBody } from './search-body.js';
+import { collectionSearchBody, type CollectionQuery, type SearchBody } from './search-body.js';
+import { TesseraError } from '../errors.js';
 
 export interface SearchesOptions {
   /** How long records and item lookups are kept (0: never). */
@@ -23,6 +24,9 @@ export class Searches {
   readonly lookups: ItemLookups;
   private readonly records: LRUCache<string, SearchRecord> | undefined;
   private readonly loading = new Map<string, Promise<SearchRecord>>();
+  /** The search of each collection and query, by their JSON. */
+  private readonly collectionSearches: LRUCache<string, string> | undefined;
+  private readonly registering = new Map<string, Promise<string>>();
 
   constructor(
     readonly catalogue: PgstacCatalogue,
@@ -30,6 +34,25 @@ export class Searches {
   ) {
     this.lookups = new ItemLookups(catalogue, { maxBytes: options.cacheBytes, ttlMs: options.cacheTtlMs });
     this.records = options.cacheTtlMs > 0 ? new LRUCache({ max: 1024, ttl: options.cacheTtlMs }) : undefined;
+    this.collectionSearches = options.cacheTtlMs > 0 ? new LRUCache({ max: 4096, ttl: options.cacheTtlMs }) : undefined;
+  }
+
+  /**
+   * The id of the search a collection's routes read (titiler-pgstac's `get_collection_id`): the
+   * collection and the query's filters, registered in pgSTAC (so it has a record and a hash as any
+   * search); kept a while per collection and query. 404 for an unknown collection.
+   */
+  collectionSearch(collectionId: string, query: CollectionQuery): Promise<string> {
+    const key = JSON.stringify([collectionId, query]);
+    const kept = this.collectionSearches?.get(key);
+    if (kept) return Promise.resolve(kept);
+    return sharedLoad(this.registering, key, async () => {
+      const collection = await this.catalogue.collection(collectionId);
+      if (!collection) throw new TesseraError('NotFound', `CollectionId \`${collectionId}\` not found`);
+      const record = await this.register(collectionSearchBody(collectionId, query, collection));
+      this.collectionSearches?.set(key, record.hash);
+      return record.hash;
+    });
   }
 
   /** Registers a search with pgSTAC (its hash names it), and keeps its record. */

@@ -338,55 +338,108 @@ describe('parity with titiler-pgstac 3.2.0 over the same pgSTAC database', () =>
     }
   });
 
-  it('makes the same pixels: ≥ 99.5% of values within ±1 and equal masks on every tile', async () => {
-    const failures: string[] = [];
-    for (const s of SEARCHES) {
-      const id = ids.get(s.name)!;
-      for (const render of s.renders) {
-        const [query, theirs] = typeof render === 'string' ? [render, render] : [render.tessera, render.titiler];
-        let tiles = 0;
-        let worst = 1;
-        for (const z of [6, 7, 8, 9, 10]) {
-          for (const [tz, x, y] of tilesAt(z)) {
-            const url = `/searches/${id}/tiles/WebMercatorQuad/${tz}/${x}/${y}.png?${query}`;
-            const r = await both(url, `/searches/${id}/tiles/WebMercatorQuad/${tz}/${x}/${y}.png?${encodeURI(theirs).replace(/\|/g, '%7C')}`);
-            assert.equal(r.tessera.status, r.titiler.status, `${url}: ${r.tessera.status === 200 ? '' : await r.tessera.clone().text()}`);
-            if (r.titiler.status !== 200) continue;
-            const [a, b] = await Promise.all([decodePng(Buffer.from(await r.titiler.arrayBuffer())), decodePng(Buffer.from(await r.tessera.arrayBuffer()))]);
-            assert.deepEqual([b.width, b.height, b.channels], [a.width, a.height, a.channels], url);
-            const used = new Set((r.tessera.headers.get('x-assets') ?? '').split(','));
-            const { within, maskEqual, skipped } = compareOutside(a.values, b.values, a.channels, edgePixels(catalogue.items, used, tz, x, y));
-            const n = a.width * a.height - skipped;
-            pixelTotals.tiles++;
-            pixelTotals.pixels += a.width * a.height;
-            pixelTotals.edgePixels += skipped;
-            pixelTotals.values += n * (a.channels - 1);
-            pixelTotals.within += within * n * (a.channels - 1);
-            pixelTotals.maskValues += n;
-            pixelTotals.maskEqual += maskEqual * n;
-            pixelTotals.worst = Math.min(pixelTotals.worst, within);
-            worst = Math.min(worst, within);
-            tiles++;
-            const known = knownReadDifference(tz, r.tessera.headers.get('x-assets'));
-            if (known) {
-              knownTotals.tiles++;
-              knownTotals.values += n * (a.channels - 1);
-              knownTotals.within += within * n * (a.channels - 1);
-              knownTotals.worst = Math.min(knownTotals.worst, within);
-            }
-            if (within < (known ? KNOWN_READ_BAR : PASS)) failures.push(`${url}: ${(within * 100).toFixed(3)}% of values within ±1`);
-            if (maskEqual < 1) failures.push(`${url}: masks differ (${(maskEqual * 100).toFixed(3)}% equal)`);
-          }
+  /**
+   * The tiles z6–10 under POINTS of the mosaic at `base` (`/searches/{id}`, `/collections/{id}`) with
+   * `render`, compared and counted; what fails the bars goes to `failures`. Answers a report row.
+   */
+  const compareTiles = async (name: string, base: string, render: Render, failures: string[]): Promise<void> => {
+    const [query, theirs] = typeof render === 'string' ? [render, render] : [render.tessera, render.titiler];
+    let tiles = 0;
+    let worst = 1;
+    for (const z of [6, 7, 8, 9, 10]) {
+      for (const [tz, x, y] of tilesAt(z)) {
+        const [path, own] = base.split('?') as [string, string | undefined];
+        const tilePath = `${path}/tiles/WebMercatorQuad/${tz}/${x}/${y}.png${own ? `?${own}` : ''}`;
+        const url = `${tilePath}${own ? '&' : '?'}${query}`;
+        const r = await both(url, `${tilePath}${own ? '&' : '?'}${encodeURI(theirs).replace(/\|/g, '%7C')}`);
+        assert.equal(r.tessera.status, r.titiler.status, `${url}: ${r.tessera.status === 200 ? '' : await r.tessera.clone().text()}`);
+        if (r.titiler.status !== 200) continue;
+        const [a, b] = await Promise.all([decodePng(Buffer.from(await r.titiler.arrayBuffer())), decodePng(Buffer.from(await r.tessera.arrayBuffer()))]);
+        assert.deepEqual([b.width, b.height, b.channels], [a.width, a.height, a.channels], url);
+        const used = new Set((r.tessera.headers.get('x-assets') ?? '').split(','));
+        const { within, maskEqual, skipped } = compareOutside(a.values, b.values, a.channels, edgePixels(catalogue.items, used, tz, x, y));
+        const n = a.width * a.height - skipped;
+        pixelTotals.tiles++;
+        pixelTotals.pixels += a.width * a.height;
+        pixelTotals.edgePixels += skipped;
+        pixelTotals.values += n * (a.channels - 1);
+        pixelTotals.within += within * n * (a.channels - 1);
+        pixelTotals.maskValues += n;
+        pixelTotals.maskEqual += maskEqual * n;
+        pixelTotals.worst = Math.min(pixelTotals.worst, within);
+        worst = Math.min(worst, within);
+        tiles++;
+        const known = knownReadDifference(tz, r.tessera.headers.get('x-assets'));
+        if (known) {
+          knownTotals.tiles++;
+          knownTotals.values += n * (a.channels - 1);
+          knownTotals.within += within * n * (a.channels - 1);
+          knownTotals.worst = Math.min(knownTotals.worst, within);
         }
-        rows.push({
-          search: s.name,
-          what: `tiles z6–10 .png?${query}${theirs !== query ? ` (titiler-pgstac: ${theirs})` : ''}`,
-          result: `${tiles} tiles, worst ${(worst * 100).toFixed(3)}% within ±1, masks equal`,
-        });
+        if (within < (known ? KNOWN_READ_BAR : PASS)) failures.push(`${url}: ${(within * 100).toFixed(3)}% of values within ±1`);
+        if (maskEqual < 1) failures.push(`${url}: masks differ (${(maskEqual * 100).toFixed(3)}% equal)`);
       }
     }
+    rows.push({
+      search: name,
+      what: `tiles z6–10 .png?${query}${theirs !== query ? ` (titiler-pgstac: ${theirs})` : ''}`,
+      result: `${tiles} tiles, worst ${(worst * 100).toFixed(3)}% within ±1, masks equal`,
+    });
+  };
+
+  it('makes the same pixels: ≥ 99.5% of values within ±1 and equal masks on every tile', async () => {
+    const failures: string[] = [];
+    for (const s of SEARCHES) for (const render of s.renders) await compareTiles(s.name, `/searches/${ids.get(s.name)!}`, render, failures);
     assert.ok(pixelTotals.tiles >= 50, `${pixelTotals.tiles} tiles compared`);
     assert.deepEqual(failures, []);
+  });
+
+  it("serves a collection's mosaic as titiler-pgstac does: the same search registered, info, TileJSON, items and pixels", async () => {
+    const failures: string[] = [];
+    const cql2 = encodeURIComponent(JSON.stringify({ op: '<', args: [{ property: 'eo:cloud_cover' }, 50] }));
+    for (const [collection, query, renders] of [
+      ['alpha', '', ['assets=visual']],
+      ['alpha', `filter=${cql2}&filter-lang=cql2-json&sortby=-datetime`, ['assets=visual&pixel_selection=highest']],
+      // cql2's reading of a filter given as CQL2-text (the default language): JSON text, numbers as floats.
+      ['alpha', `filter=${cql2}&datetime=2023-03-01T00:00:00Z/2023-09-01T00:00:00Z`, []],
+      ['beta', `bbox=6,44,10,47&query=${encodeURIComponent(JSON.stringify({ 'eo:cloud_cover': { lt: 70 } }))}&sortby=datetime`, ['assets=visual']],
+      ['beta', 'ids=beta-10-2,beta-11-5,beta-20-1', []],
+    ] as Array<[string, string, Render[]]>) {
+      const name = `collection ${collection}${query ? ` ?${decodeURIComponent(query)}` : ''}`;
+      const base = `/collections/${collection}${query ? `?${query}` : ''}`;
+      const q = query ? `?${query}` : '';
+      const amp = query ? `&${query}` : '';
+      const info = await both(`/collections/${collection}/info${q}`);
+      assert.equal(info.tessera.status, 200, `${name}: ${await info.tessera.clone().text()}`);
+      const d = compareJson(parseJson(await info.titiler.text()), parseJson(await info.tessera.text()), {
+        ignore: ['$.search.lastused', '$.search.usecount', '$.links'],
+        normalise,
+      });
+      assert.deepEqual(d, [], `${name} info: ${formatDifferences(d)}`);
+      const tj = await both(`/collections/${collection}/WebMercatorQuad/tilejson.json?assets=visual${amp}`);
+      const dt = compareJson(parseJson(await tj.titiler.text()), parseJson(await tj.tessera.text()), { normalise });
+      assert.deepEqual(dt, [], `${name} tilejson: ${formatDifferences(dt)}`);
+      let items = 0;
+      const lookups = [
+        ...[5, 7, 9, 11].flatMap((z) => tilesAt(z).map(([tz, x, y]) => `/collections/${collection}/tiles/WebMercatorQuad/${tz}/${x}/${y}/assets${q}`)),
+        ...POINTS.slice(0, 4).map(([lon, lat]) => `/collections/${collection}/point/${lon},${lat}/assets${q}`),
+      ];
+      for (const url of lookups) {
+        const r = await both(url);
+        assert.equal(r.tessera.status, r.titiler.status, url);
+        const text = await r.titiler.text();
+        const dl = compareJson(parseJson(text), parseJson(await r.tessera.text()), { normalise });
+        assert.deepEqual(dl, [], `${url}: ${formatDifferences(dl)}`);
+        items += (JSON.parse(text) as unknown[]).length;
+      }
+      rows.push({ search: name, what: `info, TileJSON, ${lookups.length} asset lookups`, result: `equal (the same search id; ${items} items in all)` });
+      for (const render of renders) await compareTiles(name, base, render, failures);
+    }
+    assert.deepEqual(failures, []);
+    const missing = await both('/collections/nope/info');
+    assert.equal(missing.titiler.status, 404);
+    assert.equal(missing.tessera.status, 404);
+    assert.deepEqual(await missing.tessera.json(), await missing.titiler.json());
   });
 
   it('answers unknown searches 404 as titiler-pgstac does, and its 422/500 with 400', async () => {

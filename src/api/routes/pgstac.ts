@@ -18,17 +18,17 @@ import { getTms } from '../../tms/registry.js';
 import { float, floats, PyFloat, pyFloatRepr, pyLoads } from '../../pyjson.js';
 import type { SearchLimits, SearchRecord } from '../../pgstac/database.js';
 import type { Searches } from '../../pgstac/searches.js';
-import { parseRegisterBody } from '../../pgstac/search-body.js';
+import { parseRegisterBody, type CollectionQuery } from '../../pgstac/search-body.js';
 import { defaultsParams, searchRenders } from '../../pgstac/renders.js';
 import type { ItemLookup } from '../../pgstac/search-index.js';
 import { SearchMosaicReader, searchCompositor } from '../../readers/search-mosaic.js';
 import { combine, coordCrs, datasetValues, pixelSelection, requireLayerFirst, routeQuery, stacLayer, tmsPathSchema, type PathRoute } from '../params/index.js';
-import { bool, family, int, type Query } from '../params/family.js';
+import { bool, family, int, str, type ParamFamily, type Query } from '../params/family.js';
 import { parseBBox, parseLonLat } from '../path-params.js';
 import { notFound, sendJson } from '../reply.js';
 import { baseUrl, urlencode } from '../urls.js';
 import { installPyJsonBodyParser } from '../json-body.js';
-import { defineFamily } from '../factory.js';
+import { defineFamily, type FamilyRegistration } from '../factory.js';
 import { ValidationError } from '../errors.js';
 
 const LIMIT_DOCS = {
@@ -67,9 +67,6 @@ const searchLimits = family(
   },
 );
 
-/** What a search's tile reads of each item, how it picks each pixel among them, and pgSTAC's limits. */
-const searchTileLayer = combine('STAC search layer', { layer: stacLayer, selection: pixelSelection, limits: searchLimits });
-
 function searchesOf(services: Services): Searches {
   if (!services.searches) throw new TesseraError('Internal', 'no pgSTAC catalogue is configured (TESSERA_PGSTAC_DSN)');
   return services.searches;
@@ -84,36 +81,115 @@ function checkedLimits(services: Services, limits: Partial<SearchLimits>): Parti
   return limits;
 }
 
-export const searchFamily = defineFamily({
-  prefix: '/searches/:search_id',
-  tag: { name: 'STAC Search', description: 'A STAC item search registered in the pgSTAC catalogue: tiles of the items it finds, newest on top by default.' },
-  docs: [
-    { match: /^\/info$/, summary: "The search's record in pgSTAC, and links to its documents", answer: 'json' },
-    { match: /\/assets$/, summary: 'The STAC items the search finds for a tile, a point or a bbox', answer: 'json' },
-    { match: /^\/point\//, summary: 'Values of each item the search finds at a point', answer: 'json' },
-  ],
-  metricsLabel: 'searches',
-  enabled: (settings) => settings.pgstacDsn !== undefined,
-  datasetParam: 'search_id',
-  generation: '2',
-  layer: searchTileLayer,
-  layerFirst: requireLayerFirst,
-  datasets: (services) => ({
-    open: async (hash, l) =>
-      new SearchMosaicReader(
-        await searchesOf(services).index(hash, checkedLimits(services, l.limits)),
-        l.layer,
-        { pixelSelection: l.selection, strictZoom: services.settings.mosaicStrictZoom, assetsHeader: services.settings.mosaicAssetsHeader },
-        services.mosaicContext,
-      ),
-    summary: async (hash) => {
-      const index = await searchesOf(services).index(hash);
-      return { bounds: index.bounds, zooms: async (tms) => index.zooms(tms), renders: searchRenders(index.record.metadata) };
+/** titiler-pgstac's CollectionIdParams (but the path's `collection_id`): the filters that make a collection's search. */
+const collectionQuery = family(
+  'CollectionIdParams',
+  {
+    ids: { schema: str, doc: 'Item ids, comma-separated.' },
+    bbox: { schema: str, doc: 'Items intersecting this bounding box (minx,miny,maxx,maxy in longitude/latitude).' },
+    // One description per parameter name across tessera: /cog/stac's `datetime` says what this one means too.
+    datetime: { schema: str, doc: 'Date and time of the item, in UTC unless an offset is given (2020-01-01, 2020-01-01T01:01:01Z), or start/end.' },
+    query: { schema: str, doc: 'The STAC API Query extension: a URL-encoded JSON object of {property: {operator: value}}.' },
+    sortby: { schema: str, doc: 'Properties to sort by, comma-separated, `-` before one for descending (`-datetime`).' },
+    filter: { schema: str, doc: 'A CQL2 filter: CQL2-JSON (CQL2-text is not read yet).' },
+    'filter-lang': {
+      schema: { type: 'string', enum: ['cql2-text', 'cql2-json'] },
+      doc: 'The language of `filter`. Default: cql2-text (JSON text is read as CQL2-JSON).',
     },
-  }),
-  verbs: [],
-  routes: searchRoutes,
-});
+  },
+  (q): CollectionQuery => {
+    const out: CollectionQuery = { filterLang: (q['filter-lang'] as CollectionQuery['filterLang'] | undefined) ?? 'cql2-text' };
+    for (const key of ['ids', 'bbox', 'datetime', 'query', 'sortby', 'filter'] as const) {
+      const v = q[key];
+      if (typeof v === 'string') out[key] = v;
+    }
+    return out;
+  },
+);
+
+/** A family with nothing to name beyond its path. */
+const noQuery = family('No query', {}, () => undefined);
+
+/**
+ * How a family of mosaics over the catalogue finds its search: a registered search named by the path
+ * (/searches), or the search titiler-pgstac registers for a collection and the query's filters
+ * (/collections).
+ */
+interface SearchSource<Q> {
+  /** The path piece naming it. */
+  param: string;
+  /** The query parameters that name the search further. */
+  query: ParamFamily<Q>;
+  /** The search's id (pgSTAC's hash). */
+  hash(services: Services, named: string, query: Q): Promise<string>;
+}
+
+const SEARCH_SOURCE: SearchSource<undefined> = { param: 'search_id', query: noQuery, hash: async (_services, id) => id };
+const COLLECTION_SOURCE: SearchSource<CollectionQuery> = {
+  param: 'collection_id',
+  query: collectionQuery,
+  hash: (services, id, q) => searchesOf(services).collectionSearch(id, q),
+};
+
+/** A catalogue family: the search's mosaic at titiler-pgstac's URLs under `prefix`. */
+function catalogueFamily<Q>(
+  prefix: string,
+  tag: { name: string; description: string },
+  what: string,
+  metricsLabel: string,
+  source: SearchSource<Q>,
+): FamilyRegistration {
+  return defineFamily({
+    prefix,
+    tag,
+    docs: [
+      { match: /^\/info$/, summary: `The record in pgSTAC of ${what}, and links to its documents`, answer: 'json' },
+      { match: /\/assets$/, summary: `The STAC items ${what} finds for a tile, a point or a bbox`, answer: 'json' },
+      { match: /^\/point\//, summary: `Values of each item ${what} finds at a point`, answer: 'json' },
+    ],
+    metricsLabel,
+    enabled: (settings) => settings.pgstacDsn !== undefined,
+    datasetParam: source.param,
+    generation: '2',
+    // What a tile reads of each item, how it picks each pixel among them, pgSTAC's limits, and what names the search.
+    layer: combine(`${tag.name} layer`, { layer: stacLayer, selection: pixelSelection, limits: searchLimits, source: source.query }),
+    layerFirst: requireLayerFirst,
+    datasets: (services) => ({
+      open: async (named, l) =>
+        new SearchMosaicReader(
+          await searchesOf(services).index(await source.hash(services, named, l.source), checkedLimits(services, l.limits)),
+          l.layer,
+          { pixelSelection: l.selection, strictZoom: services.settings.mosaicStrictZoom, assetsHeader: services.settings.mosaicAssetsHeader },
+          services.mosaicContext,
+        ),
+      summary: async (named, l) => {
+        const index = await searchesOf(services).index(await source.hash(services, named, l.source));
+        return { bounds: index.bounds, zooms: async (tms) => index.zooms(tms), renders: searchRenders(index.record.metadata) };
+      },
+    }),
+    verbs: [],
+    routes: (app, services) => catalogueRoutes(app, services, prefix, source),
+  });
+}
+
+export const searchFamily = catalogueFamily(
+  '/searches/:search_id',
+  { name: 'STAC Search', description: 'A STAC item search registered in the pgSTAC catalogue: tiles of the items it finds, newest on top by default.' },
+  'the search',
+  'searches',
+  SEARCH_SOURCE,
+);
+
+export const collectionFamily = catalogueFamily(
+  '/collections/:collection_id',
+  {
+    name: 'STAC Collection',
+    description: 'A collection of the pgSTAC catalogue, filtered by the query (ids, bbox, datetime, query, sortby, CQL2-JSON filter): tiles of its items.',
+  },
+  'the collection',
+  'collections',
+  COLLECTION_SOURCE,
+);
 
 /** A link of titiler-pgstac's Link model (`href`, `rel`, `templated` when set, `title`). */
 function link(href: string, rel: string, title: string, templated = false): Record<string, unknown> {
@@ -150,15 +226,13 @@ function searchModel(record: SearchRecord): Record<string, unknown> {
   };
 }
 
-/** The links of a registered search: what tessera serves of it. */
-function searchLinks(request: FastifyRequest, hash: string, info: 'self' | 'metadata'): Array<Record<string, unknown>> {
+/** The links of a registered search (the register route's): what tessera serves of it. */
+function searchLinks(request: FastifyRequest, hash: string): Array<Record<string, unknown>> {
   const base = `${baseUrl(request)}/searches/${encodeURIComponent(hash)}`;
-  return info === 'self'
-    ? [link(`${base}/info`, 'self', 'Mosaic metadata'), link(`${base}/{tileMatrixSetId}/tilejson.json`, 'tilejson', 'TileJSON link (Template URL).', true)]
-    : [
-        link(`${base}/info`, 'metadata', 'Mosaic metadata'),
-        link(`${base}/{tileMatrixSetId}/tilejson.json`, 'tilejson', 'Link for TileJSON (Template URL)', true),
-      ];
+  return [
+    link(`${base}/info`, 'metadata', 'Mosaic metadata'),
+    link(`${base}/{tileMatrixSetId}/tilejson.json`, 'tilejson', 'Link for TileJSON (Template URL)', true),
+  ];
 }
 
 /** An item lookup's items as pgSTAC wrote them (floats stay floats). */
@@ -175,61 +249,72 @@ function pyStr(v: unknown): string {
   return typeof v === 'object' ? JSON.stringify(v) : String(v);
 }
 
-type SearchRoute<P = object> = PathRoute<{ search_id: string } & P>;
+type NamedRoute<P = object> = PathRoute<Record<string, string> & P>;
 
-async function searchRoutes(app: FastifyInstance, services: Services): Promise<void> {
+async function catalogueRoutes<Q>(app: FastifyInstance, services: Services, prefix: string, source: SearchSource<Q>): Promise<void> {
   const searches = searchesOf(services);
   const ctx = services.mosaicContext;
+  const named = (request: FastifyRequest): string => (request.params as Record<string, string>)[source.param] ?? '';
+  /** The search a request names, and its asset index with the request's limits. */
+  const indexOf = async (request: FastifyRequest, q: Q, limits: Partial<SearchLimits>) =>
+    searches.index(await source.hash(services, named(request), q), checkedLimits(services, limits));
+  const base = (request: FastifyRequest): string => `${baseUrl(request)}${prefix.replace(`:${source.param}`, encodeURIComponent(named(request)))}`;
 
-  app.get<SearchRoute>('/info', async (request, reply) => {
-    const record = await searches.record(request.params.search_id, true);
-    return sendJson(reply, { search: searchModel(record), links: searchLinks(request, record.hash, 'self') });
+  const infoQuery = routeQuery({ source: source.query });
+  app.get<NamedRoute>('/info', { schema: { querystring: infoQuery.schema } }, async (request, reply) => {
+    const record = await searches.record(await source.hash(services, named(request), infoQuery.parse(request.query).source), true);
+    const at = base(request);
+    const links = [
+      link(`${at}/info`, 'self', 'Mosaic metadata'),
+      link(`${at}/{tileMatrixSetId}/tilejson.json`, 'tilejson', 'TileJSON link (Template URL).', true),
+    ];
+    return sendJson(reply, { search: searchModel(record), links });
   });
 
-  const limitsQuery = routeQuery({ limits: searchLimits });
+  const limitsQuery = routeQuery({ source: source.query, limits: searchLimits });
   const tileAssetsParams = {
     type: 'object',
     properties: { ...tmsPathSchema, z: { type: 'string' }, x: { type: 'string' }, y: { type: 'string' } },
   };
-  app.get<SearchRoute<{ tileMatrixSetId: string; z: string; x: string; y: string }>>(
+  app.get<NamedRoute<{ tileMatrixSetId: string; z: string; x: string; y: string }>>(
     '/tiles/:tileMatrixSetId/:z/:x/:y/assets',
     { schema: { params: tileAssetsParams, querystring: limitsQuery.schema } },
     async (request, reply) => {
       const { z, x, y } = request.params;
       const [zi, xi, yi] = wholeNumbers({ z, x, y });
       const p = limitsQuery.parse(request.query);
-      const index = await searches.index(request.params.search_id, checkedLimits(services, p.limits));
+      const index = await indexOf(request, p.source, p.limits);
       return sendJson(reply, itemsJson(await index.tileLookup(getTms(request.params.tileMatrixSetId)!, xi!, yi!, zi!)));
     },
   );
 
-  const lookupQuery = routeQuery({ coordCrs, limits: searchLimits });
-  app.get<SearchRoute<{ lonlat: string }>>('/point/:lonlat/assets', { schema: { querystring: lookupQuery.schema } }, async (request, reply) => {
+  const lookupQuery = routeQuery({ source: source.query, coordCrs, limits: searchLimits });
+  app.get<NamedRoute<{ lonlat: string }>>('/point/:lonlat/assets', { schema: { querystring: lookupQuery.schema } }, async (request, reply) => {
     const lonlat = parseLonLat(request.params.lonlat);
     if (!lonlat) return notFound(reply);
     const p = lookupQuery.parse(request.query);
-    const index = await searches.index(request.params.search_id, checkedLimits(services, p.limits));
+    const index = await indexOf(request, p.source, p.limits);
     return sendJson(reply, itemsJson(await index.pointLookup(lonlat[0], lonlat[1], p.coordCrs)));
   });
 
-  app.get<SearchRoute<{ bounds: string }>>('/bbox/:bounds/assets', { schema: { querystring: lookupQuery.schema } }, async (request, reply) => {
+  app.get<NamedRoute<{ bounds: string }>>('/bbox/:bounds/assets', { schema: { querystring: lookupQuery.schema } }, async (request, reply) => {
     const bbox = parseBBox(request.params.bounds);
     if (!bbox) return notFound(reply);
     const p = lookupQuery.parse(request.query);
-    const index = await searches.index(request.params.search_id, checkedLimits(services, p.limits));
+    const index = await indexOf(request, p.source, p.limits);
     return sendJson(reply, itemsJson(await index.bboxLookup(bbox, p.coordCrs)));
   });
 
   // TiTiler 2.x's mosaic point: each item that covers the point, its values and band names.
-  const pointQuery = routeQuery({ limits: searchLimits, coordCrs, layer: stacLayer, values: datasetValues });
-  app.get<SearchRoute<{ lonlat: string }>>(
+  const pointQuery = routeQuery({ source: source.query, limits: searchLimits, coordCrs, layer: stacLayer, values: datasetValues });
+  app.get<NamedRoute<{ lonlat: string }>>(
     '/point/:lonlat',
     { schema: { querystring: pointQuery.schema }, preValidation: requireLayerFirst },
     async (request, reply) => {
       const lonlat = parseLonLat(request.params.lonlat);
       if (!lonlat) return notFound(reply);
       const p = pointQuery.parse(request.query);
-      const index = await searches.index(request.params.search_id, checkedLimits(services, p.limits));
+      const index = await indexOf(request, p.source, p.limits);
       const points = await searchCompositor(index, p.layer, ctx).point(lonlat[0], lonlat[1], p.coordCrs, p.values);
       return sendJson(reply, {
         coordinates: floats(lonlat),
@@ -267,7 +352,7 @@ export async function searchRegistration(app: FastifyInstance, services: Service
     installPyJsonBodyParser(scope);
     scope.post('/searches/register', async (request, reply) => {
       const record = await searches.register(parseRegisterBody(request.body));
-      const links = searchLinks(request, record.hash, 'metadata');
+      const links = searchLinks(request, record.hash);
       const tilejson = links[1]!['href'] as string;
       for (const [name, values] of Object.entries(defaultsParams(record.metadata))) {
         const pairs: Array<[string, string]> = [];
