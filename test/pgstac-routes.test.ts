@@ -166,6 +166,11 @@ describe('/searches over a pgSTAC catalogue', () => {
     const after = lookups.stats();
     assert.equal(after.misses - before.misses, 1, 'one database lookup');
     assert.equal(after.hits - before.hits, 1, 'the second answered from memory');
+    const metrics = await (await tessera.get('/metrics')).text();
+    assert.match(metrics, /tessera_cache_hits_total\{cache="pgstac_items"\} [1-9]/);
+    assert.match(metrics, /tessera_pgstac_queries_total [1-9]/);
+    assert.match(metrics, /tessera_pgstac_connections [1-9]/);
+    assert.match(metrics, /tessera_pgstac_waiting 0/);
     // exitwhenfull=false and skipcovered=false find every item under the tile.
     const all = (await (await tessera.get(`${tile}?exitwhenfull=false&skipcovered=false`)).json()) as Array<{ id: string }>;
     assert.ok(all.length > first.length, `${all.length} items without the shortcuts, ${first.length} with`);
