@@ -243,6 +243,38 @@ describe('/searches over a pgSTAC catalogue', () => {
     assert.equal((await tessera.get('/collections/alpha/info?filter-lang=ecql')).status, 422);
   });
 
+  it('lists the registered mosaics: metadata filters, sortby, pages', async () => {
+    for (const name of ['list-c', 'list-a', 'list-b']) await register(tessera, { collections: ['beta'], metadata: { name, owner: 'lister' } });
+    await register(tessera, { collections: ['beta'], metadata: { name: 'list-search', owner: 'lister', type: 'search' } });
+    const res = await tessera.get('/searches/?owner=lister&sortby=-name&limit=2&offset=1');
+    assert.equal(res.status, 200);
+    const page = (await res.json()) as {
+      searches: Array<{ search: { metadata: { name: string } }; links: Array<{ rel: string }> }>;
+      links: Array<{ rel: string; href: string }>;
+      context: unknown;
+    };
+    assert.deepEqual(
+      page.searches.map((s) => s.search.metadata.name),
+      ['list-b', 'list-a'],
+    );
+    assert.deepEqual(page.context, { returned: 2, limit: 2, matched: 3 });
+    assert.deepEqual(
+      page.links.map((l) => [l.rel, l.href.replace(tessera.url, '')]),
+      [
+        ['self', '/searches/list?owner=lister&sortby=-name&limit=2&offset=1'],
+        ['next', '/searches/list?owner=lister&sortby=-name&limit=2&offset=3'],
+        ['prev', '/searches/list?owner=lister&sortby=-name&limit=2&offset=0'],
+      ],
+    );
+    assert.deepEqual(
+      page.searches[0]!.links.map((l) => l.rel),
+      ['metadata', 'tilejson'],
+    );
+    assert.equal((await tessera.get('/searches/list?owner=lister')).status, 200);
+    assert.equal((await tessera.get('/searches/?limit=0')).status, 422);
+    assert.equal((await tessera.get('/searches/?limit=1001')).status, 422);
+  });
+
   it('documents the routes in /api, a valid OpenAPI 3.1 document with the search id in every path', async () => {
     const doc = (await (await tessera.get('/api')).json()) as {
       paths: Record<string, Record<string, { tags?: string[]; parameters?: Array<{ in: string; name: string }> }>>;
@@ -251,6 +283,7 @@ describe('/searches over a pgSTAC catalogue', () => {
     const paths = Object.keys(doc.paths).filter((p) => p.startsWith('/searches'));
     for (const p of [
       '/searches/register',
+      '/searches/',
       '/searches/{search_id}/info',
       '/searches/{search_id}/{tileMatrixSetId}/tilejson.json',
       '/searches/{search_id}/tiles/{tileMatrixSetId}/{z}/{x}/{y}.{format}',
@@ -264,7 +297,7 @@ describe('/searches over a pgSTAC catalogue', () => {
     for (const p of paths) {
       for (const op of Object.values(doc.paths[p]!)) {
         assert.deepEqual(op.tags, ['STAC Search'], p);
-        if (p !== '/searches/register')
+        if (!['/searches/register', '/searches/', '/searches/list'].includes(p))
           assert.ok(
             op.parameters?.some((x) => x.in === 'path' && x.name === 'search_id'),
             p,

@@ -63,6 +63,8 @@ const OTHER_TAGS: Array<[string, ApiTag]> = [
   ['/readyz', { name: 'Health Check', description: 'Whether the server answers and is ready to serve.' }],
   // Beside the /searches/{search_id} family, under its tag.
   ['/searches/register', { name: 'STAC Search', description: '' }],
+  ['/searches/', { name: 'STAC Search', description: '' }],
+  ['/searches/list', { name: 'STAC Search', description: '' }],
 ];
 
 const IMAGE_TYPES = [...new Set(Object.values(MEDIA_TYPES))];
@@ -200,6 +202,8 @@ const OTHER_ROUTES: Record<string, { summary: string; answer: Answer }> = {
   '/healthz': { summary: 'Health check: the server answers', answer: 'json' },
   '/readyz': { summary: 'Readiness: 200 while serving, 503 while shutting down', answer: 'json' },
   '/searches/register': { summary: 'Register a STAC item search (with its metadata) in the pgSTAC catalogue: its id and links', answer: 'json' },
+  '/searches/': { summary: 'The registered mosaics of the pgSTAC catalogue, filtered by metadata properties, a page at a time', answer: 'json' },
+  '/searches/list': { summary: 'The registered mosaics (deprecated: /searches/)', answer: 'json' },
 };
 
 /**

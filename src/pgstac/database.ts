@@ -221,6 +221,39 @@ export class PgstacCatalogue {
     });
   }
 
+  /**
+   * Registered searches of type `mosaic` (titiler-pgstac's `list_searches`): those whose metadata has
+   * each of `filters` (`metadata->>key = value`), ordered by `order` (`lastused`, `usecount` or a
+   * metadata property), a page of them and how many there are.
+   */
+  listSearches(
+    filters: ReadonlyArray<readonly [string, string]>,
+    order: ReadonlyArray<{ property: string; descending: boolean }>,
+    limit: number,
+    offset: number,
+  ): Promise<{ matched: number; records: SearchRecord[] }> {
+    return this.run('the list of searches', async (client) => {
+      const values: unknown[] = [];
+      const bind = (v: unknown): string => {
+        values.push(v);
+        return `$${values.length}`;
+      };
+      const where = ["metadata->>'type' = 'mosaic'", ...filters.map(([key, value]) => `metadata->>${bind(key)} = ${bind(value)}`)].join(' AND ');
+      const count = await client.query<{ n: string }>(`SELECT count(*)::text AS n FROM searches WHERE ${where}`, [...values]);
+      const orderBy = order
+        .map(
+          ({ property, descending }) =>
+            `${property === 'lastused' || property === 'usecount' ? property : `metadata->>${bind(property)}`} ${descending ? 'DESC' : 'ASC'}`,
+        )
+        .join(', ');
+      const { rows } = await client.query<SearchRow>(
+        `SELECT ${SEARCH_COLUMNS} FROM searches WHERE ${where}${orderBy ? ` ORDER BY ${orderBy}` : ''} LIMIT ${bind(limit)} OFFSET ${bind(offset)}`,
+        values,
+      );
+      return { matched: Number(count.rows[0]!.n), records: rows.map(recordOf) };
+    });
+  }
+
   /** A registered search's record (404 when pgSTAC has none by that hash). */
   search(hash: string): Promise<SearchRecord> {
     return this.run(`search '${hash}'`, async (client) => {

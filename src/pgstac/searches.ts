@@ -62,6 +62,11 @@ export class Searches {
     return record;
   }
 
+  /** A page of the registered searches (PgstacCatalogue.listSearches). */
+  list(...args: Parameters<PgstacCatalogue['listSearches']>): ReturnType<PgstacCatalogue['listSearches']> {
+    return this.catalogue.listSearches(...args);
+  }
+
   /** A search's record, kept a while unless `fresh` (404 for an unknown search). */
   record(hash: string, fresh = false): Promise<SearchRecord> {
     const kept = fresh ? undefined : this.records?.get(hash);

@@ -442,6 +442,27 @@ describe('parity with titiler-pgstac 3.2.0 over the same pgSTAC database', () =>
     assert.deepEqual(await missing.tessera.json(), await missing.titiler.json());
   });
 
+  it('lists the registered mosaics as titiler-pgstac does: metadata filters, sortby, pages and their links', async () => {
+    for (const name of ['parity-b', 'parity-c', 'parity-a']) {
+      const res = await fetch(`${tessera.url}/searches/register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ collections: ['alpha'], datetime: `2023-0${name.length % 9}-01T00:00:00Z/..`, metadata: { name, owner: 'parity' } }),
+      });
+      assert.equal(res.status, 200);
+    }
+    for (const q of ['owner=parity&sortby=-name&limit=2', 'owner=parity&sortby=name&limit=2&offset=2', 'sortby=name,-usecount&owner=parity', 'owner=nobody']) {
+      const r = await both(`/searches/?${q}`);
+      assert.equal(r.tessera.status, r.titiler.status, q);
+      const d = compareJson(parseJson(await r.titiler.text()), parseJson(await r.tessera.text()), {
+        ignore: ['$.searches[*].search.lastused', '$.searches[*].search.usecount'],
+        normalise,
+      });
+      assert.deepEqual(d, [], `/searches/?${q}: ${formatDifferences(d)}`);
+    }
+    rows.push({ search: '(list)', what: 'GET /searches/ (4 queries: filters, sortby, pages)', result: 'equal (but lastused, usecount)' });
+  });
+
   it('answers unknown searches 404 as titiler-pgstac does, and its 422/500 with 400', async () => {
     for (const url of ['/searches/0123456789abcdef/info', '/searches/0123456789abcdef/tiles/WebMercatorQuad/7/66/46/assets']) {
       const r = await both(url);

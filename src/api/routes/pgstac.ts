@@ -11,7 +11,7 @@
  * takes it (`assets`, `expression`, `asset_bidx`, `asset_as_band`, `bidx`) with `pixel_selection`.
  * Mounted only when TESSERA_PGSTAC_DSN (or DATABASE_URL) names the database.
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../../services.js';
 import { TesseraError, badRequest } from '../../errors.js';
 import { getTms } from '../../tms/registry.js';
@@ -26,7 +26,7 @@ import { combine, coordCrs, datasetValues, pixelSelection, requireLayerFirst, ro
 import { bool, family, int, str, type ParamFamily, type Query } from '../params/family.js';
 import { parseBBox, parseLonLat } from '../path-params.js';
 import { notFound, sendJson } from '../reply.js';
-import { baseUrl, urlencode } from '../urls.js';
+import { baseUrl, queryPairs, urlencode } from '../urls.js';
 import { installPyJsonBodyParser } from '../json-body.js';
 import { defineFamily, type FamilyRegistration } from '../factory.js';
 import { ValidationError } from '../errors.js';
@@ -344,10 +344,57 @@ function wholeNumbers(pieces: Record<string, string>): number[] {
   return Object.values(pieces).map(Number);
 }
 
-/** `POST /searches/register`: the search stored in pgSTAC, its id (pgSTAC's hash) and links. */
+/** The list's own query parameters; every other one filters the searches' metadata (titiler-pgstac's `list_searches`). */
+const LIST_PARAMS = new Set(['limit', 'offset', 'sortby']);
+
+/**
+ * `POST /searches/register`: the search stored in pgSTAC, its id (pgSTAC's hash) and links; and
+ * `GET /searches/` (and the deprecated `/searches/list`): the registered mosaics, a page at a time.
+ */
 export async function searchRegistration(app: FastifyInstance, services: Services): Promise<void> {
   if (!services.searches) return;
   const searches = services.searches;
+  const listQuery = {
+    type: 'object',
+    properties: {
+      limit: { type: 'integer', minimum: 1, maximum: 1000, default: 10, description: 'Page size limit' },
+      offset: { type: 'integer', minimum: 0, default: 0, description: 'Page offset' },
+      sortby: { type: 'string', description: 'Sort by a metadata property, `lastused` or `usecount`, `-` before one for descending; comma-separated.' },
+    },
+  };
+  const list = async (request: FastifyRequest<{ Querystring: { limit: number; offset: number; sortby?: string } }>, reply: FastifyReply) => {
+    const { limit, offset, sortby } = request.query;
+    // Starlette's QueryParams as a dict: each key once (its first place), its last value.
+    const params = new Map<string, string>();
+    for (const [k, v] of queryPairs(request)) params.set(k, v);
+    const filters = [...params].filter(([k]) => !LIST_PARAMS.has(k.toLowerCase()));
+    const order = (sortby ?? '')
+      .split(',')
+      .filter(() => Boolean(sortby))
+      .map((s) => {
+        const m = /^([+-]?)(.*)$/s.exec(s.trimStart())!;
+        return { property: m[2]!, descending: m[1] === '-' };
+      });
+    const { matched, records } = await searches.list(filters, order, limit, offset);
+    const endpoint = `${baseUrl(request)}/searches/list`;
+    const page = (at: number): string => {
+      const qs = new Map(params);
+      qs.set('limit', String(limit));
+      qs.set('offset', String(at));
+      return `${endpoint}?${urlencode([...qs])}`;
+    };
+    const links = [{ href: page(offset), rel: 'self' }];
+    if (records.length < matched) links.push({ href: page(offset + records.length), rel: 'next' });
+    if (offset > 0) links.push({ href: page(Math.max(0, offset - limit)), rel: 'prev' });
+    return sendJson(reply, {
+      searches: records.map((record) => ({ search: searchModel(record), links: searchLinks(request, record.hash) })),
+      links,
+      context: { returned: records.length, limit, matched },
+    });
+  };
+  app.get('/searches/', { schema: { querystring: listQuery } }, list);
+  app.get('/searches/list', { schema: { querystring: listQuery, deprecated: true } }, list);
+
   await app.register(async (scope) => {
     installPyJsonBodyParser(scope);
     scope.post('/searches/register', async (request, reply) => {
