@@ -72,6 +72,8 @@ function write(value: unknown, out: string[]): void {
   } else if (typeof value === 'number') {
     if (!Number.isFinite(value)) out.push('null');
     else out.push(Number.isInteger(value) ? pyIntRepr(value) : pyFloatRepr(value));
+  } else if (typeof value === 'bigint') {
+    out.push(value.toString());
   } else if (typeof value === 'string') {
     out.push(JSON.stringify(value));
   } else if (typeof value === 'boolean') {
@@ -103,4 +105,19 @@ function writeEntries(entries: ReadonlyArray<[unknown, unknown]>, out: string[])
     write(v, out);
   }
   out.push('}');
+}
+
+/**
+ * JSON text read as Python's `json.loads` reads it: a number written with a fraction or an exponent
+ * is a float (a `PyFloat`, written back as Python writes it: `1.50` → `1.5`, `1e5` → `100000.0`), any
+ * other number an int (a `bigint` past 2^53, kept whole). What PostgreSQL's jsonb and pgSTAC's
+ * hashes see of a document (pgstac/) depends on that distinction, which `JSON.parse` loses.
+ */
+export function pyLoads(text: string): unknown {
+  return JSON.parse(text, (_key, value: unknown, context?: { source?: string }) => {
+    if (typeof value !== 'number' || context?.source === undefined) return value;
+    const source = context.source;
+    if (/[.eE]/.test(source)) return new PyFloat(value);
+    return Number.isSafeInteger(value) ? value : BigInt(source);
+  });
 }

@@ -22,6 +22,8 @@ import { WholeImageGate } from './image/whole-image-gate.js';
 import { sizeWorkerHeaps } from './worker-heap.js';
 import { MosaicStore } from './mosaic/store.js';
 import type { MosaicContext } from './readers/mosaic.js';
+import { PgstacCatalogue } from './pgstac/database.js';
+import { Searches } from './pgstac/searches.js';
 
 export class Services {
   readonly policy: UrlPolicy;
@@ -39,6 +41,8 @@ export class Services {
   /** MosaicJSON documents (parsed, cached), and what mosaic reads need of the server. */
   readonly mosaics: MosaicStore;
   readonly mosaicContext: MosaicContext;
+  /** The pgSTAC catalogue's searches (TESSERA_PGSTAC_DSN), its connections opened on first use; none without a DSN. */
+  readonly searches: Searches | undefined;
   /** Post-processing and encoding: render threads, or this thread when there are none. */
   readonly renderer: Renderer;
   private readonly threads: RenderThreads | undefined;
@@ -140,6 +144,23 @@ export class Services {
       finishLater: settings.tileCacheBytes > 0 || settings.cacheUrl !== undefined,
       limits: { maxOutputPixels: settings.maxOutputPixels, maxSourcePixels: settings.maxSourcePixels },
     };
+    this.searches =
+      settings.pgstacDsn !== undefined
+        ? new Searches(
+            new PgstacCatalogue({ dsn: settings.pgstacDsn, poolSize: settings.pgstacPoolSize, statementTimeoutMs: settings.pgstacStatementTimeoutMs }),
+            {
+              cacheTtlMs: settings.pgstacCacheTtlSeconds * 1000,
+              cacheBytes: settings.pgstacCacheBytes,
+              defaults: {
+                scanLimit: settings.pgstacScanLimit,
+                itemsLimit: settings.pgstacItemsLimit,
+                timeLimitSeconds: settings.pgstacTimeLimitSeconds,
+                exitWhenFull: settings.pgstacExitWhenFull,
+                skipCovered: settings.pgstacSkipCovered,
+              },
+            },
+          )
+        : undefined;
     this.tiles = new TileStore({
       memoryBytes: settings.tileCacheBytes,
       ttlSeconds: settings.cacheTtlSeconds,
@@ -177,6 +198,7 @@ export class Services {
     this.pool.closeAll();
     this.client.close();
     await this.tiles.close();
+    await this.searches?.catalogue.close();
     await Promise.all([this.threads?.close(), this.gateway?.close()]);
   }
 }

@@ -114,11 +114,17 @@ describe('a family is one registration', () => {
       [],
     );
     for (const path of paths) for (const op of Object.values(api.paths[path]!)) assert.deepEqual(op.tags, ['Points'], path);
+    // The catalogue's families (/searches, /collections) are mounted only with a database to read (TESSERA_PGSTAC_DSN).
+    const mounted = FAMILIES.filter((f) => f.enabled(tessera.services.settings));
+    assert.deepEqual(
+      mounted.map((f) => f.prefix),
+      ['/cog', '/stac', '/mosaicjson'],
+    );
     assert.deepEqual(
       api.tags.slice(0, 4),
-      [pointFamily, ...FAMILIES].map((f) => f.tag),
+      [pointFamily, ...mounted].map((f) => f.tag),
     );
-    assert.equal(FAMILIES.length, 3);
+    assert.equal(FAMILIES.length, 5);
     assert.deepEqual(
       Object.keys(api.paths).filter((p) => /^\/mosaicjson\/(preview|bbox|feature|statistics|point)/.test(p)),
       ['/mosaicjson/point/{lon},{lat}', '/mosaicjson/point/{lon},{lat}/assets', '/mosaicjson/bbox/{minx},{miny},{maxx},{maxy}/assets'],

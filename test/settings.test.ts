@@ -35,7 +35,8 @@ describe('settings', () => {
     assert.equal(new Set(names).size, names.length, 'no name read for two settings');
     for (const [key, s] of specs) {
       assert.match(s.env, /TESSERA_[A-Z0-9_]+$/, key);
-      if (s.alias) assert.match(s.alias, /TITILER_API_[A-Z_]+$/, key);
+      // TiTiler's names, and titiler-pgstac's for the catalogue's settings.
+      if (s.alias) assert.match(s.alias, /^(TITILER_API_[A-Z_]+|TITILER_PGSTAC_[A-Z_]+|DATABASE_URL|DB_MAX_CONN_SIZE)$/, key);
       assert.ok(s.description.length > 0, key);
     }
     const grouped = GROUPS.flatMap((g) => Object.keys(g.settings));
@@ -90,6 +91,16 @@ describe('settings', () => {
       mosaicConcurrency: 8,
       mosaicLowZoomDeadlineMs: 2000,
       mosaicStrictZoom: false,
+      pgstacDsn: undefined,
+      pgstacPoolSize: 10,
+      pgstacStatementTimeoutMs: 5000,
+      pgstacCacheTtlSeconds: 300,
+      pgstacCacheBytes: 32 * 1024 * 1024,
+      pgstacScanLimit: 10000,
+      pgstacItemsLimit: 100,
+      pgstacTimeLimitSeconds: 5,
+      pgstacExitWhenFull: true,
+      pgstacSkipCovered: true,
       pngLevel: 4,
       basemapUrl: '',
       basemapAttribution: '',

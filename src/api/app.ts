@@ -22,6 +22,7 @@ import { tmsRoutes } from './routes/tms.js';
 import { stacFamily } from './routes/stac.js';
 import { cogFamily } from './routes/cog.js';
 import { mosaicFamily } from './routes/mosaic.js';
+import { collectionFamily, searchFamily, searchRegistration } from './routes/pgstac.js';
 import { algorithmRoutes } from './routes/algorithms.js';
 import { colormapRoutes } from './routes/colormaps.js';
 import { pageRoutes } from './routes/pages.js';
@@ -37,7 +38,7 @@ import { TESSERA_VERSION } from '../version.js';
 import type { FamilyRegistration } from './factory.js';
 
 /** The reader families, mounted in this order (their /api tags come in it too). */
-export const FAMILIES: readonly FamilyRegistration[] = [cogFamily, stacFamily, mosaicFamily];
+export const FAMILIES: readonly FamilyRegistration[] = [cogFamily, stacFamily, mosaicFamily, searchFamily, collectionFamily];
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -78,7 +79,9 @@ export interface AppOptions {
 export async function buildApp(services: Services, opts: AppOptions = {}): Promise<FastifyInstance> {
   const settings = services.settings;
   // TiTiler's TITILER_API_DISABLE_COG/STAC/MOSAIC (or tessera's TESSERA_DISABLE_*) leave a family out.
-  const families = (opts.families ?? FAMILIES).filter((f) => f.disabledBy === undefined || !settings.disabledFamilies.includes(f.disabledBy));
+  const families = (opts.families ?? FAMILIES).filter(
+    (f) => (f.disabledBy === undefined || !settings.disabledFamilies.includes(f.disabledBy)) && f.enabled(settings),
+  );
   const app = Fastify({
     logger: opts.logger ?? { level: settings.logLevel },
     trustProxy: settings.trustProxy,
@@ -261,6 +264,7 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
   await app.register(tmsRoutes);
   await app.register(colormapRoutes(settings));
   for (const family of families) await app.register(family.plugin(services), { prefix: family.prefix });
+  await searchRegistration(app, services);
   await app.register(algorithmRoutes(algorithmGeneration(settings)));
   await app.register(ogcRoutes({ settings, prefixes: families.map((f) => f.prefix) }));
   await app.register(pageRoutes(services));

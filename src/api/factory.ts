@@ -36,6 +36,7 @@ import {
   type Parsed,
   type PathRoute,
 } from './params/index.js';
+import { family as paramFamily } from './params/family.js';
 import { parseTilePath } from './path-params.js';
 import { renderSpec, sendImage } from './image-response.js';
 import { sendJson } from './reply.js';
@@ -60,6 +61,8 @@ export interface DatasetSummary {
   zooms(tms: TileMatrixSet): Promise<Zooms>;
   /** TileJSON's center when the dataset names one (a mosaic document); else the bounds' middle. */
   center?: [number, number, number];
+  /** Named sets of parameters (TiTiler 2.x's `renders`): TileJSON 3.0.0's `raster_layers`. */
+  renders?: Record<string, unknown>;
   /** Bounds in another CRS (`EPSG:4269` …) from the dataset's own, where it has one (a COG); else the OGC routes carry `bounds` over. */
   boundsIn?(srs: string): Promise<BBox>;
   /** The dataset's own CRS, where it has one (a COG): OGC API – Maps draws in it by default (api/ogc-maps.ts). */
@@ -72,8 +75,8 @@ export interface DatasetSummary {
 export interface Datasets<L, R extends Reader> {
   /** The reader of a dataset (`url`) and layer. */
   open(url: string, layer: L): Promise<R>;
-  /** Bounds and zooms of the dataset alone. */
-  summary(url: string): Promise<DatasetSummary>;
+  /** Bounds and zooms of the dataset alone (`layer`: the request's, where it names the dataset further, as a collection's filters do). */
+  summary(url: string, layer?: L): Promise<DatasetSummary>;
 }
 
 /** A reader whose optional verbs `M` of the contract (readers/reader.ts) are there. */
@@ -97,6 +100,14 @@ export interface VerbContext<L, R extends Reader> {
   readonly coverageWeighted: boolean;
   /** 304 before reading when the client holds the answer already (api/etag.ts). */
   readonly unchanged: AnswerIfUnchanged;
+  /** The query parameter naming the dataset (`url`), or none where the path names it (RouteFamily.datasetParam). */
+  readonly datasetQuery: ParamFamily<string>;
+  /** The dataset a request names: the path's piece, else the parsed `url`. */
+  dataset(request: FastifyRequest, parsedUrl: string): string;
+  /** The family's prefix as the request reached it (its path piece filled in): where its URLs point. */
+  prefixOf(request: FastifyRequest): string;
+  /** RouteFamily.generation. */
+  readonly generation: '0.18' | '2';
   open(url: string, layer: L): Promise<R>;
   /** The dataset's own CRS, where it has one (DatasetSummary.crs). */
   nativeCrs(url: string): Promise<string | undefined>;
@@ -126,6 +137,22 @@ export interface RouteFamily<L, M extends keyof Reader> {
   metricsLabel: string;
   /** The setting that leaves it out (TiTiler's TITILER_API_DISABLE_COG …): its entry in `settings.disabledFamilies`. */
   disabledBy?: Settings['disabledFamilies'][number];
+  /** Mounted only when this says so (a catalogue's family needs the catalogue's address); default: always. */
+  enabled?(settings: Settings): boolean;
+  /**
+   * Where a request names its dataset: the `url` query parameter (default), or this piece of the
+   * prefix's path (`/searches/:search_id`: 'search_id'), whose value `open` and `summary` are given.
+   * Such a family offers no optional verb yet (their routes read `url`): familyRoutes refuses one.
+   */
+  datasetParam?: string;
+  /**
+   * The TiTiler generation the family's tile routes and TileJSON follow whatever TESSERA_TITILER_API
+   * says, for families only one generation has (titiler-pgstac 3 is a TiTiler 2.x application): with
+   * '2', TileJSON is 3.0.0 with `tilesize=512` in its tile URL and the family's renders, tiles
+   * without a size are the grid's, and the 0.18 forms without a grid, WMTS and the map page are not
+   * mounted. Default '0.18'.
+   */
+  generation?: '0.18' | '2';
   /** The layer parameters of image, point and document routes (BidxExprParams, AssetsBidxExprParams …). */
   layer: ParamFamily<L>;
   /** The layer of the statistics routes, where it may be left out (STAC: every asset). Default: `layer`. */
@@ -156,6 +183,8 @@ export interface FamilyRegistration {
   readonly docs: readonly RouteDoc[];
   readonly metricsLabel: string;
   readonly disabledBy: Settings['disabledFamilies'][number] | undefined;
+  /** Whether the settings let it be mounted. */
+  enabled(settings: Settings): boolean;
   /** Every route of the family, to be registered under `prefix`. */
   plugin(services: Services): FastifyPluginAsync;
 }
@@ -168,6 +197,7 @@ export function defineFamily<L, M extends keyof Reader = never>(family: RouteFam
     docs: family.docs ?? [],
     metricsLabel: family.metricsLabel,
     disabledBy: family.disabledBy,
+    enabled: (settings) => family.enabled?.(settings) ?? true,
     plugin: (services) => familyRoutes(services, family),
   };
 }
@@ -211,6 +241,9 @@ function gridOf(request: GridRequest): TileMatrixSet {
 /** Every route of a family under its prefix: the factory's, its verbs, its own, its viewer. */
 function familyRoutes<L, M extends keyof Reader>(services: Services, family: RouteFamily<L, M>): FastifyPluginAsync {
   const settings = services.settings;
+  const named = family.datasetParam;
+  if (named !== undefined && family.verbs.length > 0) throw new Error(`${family.prefix}: the optional verbs read \`url\`, not a dataset named by the path`);
+  const fromPath = (request: FastifyRequest): string => (request.params as Record<string, string | undefined>)[named!] ?? '';
   const limits: ReadLimits = { maxOutputPixels: settings.maxOutputPixels, maxSourcePixels: settings.maxSourcePixels, gate: services.wholeImages };
   const datasets = family.datasets(services);
   const ctx: VerbContext<L, ReaderWith<M>> = {
@@ -222,12 +255,17 @@ function familyRoutes<L, M extends keyof Reader>(services: Services, family: Rou
     routeOptions: family.layerFirst ? { preValidation: family.layerFirst } : {},
     coverageWeighted: family.coverageWeighted === true,
     unchanged: inputTags(settings),
+    datasetQuery: named !== undefined ? datasetInPath : datasetUrl,
+    dataset: (request, parsedUrl) => (named !== undefined ? fromPath(request) : parsedUrl),
+    prefixOf: (request) => (named !== undefined ? family.prefix.replace(`:${named}`, encodeURIComponent(fromPath(request))) : family.prefix),
+    generation: family.generation ?? '0.18',
     open: (url, layer) => datasets.open(url, layer),
     nativeCrs: async (url) => (await datasets.summary(url)).crs,
   };
   return async function plugin(app: FastifyInstance): Promise<void> {
     tileRoutes(app, ctx);
-    tilesetRoutes(app, family.prefix, (url) => datasets.summary(url), settings);
+    // The OGC tilesets read `url` (a family whose path names its dataset has none yet).
+    if (named === undefined) tilesetRoutes(app, family.prefix, (url) => datasets.summary(url), settings);
     documentRoutes(app, ctx, family, datasets);
     for (const verb of family.verbs) verb.mount(app, ctx);
     await family.routes?.(app, services);
@@ -235,10 +273,16 @@ function familyRoutes<L, M extends keyof Reader>(services: Services, family: Rou
   };
 }
 
-/** The image families every picture route takes, in the order TiTiler's dependencies run (the algorithms of the deployment's generation). */
-export function imageFamilies<L>(layer: ParamFamily<L>, settings: Settings) {
+/** The dataset named by a piece of the path: no query parameter. */
+const datasetInPath = paramFamily('Dataset in the path', {}, () => '');
+
+/**
+ * The image families every picture route takes, in the order TiTiler's dependencies run (the
+ * algorithms of the deployment's generation; `url`: the dataset's, or none where the path names it).
+ */
+export function imageFamilies<L>(layer: ParamFamily<L>, settings: Settings, url: ParamFamily<string> = datasetUrl) {
   return {
-    url: datasetUrl,
+    url,
     layer,
     values: datasetValues,
     algorithm: postProcessFor(algorithmGeneration(settings)),
@@ -251,21 +295,20 @@ export function imageFamilies<L>(layer: ParamFamily<L>, settings: Settings) {
 // without `@{scale}x` or `.{format}` take them as query parameters).
 function tileRoutes<L, R extends Reader>(app: FastifyInstance, ctx: VerbContext<L, R>): void {
   const { services, limits } = ctx;
-  const image = imageFamilies(ctx.layer, services.settings);
+  const image = imageFamilies(ctx.layer, services.settings, ctx.datasetQuery);
   const tileQuery = routeQuery({ ...image, margins: tileMargins, size: tileSize, fallback: tileFormatQuery });
   const deprecatedTileQuery = routeQuery({ ...image, margins: tileMargins, size: tileSize, fallback: tileFormatQuery, grid: gridQuery });
-  // TiTiler 2.x's `tilesize` wins; else a scale the request named (0.18); else the collision's default size.
-  const defaultSize = choose(services.settings, 'defaultTileSize', {
-    '0.18': () => 256,
-    '2': (tms: TileMatrixSet, z: number) => tms.matrix(z).tileWidth,
-  });
+  // TiTiler 2.x's `tilesize` wins; else a scale the request named (0.18); else the collision's default
+  // size (a family only 2.x has, such as titiler-pgstac's, answers as 2.x whatever the setting).
+  const gridSize = (tms: TileMatrixSet, z: number): number => tms.matrix(z).tileWidth;
+  const defaultSize = ctx.generation === '2' ? gridSize : choose(services.settings, 'defaultTileSize', { '0.18': () => 256, '2': gridSize });
   const tile = async (request: TileRequest, reply: FastifyReply, query: typeof tileQuery | typeof deprecatedTileQuery): Promise<FastifyReply> => {
     // The path first (its 422s come before the query's 400s), its format and scale falling back on the query's.
     const path = parseTilePath(request.params.z, request.params.x, request.params.last, tileFormatQuery.parse(request.query));
     const p = query.parse(request.query);
     const tms = gridOf(request);
     checkTile(tms, path.x, path.y, path.z);
-    const reader = await ctx.open(p.url, p.layer);
+    const reader = await ctx.open(ctx.dataset(request, p.url), p.layer);
     if (await ctx.unchanged(request, reply, reader, { tms, z: path.z })) return reply;
     // Made in turn with the other tiles (concurrency.ts, AdmissionGate); a client that leaves
     // while its tile waits for its turn is dropped from the queue.
@@ -302,6 +345,7 @@ function tileRoutes<L, R extends Reader>(app: FastifyInstance, ctx: VerbContext<
     },
     (request, reply) => tile(request, reply, tileQuery),
   );
+  if (ctx.generation === '2') return;
   app.get<PathRoute<TileRequest['params']>>(
     '/tiles/:z/:x/:last',
     { schema: { params: tileParams, querystring: deprecatedTileQuery.schema, deprecated: true }, config: { tileCache: true }, ...ctx.routeOptions },
@@ -317,22 +361,33 @@ function documentRoutes<L, M extends keyof Reader>(
   datasets: Datasets<L, ReaderWith<M>>,
 ): void {
   const options = ctx.routeOptions;
-  const documentFamilies = { ...imageFamilies(ctx.layer, ctx.services.settings), margins: tileMargins, size: tileSize, document: tileDocument };
-  const tileDoc = async (p: { url: string; document: { minzoom: number | undefined; maxzoom: number | undefined } }, tms: TileMatrixSet) => {
-    const summary = await datasets.summary(p.url);
+  const documentFamilies = {
+    ...imageFamilies(ctx.layer, ctx.services.settings, ctx.datasetQuery),
+    margins: tileMargins,
+    size: tileSize,
+    document: tileDocument,
+  };
+  const tileDoc = async (
+    request: FastifyRequest,
+    p: { url: string; layer: L; document: { minzoom: number | undefined; maxzoom: number | undefined } },
+    tms: TileMatrixSet,
+  ) => {
+    const summary = await datasets.summary(ctx.dataset(request, p.url), p.layer);
     const defaults = await summary.zooms(tms);
     const zooms = { minzoom: p.document.minzoom ?? defaults.minzoom, maxzoom: p.document.maxzoom ?? defaults.maxzoom };
     return { summary, zooms };
   };
 
-  // A TileJSON in the grid of its path asked without `tilesize`: 0.18's tile URLs, or 2.x's at 512 px (api/generations.ts).
-  const tileJsonSize = choose(ctx.services.settings, 'tilejsonTiles', { '0.18': undefined, '2': 512 });
-  const tileJsonBody = choose(ctx.services.settings, 'tilejsonBody', { '0.18': '0.18', '2': '2' });
+  // A TileJSON in the grid of its path asked without `tilesize`: 0.18's tile URLs, or 2.x's at 512 px
+  // (api/generations.ts); a family only 2.x has answers as 2.x whatever the setting.
+  const gen2 = ctx.generation === '2';
+  const tileJsonSize = gen2 ? 512 : choose(ctx.services.settings, 'tilejsonTiles', { '0.18': undefined, '2': 512 });
+  const tileJsonBody = gen2 ? '2' : choose(ctx.services.settings, 'tilejsonBody', { '0.18': '0.18', '2': '2' });
 
-  // Each document in the grid of its path, and (deprecated) in the grid of the query.
-  gridForms(app, 'tilejson.json', documentFamilies, options, async (request, reply, p) => {
+  // Each document in the grid of its path, and (deprecated, 0.18's families) in the grid of the query.
+  (gen2 ? gridForm : gridForms)(app, 'tilejson.json', documentFamilies, options, async (request, reply, p) => {
     const tms = gridOf(request);
-    const { summary, zooms } = await tileDoc(p, tms);
+    const { summary, zooms } = await tileDoc(request, p, tms);
     // TileJSON's model bounds both (TiTiler answers 500 when its response validation fails).
     for (const [name, zoom] of Object.entries(zooms)) {
       if (zoom < 0 || zoom > 30) throw badRequest(`TileJSON ${name} must be between 0 and 30, got ${zoom}`);
@@ -344,7 +399,7 @@ function documentRoutes<L, M extends keyof Reader>(
     const suffix = `${scale}${p.document.tileFormat ? `.${p.document.tileFormat}` : ''}`;
     const query = forwardedQuery(request, TILEJSON_DROPPED);
     const sized = added === undefined ? query : `${query}${query ? '&' : '?'}tilesize=${added}`;
-    const tiles = `${baseUrl(request)}${family.prefix}/tiles/${tms.id}/{z}/{x}/{y}${suffix}${sized}`;
+    const tiles = `${baseUrl(request)}${ctx.prefixOf(request)}/tiles/${tms.id}/{z}/{x}/{y}${suffix}${sized}`;
     const [minx, miny, maxx, maxy] = summary.bounds;
     const center: [number, number, number] = summary.center
       ? [summary.center[0], summary.center[1], p.document.minzoom ?? summary.center[2]]
@@ -359,16 +414,18 @@ function documentRoutes<L, M extends keyof Reader>(
       ...doc,
       tilejson: '3.0.0',
       center: [float((minx + maxx) / 2), float((miny + maxy) / 2), zooms.minzoom],
-      raster_layers: {},
+      raster_layers: summary.renders ?? {},
       ...(described ? { band_descriptions: described.bandDescriptions, data_type: described.dtype } : {}),
     });
   });
+  // A family only 2.x has: its WMTS and map pages are not there yet (docs/catalogue.md).
+  if (gen2) return;
 
   const wmtsOptions = family.wmts ?? { layerName: 'Dataset', useEpsg: true };
   const wmtsFamilies = wmtsOptions.useEpsg ? { ...documentFamilies, epsg: wmtsEpsg } : documentFamilies;
   const oneGridWmts = async (request: GridRequest, reply: FastifyReply, p: Parsed<typeof wmtsFamilies>): Promise<FastifyReply> => {
     const tms = gridOf(request);
-    const { summary, zooms } = await tileDoc(p, tms);
+    const { summary, zooms } = await tileDoc(request, p, tms);
     checkZoomRange(tms, zooms.minzoom, zooms.maxzoom);
     const format = p.document.tileFormat ?? 'png';
     const template = `${baseUrl(request)}${family.prefix}/tiles/${tms.id}/{TileMatrix}/{TileCol}/{TileRow}@${p.document.tileScale}x.${format}${forwardedQuery(request, WMTS_DROPPED)}`;

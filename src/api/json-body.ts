@@ -7,6 +7,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { badRequest } from '../errors.js';
+import { pyLoads } from '../pyjson.js';
 
 /** Largest request body. */
 export const MAX_BODY_BYTES = 8 * 1024 * 1024;
@@ -48,5 +49,26 @@ export function installJsonBodyParser(app: FastifyInstance): void {
       return;
     }
     parse(request, text, done);
+  });
+}
+
+/**
+ * For the routes of one plugin: JSON bodies read as Python reads them (pyjson's `pyLoads`: floats
+ * and ints told apart), where what is stored depends on it (a registered pgSTAC search, whose hash
+ * is of its JSON values). The same bounds as every body.
+ */
+export function installPyJsonBodyParser(app: FastifyInstance): void {
+  app.removeContentTypeParser(['application/json', 'application/geo+json']);
+  app.addContentTypeParser(['application/json', 'application/geo+json'], { parseAs: 'string', bodyLimit: MAX_BODY_BYTES }, (_request, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    if (jsonDepth(text, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) {
+      done(badRequest(`The JSON body is nested deeper than ${MAX_JSON_DEPTH} levels`), undefined);
+      return;
+    }
+    try {
+      done(null, pyLoads(text));
+    } catch (err) {
+      done(badRequest(`The body is not valid JSON: ${(err as Error).message}`), undefined);
+    }
   });
 }

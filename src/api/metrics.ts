@@ -9,7 +9,10 @@
  *   answers by status class, bytes received and seconds spent; `kind="gdal"` for GDAL's raster
  *   reads through the gateway, `kind="direct"` for tessera's own (STAC items, MosaicJSON, a file's
  *   first bytes when it does not open, COG layouts).
- * - Caches: hits and misses of the document cache and of the raster metadata cache.
+ * - Caches: hits and misses of the document cache and of the raster metadata cache (and of the
+ *   pgSTAC catalogue's item lookups, with a catalogue).
+ * - The pgSTAC catalogue, when one is configured: queries, failed queries, seconds spent in them,
+ *   connections open and idle, queries waiting for a connection.
  * - Capacity: GDAL handles open, in use and waited for; whole-image requests running, waiting and
  *   the bytes they hold; event-loop stalls seen by the watchdog.
  * - Process and event loop: prom-client's default metrics (CPU, memory, heap, GC, event-loop lag).
@@ -83,6 +86,7 @@ export function installMetrics(app: FastifyInstance, services: Services, watchdo
   upstreamMetrics(registry, services);
   cacheMetrics(registry, services);
   capacityMetrics(registry, services, watchdog);
+  catalogueMetrics(registry, services);
 
   app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
     const text = await registry.metrics();
@@ -163,6 +167,7 @@ function cacheMetrics(registry: client.Registry, services: Services): void {
     ['raster_metadata', services.sources.metaStats],
     ['tiles_memory', services.tiles.memoryStats],
     ['tiles_redis', services.tiles.redisStats],
+    ...(services.searches ? [['pgstac_items', services.searches.lookups.stats()] as [string, { hits: number; misses: number }]] : []),
   ];
   collectedCounter(registry, 'tessera_cache_hits_total', 'Lookups answered from a cache', ['cache'], () => caches().map(([cache, s]) => [{ cache }, s.hits]));
   collectedCounter(registry, 'tessera_cache_misses_total', 'Lookups a cache could not answer', ['cache'], () =>
@@ -175,6 +180,22 @@ function cacheMetrics(registry: client.Registry, services: Services): void {
     ['cache'],
     () => [[{ cache: 'tiles_redis' }, services.tiles.redisStats.errors]],
   );
+}
+
+/** The pgSTAC catalogue (pgstac/database.ts), when TESSERA_PGSTAC_DSN names one. */
+function catalogueMetrics(registry: client.Registry, services: Services): void {
+  const catalogue = services.searches?.catalogue;
+  if (!catalogue) return;
+  collectedCounter(registry, 'tessera_pgstac_queries_total', 'Queries sent to the pgSTAC catalogue', [], () => [[{}, catalogue.stats().queries]]);
+  collectedCounter(registry, 'tessera_pgstac_query_errors_total', 'Catalogue queries that failed (the database down or slow, or pgSTAC refusing)', [], () => [
+    [{}, catalogue.stats().failures],
+  ]);
+  collectedCounter(registry, 'tessera_pgstac_query_seconds_total', 'Seconds spent on catalogue queries, waiting for a connection included', [], () => [
+    [{}, catalogue.stats().seconds],
+  ]);
+  gauge(registry, 'tessera_pgstac_connections', 'Connections to the catalogue open', () => catalogue.stats().total);
+  gauge(registry, 'tessera_pgstac_connections_idle', 'Connections to the catalogue idle', () => catalogue.stats().idle);
+  gauge(registry, 'tessera_pgstac_waiting', 'Catalogue queries waiting for a connection (TESSERA_PGSTAC_POOL_SIZE)', () => catalogue.stats().waiting);
 }
 
 function gauge(registry: client.Registry, name: string, help: string, read: () => number): void {

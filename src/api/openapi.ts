@@ -70,6 +70,10 @@ const OTHER_TAGS: Array<[string, ApiTag]> = [
   ['/conformance', { name: 'OGC Common', description: 'The OGC API landing document and conformance classes (TiTiler 2.x).' }],
   ['/', { name: 'OGC Common', description: 'The OGC API landing document and conformance classes (TiTiler 2.x).' }],
   ['/readyz', { name: 'Health Check', description: 'Whether the server answers and is ready to serve.' }],
+  // Beside the /searches/{search_id} family, under its tag.
+  ['/searches/register', { name: 'STAC Search', description: '' }],
+  ['/searches/', { name: 'STAC Search', description: '' }],
+  ['/searches/list', { name: 'STAC Search', description: '' }],
 ];
 
 const IMAGE_TYPES = [...new Set(Object.values(MEDIA_TYPES))];
@@ -222,6 +226,9 @@ const OTHER_ROUTES: Record<string, { summary: string; answer: Answer }> = {
   '/colorMaps/{colorMapId}': { summary: 'One colormap, as JSON or as a legend image (format=png, …)', answer: 'json-or-image' },
   '/healthz': { summary: 'Health check: the server answers', answer: 'json' },
   '/readyz': { summary: 'Readiness: 200 while serving, 503 while shutting down', answer: 'json' },
+  '/searches/register': { summary: 'Register a STAC item search (with its metadata) in the pgSTAC catalogue: its id and links', answer: 'json' },
+  '/searches/': { summary: 'The registered mosaics of the pgSTAC catalogue, filtered by metadata properties, a page at a time', answer: 'json' },
+  '/searches/list': { summary: 'The registered mosaics (deprecated: /searches/)', answer: 'json' },
 };
 
 /**
@@ -242,6 +249,7 @@ const OTHER_PARAMETER_DOCS: Record<string, string> = {
   orientation: 'Orientation of a colormap legend image.',
   colorMapId: 'Name of a colormap.',
   algorithmId: 'Identifier of an algorithm.',
+  search_id: "A registered search's identifier (pgSTAC's hash of it).",
 };
 
 const IMAGE_PATH_PARAMS: Record<string, Json> = {
@@ -266,7 +274,17 @@ const EXPANSIONS: Array<{ segment: string; forms: string[] }> = [
   { segment: '{coords}', forms: ['{lon},{lat}', '{minx},{miny},{maxx},{maxy}'] },
   { segment: '{bbox}', forms: ['{minx},{miny},{maxx},{maxy}'] },
   { segment: '{sizeformat}', forms: ['{width}x{height}.{format}'] },
+  { segment: '{bounds}', forms: ['{minx},{miny},{maxx},{maxy}'] },
 ];
+
+/** The operation with every `{name}` of its path declared (a path piece of the family's prefix, `{search_id}`, is in no route's schema). */
+function withPathParameters(op: Operation, path: string): Operation {
+  const declared = new Set((op.parameters ?? []).filter((p) => p.in === 'path').map((p) => p.name));
+  const missing = [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!).filter((name) => !declared.has(name));
+  if (missing.length === 0) return op;
+  const added = missing.map((name): Parameter => ({ name, in: 'path', required: true, schema: { type: 'string' } }));
+  return { ...op, parameters: [...added, ...(op.parameters ?? [])] };
+}
 
 /** Whether `path` is under `prefix`. */
 const under = (path: string, prefix: string): boolean => path === prefix || path.startsWith(`${prefix}/`);
@@ -329,7 +347,9 @@ function atForm(op: Operation, form: string, catchAll: string): Operation {
   return { ...op, parameters: [...kept, ...added] };
 }
 
-export function completeOpenApi(doc: Json, families: readonly ApiFamily[], settings: Settings): Json {
+export function completeOpenApi(doc: Json, mounted: readonly ApiFamily[], settings: Settings): Json {
+  // A prefix with a path piece (`/searches/:search_id`) as OpenAPI writes it (`/searches/{search_id}`).
+  const families = mounted.map((f) => ({ ...f, prefix: f.prefix.replace(/:(\w+)/g, '{$1}') }));
   const paths = (doc['paths'] ?? {}) as Record<string, Record<string, Operation>>;
   const out: Record<string, Record<string, Operation>> = {};
   // Every tag, the families' first, in the order they are mounted.
@@ -348,11 +368,11 @@ export function completeOpenApi(doc: Json, families: readonly ApiFamily[], setti
       expansion?.forms.forEach((form, i) => {
         const key = forms[i]!;
         out[key] ??= {};
-        out[key][method] = marked(complete(atForm(original, form, expansion.segment), about, tag), key, settings);
+        out[key][method] = marked(complete(withPathParameters(atForm(original, form, expansion.segment), key), about, tag), key, settings);
       });
       if (!expansion) {
         out[path] ??= {};
-        out[path][method] = marked(complete(original, about, tag), path, settings);
+        out[path][method] = marked(complete(withPathParameters(original, path), about, tag), path, settings);
       }
     }
   }

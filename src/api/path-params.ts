@@ -121,6 +121,21 @@ export function parseBBoxPath(rest: string): BBoxPath | undefined {
   return { bbox, width, height, format: format! };
 }
 
+/** `{minx},{miny},{maxx},{maxy}` (a mosaic's bbox asset lookup). */
+export function parseBBox(text: string): [number, number, number, number] | undefined {
+  const m = /^([^,]+),([^,]+),([^,]+),([^,]+)$/.exec(text);
+  if (!m) return undefined;
+  const errors = new PathErrors();
+  const bbox: [number, number, number, number] = [
+    errors.float('minx', m[1]!),
+    errors.float('miny', m[2]!),
+    errors.float('maxx', m[3]!),
+    errors.float('maxy', m[4]!),
+  ];
+  errors.done();
+  return bbox;
+}
+
 /** `{lon},{lat}`. */
 export function parseLonLat(text: string): [number, number] | undefined {
   const m = /^([^,]+),([^,]+)$/.exec(text);

@@ -54,7 +54,10 @@ function settingsTables(): string {
     const rows = (Object.values(group.settings) as Array<Setting<unknown>>).map((s) => {
       const flag = flagName(s);
       const name = `\`${s.env}\`${flag ? ` (flag \`${flag}\`)` : ''}`;
-      const also = [...(s.formerly ?? []).map((n) => `\`${n}\` (former name)`), ...(s.alias ? [`\`${s.alias}\` (TiTiler)`] : [])].join(', ');
+      const also = [
+        ...(s.formerly ?? []).map((n) => `\`${n}\` (former name)`),
+        ...(s.alias ? [`\`${s.alias}\` (${s.alias.startsWith('TITILER_API_') ? 'TiTiler' : 'titiler-pgstac'})`] : []),
+      ].join(', ');
       const about = linked(s.details ? `${s.description}. ${s.details}` : s.description);
       return `| ${[name, also, shownDefault(s, (v) => `\`${v}\``), s.kind.type, about].map(cell).join(' | ')} |`;
     });

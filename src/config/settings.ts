@@ -375,6 +375,80 @@ const MOSAICS = {
   }),
 };
 
+const CATALOGUE = {
+  pgstacDsn: setting({
+    env: 'TESSERA_PGSTAC_DSN',
+    alias: 'DATABASE_URL',
+    kind: optional(text),
+    default: undefined,
+    description: 'the pgSTAC database (a libpq URI or key=value string): set, /searches serves tiles of STAC searches over it (docs/catalogue.md)',
+    details:
+      "What it leaves out comes from libpq's PGHOST, PGPORT, PGUSER, PGPASSWORD and PGDATABASE, titiler-pgstac 3's names (`postgresql://` alone takes all of them from there). Unset: no /searches routes.",
+  }),
+  pgstacPoolSize: setting({
+    env: 'TESSERA_PGSTAC_POOL_SIZE',
+    alias: 'DB_MAX_CONN_SIZE',
+    kind: whole(1, 1000),
+    default: 10,
+    description: 'connections to the pgSTAC database per process, opened on first use; more queries wait for one',
+  }),
+  pgstacStatementTimeoutMs: setting({
+    env: 'TESSERA_PGSTAC_STATEMENT_TIMEOUT_MS',
+    kind: whole(100, undefined, 'milliseconds'),
+    default: 5_000,
+    description:
+      'bound of every catalogue statement but item searches (which get their `time_limit` + 1 s) and of the wait for a connection; past it 503 with Retry-After',
+  }),
+  pgstacCacheTtlSeconds: setting({
+    env: 'TESSERA_PGSTAC_CACHE_TTL',
+    alias: 'TITILER_PGSTAC_CACHE_TTL',
+    kind: whole(0, undefined, 'seconds'),
+    default: 300,
+    description: "how long a search's record and the items found for a tile, point or bbox are kept; 0: asked every time",
+  }),
+  pgstacCacheBytes: setting({
+    env: 'TESSERA_PGSTAC_CACHE_BYTES',
+    kind: whole(0, undefined, 'bytes'),
+    default: 32 * 1024 * 1024,
+    description: "bytes of pgSTAC's answers (items found per tile, point or bbox) kept in this process",
+  }),
+  pgstacScanLimit: setting({
+    env: 'TESSERA_PGSTAC_SCAN_LIMIT',
+    alias: 'TITILER_PGSTAC_SEARCH_SCAN_LIMIT',
+    kind: whole(1),
+    default: 10_000,
+    description: 'default `scan_limit`: items pgSTAC looks at for one tile, point or bbox',
+  }),
+  pgstacItemsLimit: setting({
+    env: 'TESSERA_PGSTAC_ITEMS_LIMIT',
+    alias: 'TITILER_PGSTAC_SEARCH_ITEMS_LIMIT',
+    kind: whole(1),
+    default: 100,
+    description: 'default `items_limit`: items one tile, point or bbox reads at most',
+  }),
+  pgstacTimeLimitSeconds: setting({
+    env: 'TESSERA_PGSTAC_TIME_LIMIT',
+    alias: 'TITILER_PGSTAC_SEARCH_TIME_LIMIT',
+    kind: whole(1, 3600, 'seconds'),
+    default: 5,
+    description: 'default `time_limit`: how long pgSTAC scans for one tile, point or bbox before answering with what it found',
+  }),
+  pgstacExitWhenFull: setting({
+    env: 'TESSERA_PGSTAC_EXITWHENFULL',
+    alias: 'TITILER_PGSTAC_SEARCH_EXITWHENFULL',
+    kind: boolean,
+    default: true,
+    description: 'default `exitwhenfull`: stop once the items found cover the area',
+  }),
+  pgstacSkipCovered: setting({
+    env: 'TESSERA_PGSTAC_SKIPCOVERED',
+    alias: 'TITILER_PGSTAC_SEARCH_SKIPCOVERED',
+    kind: boolean,
+    default: true,
+    description: 'default `skipcovered`: leave out items the items before them already cover',
+  }),
+};
+
 const OUTPUT = {
   pngLevel: setting({
     env: 'TESSERA_PNG_LEVEL',
@@ -407,11 +481,12 @@ export const GROUPS = [
   { title: 'Lifecycle and logs', settings: LIFECYCLE },
   { title: 'Caches', settings: CACHES },
   { title: 'Mosaics', settings: MOSAICS },
+  { title: 'Catalogue (pgSTAC)', settings: CATALOGUE },
   { title: 'Images and pages', settings: OUTPUT },
 ] as const;
 
 /** Every setting by its key in `Settings` (src/config.ts). */
-export const SETTINGS = { ...SERVER, ...HTTP, ...FAMILIES, ...UPSTREAM, ...LIMITS, ...LIFECYCLE, ...CACHES, ...MOSAICS, ...OUTPUT };
+export const SETTINGS = { ...SERVER, ...HTTP, ...FAMILIES, ...UPSTREAM, ...LIMITS, ...LIFECYCLE, ...CACHES, ...MOSAICS, ...CATALOGUE, ...OUTPUT };
 
 /** TESSERA_* names that are not settings but are known (the settings file's, the install script's, the tests'). */
 export const OTHER_NAMES: readonly string[] = ['TESSERA_CONFIG', 'TESSERA_INSTALL_BROWSER', 'TESSERA_FIXTURES'];

@@ -159,7 +159,7 @@ function sourceOf(ctx: MosaicContext, href: string, what: string): RasterSource 
   return ctx.sources.sourceAt(ctx.policy.resolve(href, what), `${what} '${href}'`);
 }
 
-function compositorContext(ctx: MosaicContext): CompositorContext {
+export function compositorContext(ctx: MosaicContext): CompositorContext {
   const meter = ctx.sources.meter;
   const finishLater = ctx.finishLater ? (meter ? <T>(work: () => Promise<T>) => meter.finishAfter(work) : <T>(work: () => Promise<T>) => work()) : undefined;
   return {

@@ -91,6 +91,35 @@ export function parseItem(doc: unknown, url: string): StacItem {
   return { id: typeof doc['id'] === 'string' ? doc['id'] : '', url, bbox, assets };
 }
 
+/**
+ * An item as a catalogue search returns it (titiler-pgstac's `SimpleSTACReader`: `id`, `collection`,
+ * `bbox`, `assets`): every asset with an href, whatever its media type, its href as it is (the URL
+ * policy still judges it where it is read). `url` names the item in messages.
+ */
+export function catalogueItem(doc: unknown, url: string): StacItem {
+  if (!isRecord(doc) || !isRecord(doc['assets'])) throw badRequest(`the catalogue's item '${url}' has no assets`);
+  const b = doc['bbox'];
+  if (!Array.isArray(b) || (b.length !== 4 && b.length !== 6) || !b.every((v) => typeof v === 'number')) {
+    throw badRequest(`the catalogue's item '${url}' has no valid bbox`);
+  }
+  const n = b as number[];
+  const bbox: BBox = n.length === 6 ? [n[0]!, n[1]!, n[3]!, n[4]!] : [n[0]!, n[1]!, n[2]!, n[3]!];
+  const assets: StacAsset[] = [];
+  for (const [name, value] of Object.entries(doc['assets'])) {
+    if (!isRecord(value) || typeof value['href'] !== 'string') continue;
+    const { href, ...fields } = value;
+    assets.push({
+      name,
+      href: href as string,
+      type: typeof value['type'] === 'string' ? value['type'] : undefined,
+      statistics: rasterStatistics(value),
+      fields,
+    });
+  }
+  if (assets.length === 0) throw badRequest("No valid asset found. Asset's media types not supported");
+  return { id: typeof doc['id'] === 'string' ? doc['id'] : '', url, bbox, assets };
+}
+
 /** The assets named by the client, in the order given (TiTiler's InvalidAssetName → 404). */
 export function selectAssets(item: StacItem, names: readonly string[] | undefined): StacAsset[] {
   if (!names || names.length === 0) return item.assets;

@@ -5,6 +5,7 @@
  */
 import { parseItem, selectAssets, type StacAsset, type StacItem } from './item.js';
 import type { DocumentFetcher } from '../upstream/documents.js';
+import type { UrlPolicy } from '../upstream/url-policy.js';
 import type { SourceContext, RasterSource, RasterInfo } from '../source/dataset.js';
 import type { BBox, TileMatrixSet } from '../tms/grid.js';
 import { checkAssetCount } from '../errors.js';
@@ -15,12 +16,17 @@ export class StacItemSources {
     /** The version of the item document's bytes (upstream/documents.ts). */
     readonly version: string,
     private readonly sources: SourceContext,
-    private readonly fetcher: DocumentFetcher,
+    private readonly policy: UrlPolicy,
   ) {}
 
   static async open(url: string, fetcher: DocumentFetcher, sources: SourceContext): Promise<StacItemSources> {
     const doc = await fetcher.document(url, 'STAC item');
-    return new StacItemSources(parseItem(doc.value, url), doc.version, sources, fetcher);
+    return new StacItemSources(parseItem(doc.value, url), doc.version, sources, fetcher.policy);
+  }
+
+  /** An item already in hand (one a catalogue search found, stac/item.ts `catalogueItem`), `version` naming it. */
+  static of(item: StacItem, version: string, sources: SourceContext, policy: UrlPolicy): StacItemSources {
+    return new StacItemSources(item, version, sources, policy);
   }
 
   get assetNames(): string[] {
@@ -46,7 +52,7 @@ export class StacItemSources {
 
   /** The raster source of an asset; its href passes the URL policy like the item URL did. */
   source(asset: StacAsset): RasterSource {
-    const loc = this.fetcher.policy.resolve(asset.href, `asset '${asset.name}' href`);
+    const loc = this.policy.resolve(asset.href, `asset '${asset.name}' href`);
     return this.sources.sourceAt(loc, `asset '${asset.name}' (${asset.href})`);
   }
 

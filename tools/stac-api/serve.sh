@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
-# Serves a STAC API on 127.0.0.1:API_PORT until it is sent SIGTERM: a PostgreSQL cluster of its own
-# in DIR (listening on 127.0.0.1:PG_PORT only), pgstac's schema migrated into it, the collections
-# (one JSON file each) and items (newline-delimited JSON) loaded, and stac-fastapi-pgstac in front.
-# Usage: serve.sh DIR PG_PORT API_PORT ITEMS.ndjson COLLECTION.json...   (setup.sh first)
+# Serves a pgSTAC catalogue on loopback until it is sent SIGTERM: a PostgreSQL cluster of its own in
+# DIR (listening on 127.0.0.1:PG_PORT only, trust authentication for user postgres), pgSTAC's schema
+# migrated into it by pypgstac, the collections (one JSON file each) and items (newline-delimited
+# JSON) loaded by pypgstac, and in front of it on 127.0.0.1:API_PORT the application STAC_APP names:
+#   stac-fastapi     stac-fastapi-pgstac 7.2.0, a STAC API (the default)
+#   titiler-pgstac   titiler-pgstac 3.2.0, the tiler tessera's /searches routes are compared with
+#   none             nothing: the database alone (API_PORT unused); "ready" in DIR/ready once loaded
+# Usage: [STAC_APP=…] serve.sh DIR PG_PORT API_PORT ITEMS.ndjson COLLECTION.json...   (setup.sh first)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 dir=$1 pg_port=$2 api_port=$3 items=$4
 shift 4
+app=${STAC_APP:-stac-fastapi}
 bin=/usr/lib/postgresql/15/bin
 venv=$root/.parity/pgstac
 # PostgreSQL does not run as root: its files belong to the postgres user Debian's package made.
@@ -25,6 +30,22 @@ export PGHOST=127.0.0.1 PGPORT=$pg_port PGUSER=postgres PGPASSWORD=unused PGDATA
 "$venv/bin/pypgstac" migrate >/dev/null
 for collection in "$@"; do "$venv/bin/pypgstac" load collections "$collection" --method upsert >/dev/null; done
 "$venv/bin/pypgstac" load items "$items" --method upsert >/dev/null
-"$venv/bin/uvicorn" stac_fastapi.pgstac.app:create_app --factory --host 127.0.0.1 --port "$api_port" --log-level warning &
+case "$app" in
+  stac-fastapi)
+    "$venv/bin/uvicorn" stac_fastapi.pgstac.app:create_app --factory --host 127.0.0.1 --port "$api_port" --log-level warning &
+    ;;
+  titiler-pgstac)
+    DATABASE_URL="postgresql://postgres@127.0.0.1:$pg_port/postgres" \
+      "$root/.parity/titiler-pgstac-3.2.0/bin/uvicorn" titiler.pgstac.main:app --host 127.0.0.1 --port "$api_port" --log-level warning --no-access-log &
+    ;;
+  none)
+    echo ready >"$dir/ready"
+    sleep infinity &
+    ;;
+  *)
+    echo "serve.sh: unknown STAC_APP '$app'" >&2
+    exit 2
+    ;;
+esac
 api=$!
 wait "$api"

@@ -93,16 +93,22 @@ export function routeQuery<F extends Record<string, ParamFamily<unknown>>>(famil
   return { schema: { type: 'object', properties, required }, parse: all.parse };
 }
 
-/** Every declared parameter's description, by name (a name two families describe differently is a bug: thrown). */
+/**
+ * Every declared parameter's description, by name: what /api says of a parameter a route's schema
+ * leaves undescribed. A name two families mean differently (`bbox`: OGC API – Maps' extent, a
+ * collection's item filter) has none here: each route describes it from its own family.
+ */
 export function parameterDocs(): Map<string, string> {
   const docs = new Map<string, string>();
+  const ambiguous = new Set<string>();
   for (const f of declared) {
     for (const [name, p] of Object.entries(f.params)) {
       const seen = docs.get(name);
-      if (seen !== undefined && seen !== p.doc) throw new Error(`query parameter '${name}' has two descriptions (${f.name})`);
+      if (seen !== undefined && seen !== p.doc) ambiguous.add(name);
       docs.set(name, p.doc);
     }
   }
+  for (const name of ambiguous) docs.delete(name);
   return docs;
 }
 
