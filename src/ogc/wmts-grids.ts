@@ -10,6 +10,7 @@
 import type { BBox, TileMatrixSet } from '../tms/grid.js';
 import { scaleDenominatorOf } from '../tms/document.js';
 import type { TileMatrixLimits } from './tilesets.js';
+import { operation, xmlEscape } from './wmts.js';
 
 /** One grid's layer. */
 export interface WmtsGridLayer {
@@ -34,26 +35,6 @@ export interface WmtsGridsOptions {
   grids: Array<{ tms: TileMatrixSet; crs: string }>;
   /** Python's text of a float. */
   num: (x: number) => string;
-}
-
-function xmlEscape(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&#34;').replace(/'/g, '&#39;');
-}
-
-function operation(name: string, href: string): string {
-  return `        <ows:Operation name="${name}">
-            <ows:DCP>
-                <ows:HTTP>
-                    <ows:Get xlink:href="${href}">
-                        <ows:Constraint name="GetEncoding">
-                            <ows:AllowedValues>
-                                <ows:Value>RESTful</ows:Value>
-                            </ows:AllowedValues>
-                        </ows:Constraint>
-                    </ows:Get>
-                </ows:HTTP>
-            </ows:DCP>
-        </ows:Operation>`;
 }
 
 function layer(o: WmtsGridsOptions, l: WmtsGridLayer, media: string): string {

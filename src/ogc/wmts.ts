@@ -23,11 +23,13 @@ export interface WmtsOptions {
   num: (x: number) => string;
 }
 
-function xmlEscape(text: string): string {
+/** Text or an attribute value as XML writes it (the entities Python's xml escaping uses). */
+export function xmlEscape(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&#34;').replace(/'/g, '&#39;');
 }
 
-function operation(name: string, href: string): string {
+/** One `ows:Operation` of the capabilities' OperationsMetadata, RESTful GET at `href`. */
+export function operation(name: string, href: string): string {
   return `        <ows:Operation name="${name}">
             <ows:DCP>
                 <ows:HTTP>
