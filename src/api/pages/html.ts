@@ -13,8 +13,28 @@ export interface Basemap {
 }
 
 /** Text or attribute value → HTML. */
-function escapeHtml(text: string): string {
+export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+/**
+ * A page of markup alone (TiTiler 2.x's `f=html` answers of JSON resources: the algorithm and
+ * colormap lists), with a link back to its JSON; `body` is HTML its caller escaped.
+ */
+export function plainPage(title: string, body: string): string {
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(title)}</title>
+</head>
+<body>
+<p><a href="?f=json">JSON</a></p>
+${body}
+</body>
+</html>
+`;
 }
 
 /** JSON safe inside <script>: no `</script>`, no `<!--`, no line separators JavaScript trips on. */

@@ -28,6 +28,7 @@ import { float, pydanticFloat, pyDumps } from '../../pyjson.js';
 import { sendHtml } from '../pages/respond.js';
 import { baseUrl } from '../urls.js';
 import { sendJson } from '../reply.js';
+import { escapeHtml, plainPage } from '../pages/html.js';
 
 type FloatWriter = (v: number) => unknown;
 
@@ -135,31 +136,13 @@ function mediaType(request: FastifyRequest<{ Querystring: Record<string, unknown
   return acceptedMediaType(String(request.headers.accept ?? '')) ?? 'json';
 }
 
-const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-
 /** Nothing but markup: no script, no external style. */
 const PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'";
-
-function page(title: string, body: string): string {
-  return `<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeHtml(title)}</title>
-</head>
-<body>
-<p><a href="?f=json">JSON</a></p>
-${body}
-</body>
-</html>
-`;
-}
 
 function listPage(request: FastifyRequest): string {
   const base = baseUrl(request);
   const items = ALGORITHM_IDS.map((id) => `<li><a href="${escapeHtml(`${base}/algorithms/${id}`)}">${escapeHtml(id)}</a></li>`).join('\n');
-  return page('Algorithms', `<h1>Algorithms</h1>\n<p>This API implements algorithms that are listed below.</p>\n<ul>\n${items}\n</ul>`);
+  return plainPage('Algorithms', `<h1>Algorithms</h1>\n<p>This API implements algorithms that are listed below.</p>\n<ul>\n${items}\n</ul>`);
 }
 
 /** A value as the template prints it: JSON text (no Python reprs needed for a page). */
@@ -177,7 +160,7 @@ function algorithmPage(id: AlgorithmId, doc: Record<string, unknown>): string {
       return `<li><strong>${escapeHtml(name)}:</strong></li>\n<table><tr><th>Type</th><th>Default</th><th>Min</th><th>Max</th></tr><tr>${cells}</tr></table>`;
     })
     .join('\n');
-  return page(
+  return plainPage(
     `${id} Algorithm`,
     [
       `<h1>${escapeHtml(String(doc['title']))}</h1>`,

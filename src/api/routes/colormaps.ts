@@ -19,6 +19,7 @@ import { postProcessAndRender } from '../../image/post-process.js';
 import type { ImageData } from '../../image/image-data.js';
 import { baseUrl } from '../urls.js';
 import { sendJson } from '../reply.js';
+import { escapeHtml, plainPage } from '../pages/html.js';
 
 interface ColorMapQuery {
   format?: string;
@@ -78,26 +79,8 @@ function outputOf<T extends string>(request: FastifyRequest, f: string | undefin
   return byAccept === 'text/html' ? 'html' : 'json';
 }
 
-const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-
 /** Markup and the embedded legend image; nothing else. */
 const PAGE_CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'";
-
-function page(title: string, body: string): string {
-  return `<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeHtml(title)}</title>
-</head>
-<body>
-<p><a href="?f=json">JSON</a></p>
-${body}
-</body>
-</html>
-`;
-}
 
 /** 2.4.0's list: `{colormaps: [{id, links: [{href, rel: item, type, title}]}]}`. */
 function colormapList2(base: string): Record<string, unknown> {
@@ -144,7 +127,7 @@ export function colormapRoutes(settings: Settings): FastifyPluginAsync {
           const items = colormapNames()
             .map((id) => `<li><a href="${escapeHtml(`${base}/colorMaps/${id}`)}">${escapeHtml(id)}</a></li>`)
             .join('\n');
-          return sendHtml(reply, page('ColorMaps', `<h1>ColorMaps</h1>\n<ul>\n${items}\n</ul>`), PAGE_CSP);
+          return sendHtml(reply, plainPage('ColorMaps', `<h1>ColorMaps</h1>\n<ul>\n${items}\n</ul>`), PAGE_CSP);
         }
         // TiTiler lists the names in its directory-listing order, which varies between installs;
         // ours are sorted.
@@ -196,7 +179,7 @@ export function colormapRoutes(settings: Settings): FastifyPluginAsync {
             returnMask: true,
           });
           const src = `data:image/png;base64,${Buffer.from(legend.body).toString('base64')}`;
-          return sendHtml(reply, page(id, `<h1>${escapeHtml(id)}</h1>\n<img height=600 src="${src}" alt="${escapeHtml(id)}">`), PAGE_CSP);
+          return sendHtml(reply, plainPage(id, `<h1>${escapeHtml(id)}</h1>\n<img height=600 src="${src}" alt="${escapeHtml(id)}">`), PAGE_CSP);
         }
         if (image !== undefined) {
           const rendered = await postProcessAndRender(legendImage(request.query), image, {
