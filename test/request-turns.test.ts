@@ -183,7 +183,9 @@ describe('fair shares over HTTP', () => {
     const gdal = tessera.services.pool.stats;
     console.log(`# unrelated cold tiles, p95: idle ${idle.toFixed(0)} ms, during ${during.toFixed(0)} ms, after ${afterwards.toFixed(0)} ms`);
     // 2× the idle p95 (15 ms at least: timer jitter on a busy 2-core machine). Without turns
-    // (TURNS=0 in the environment) it fails: 48 and 52 ms against 19 ms idle, measured.
+    // (TURNS=0 in the environment) it failed on a loaded machine (48 and 52 ms against 19 ms idle)
+    // but passes on a quiet one (22-31 ms against 18-24 ms): this check guards against the turns
+    // making things worse; the turns' own behaviour is proven by the unit tests above.
     const limit = Math.max(2 * idle, idle + 15);
     assert.ok(during <= limit, `p95 while the heavy request runs: ${during.toFixed(0)} ms against ${idle.toFixed(0)} ms idle`);
     assert.ok(afterwards <= limit, `p95 after it ended: ${afterwards.toFixed(0)} ms against ${idle.toFixed(0)} ms idle`);
