@@ -138,6 +138,12 @@ const TRANSLATE_NAMES: Record<ReadResampling, string> = {
 
 /** The resampling names a read takes (DatasetParams' `resampling`), in TiTiler's order. */
 export const READ_RESAMPLING = Object.keys(TRANSLATE_NAMES) as readonly ReadResampling[];
+
+/** gdal_translate's options for a VRT of window `win` resampled to width × height. */
+function resampledWindow(win: { x: number; y: number; w: number; h: number }, width: number, height: number, resampling: ReadResampling): string[] {
+  const window = [win.x, win.y, win.w, win.h].map(String);
+  return ['-of', 'VRT', '-srcwin', ...window, '-outsize', String(width), String(height), '-r', TRANSLATE_NAMES[resampling]];
+}
 /** The resampling names a warp takes (DatasetParams' `reproject`), in TiTiler's order. */
 export const WARP_RESAMPLING = Object.keys(WARP_NAMES) as readonly WarpResampling[];
 
@@ -389,18 +395,7 @@ async function readSourceWindow(
   let vrt: Dataset | undefined;
   try {
     vrt = await gdal.translateAsync(path, ds, [
-      '-of',
-      'VRT',
-      '-srcwin',
-      String(win.x),
-      String(win.y),
-      String(win.w),
-      String(win.h),
-      '-outsize',
-      String(width),
-      String(height),
-      '-r',
-      TRANSLATE_NAMES[resampling],
+      ...resampledWindow(win, width, height, resampling),
       ...(pinned ? ['-ovr', level === undefined ? 'NONE' : String(level)] : []),
     ]);
     return await readAndMask(vrt, dtype, { x: 0, y: 0, w: width, h: height }, width, height, 'nearest', indexes, alpha, nodata, flags);
@@ -862,20 +857,7 @@ async function readWarped(withHandle: WithHandle, meta: SourceMeta, target: Warp
       const tpath = tempPath('vrt');
       let resampled: Dataset | undefined;
       try {
-        resampled = await gdal.translateAsync(tpath, mem, [
-          '-of',
-          'VRT',
-          '-srcwin',
-          String(win.x),
-          String(win.y),
-          String(win.w),
-          String(win.h),
-          '-outsize',
-          String(width),
-          String(height),
-          '-r',
-          TRANSLATE_NAMES[opts.resampling],
-        ]);
+        resampled = await gdal.translateAsync(tpath, mem, resampledWindow(win, width, height, opts.resampling));
         const full = { x: 0, y: 0, w: width, h: height };
         const { bands, masks } = await readAndMask(resampled, dtype, full, width, height, 'nearest', bandsOut, alphaOut, nodata, flags);
         return { dtype, indexes, bands, masks, width, height, warpedBy: 'gdal' };

@@ -22,6 +22,7 @@ import { badRequest } from '../../errors.js';
 import type { BBox } from '../../tms/grid.js';
 import type { ImageData } from '../image-data.js';
 import { describeParameters, modelFields, resultImage, type Algorithm } from './algorithm.js';
+import { gradientAt, type Gradient } from './gradient.js';
 import { castToUint8 } from './numeric.js';
 import { validateModel, type NumberField } from './pydantic.js';
 
@@ -112,28 +113,14 @@ function applyHillshade(img: ImageData, params: HillshadeParams): ImageData {
 
   const out = new Uint8Array(outW * outH);
   const mask = new Uint8Array(outW * outH);
+  const g: Gradient = { x: 0, y: 0, masked: false };
   for (let r = b; r < h - b; r++) {
-    // Rows the axis-0 difference uses: one-sided at the first and last rows.
-    const up = r === 0 ? 0 : r - 1;
-    const down = r === h - 1 ? h - 1 : r + 1;
-    const rowHalves = r === 0 || r === h - 1 ? 1 : 2;
     for (let c = b; c < w - b; c++) {
       const o = (r - b) * outW + (c - b);
-      const left = c === 0 ? 0 : c - 1;
-      const right = c === w - 1 ? w - 1 : c + 1;
-      const colHalves = c === 0 || c === w - 1 ? 1 : 2;
-      let x = src[down * w + c]! - src[up * w + c]!;
-      let y = src[r * w + right]! - src[r * w + left]!;
-      if (single) {
-        x = f32(f32(x) / rowHalves);
-        y = f32(f32(y) / colHalves);
-      } else {
-        x /= rowHalves;
-        y /= colHalves;
-      }
+      gradientAt(src, valid, w, h, single, r, c, g);
+      let { x, y } = g;
       // numpy.ma's division (inside numpy.gradient) also masks non-finite quotients.
-      const neighbourMasked = valid[up * w + c] === 0 || valid[down * w + c] === 0 || valid[r * w + left] === 0 || valid[r * w + right] === 0;
-      if (neighbourMasked || !Number.isFinite(x) || !Number.isFinite(y)) {
+      if (g.masked || !Number.isFinite(x) || !Number.isFinite(y)) {
         out[o] = 255;
         continue;
       }

@@ -16,6 +16,7 @@ import { badRequest } from '../../errors.js';
 import type { ImageData } from '../image-data.js';
 import { describeParameters, modelFields, resultImage, type Algorithm } from './algorithm.js';
 import { croppedBounds, Z_EXAGGERATION } from './hillshade.js';
+import { gradientAt, type Gradient } from './gradient.js';
 import { divisionMasked } from './numeric.js';
 import { validateModel, type NumberField } from './pydantic.js';
 
@@ -73,26 +74,14 @@ function applySlope(img: ImageData, params: SlopeParams): ImageData {
 
   const out = new Float32Array(outW * outH);
   const mask = new Uint8Array(outW * outH);
+  const g: Gradient = { x: 0, y: 0, masked: false };
   for (let r = b; r < h - b; r++) {
-    const up = r === 0 ? 0 : r - 1;
-    const down = r === h - 1 ? h - 1 : r + 1;
-    const rowHalves = r === 0 || r === h - 1 ? 1 : 2;
     for (let c = b; c < w - b; c++) {
       const o = (r - b) * outW + (c - b);
-      const left = c === 0 ? 0 : c - 1;
-      const right = c === w - 1 ? w - 1 : c + 1;
-      const colHalves = c === 0 || c === w - 1 ? 1 : 2;
-      const neighbourMasked = valid[up * w + c] === 0 || valid[down * w + c] === 0 || valid[r * w + left] === 0 || valid[r * w + right] === 0;
-      if (neighbourMasked) continue; // 0, masked
-      let x = src[down * w + c]! - src[up * w + c]!;
-      let y = src[r * w + right]! - src[r * w + left]!;
-      if (single) {
-        x = f32(f32(f32(x) / rowHalves) * z);
-        y = f32(f32(f32(y) / colHalves) * z);
-      } else {
-        x = (x / rowHalves) * z;
-        y = (y / colHalves) * z;
-      }
+      gradientAt(src, valid, w, h, single, r, c, g);
+      if (g.masked) continue; // 0, masked
+      const x = single ? f32(g.x * z) : g.x * z;
+      const y = single ? f32(g.y * z) : g.y * z;
       const dx = x / sizeX;
       const dy = y / sizeY;
       // Non-finite differences (masked by the gradient) give non-finite quotients too.
