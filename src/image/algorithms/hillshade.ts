@@ -118,7 +118,8 @@ function applyHillshade(img: ImageData, params: HillshadeParams): ImageData {
     for (let c = b; c < w - b; c++) {
       const o = (r - b) * outW + (c - b);
       gradientAt(src, valid, w, h, single, r, c, g);
-      let { x, y } = g;
+      let x = g.x;
+      let y = g.y;
       // numpy.ma's division (inside numpy.gradient) also masks non-finite quotients.
       if (g.masked || !Number.isFinite(x) || !Number.isFinite(y)) {
         out[o] = 255;
