@@ -26,10 +26,19 @@ export interface PromiseTable<T> {
   delete(key: string): unknown;
 }
 
+/** Shared loads that have settled: joining one is no wait. */
+const settledLoads = new WeakSet<Promise<unknown>>();
+
 /**
  * The load of `key` in progress (or kept, with `keep`), else a new one from `start`; failures are
  * never kept. A caller whose load failed with an error `startAgain` accepts (the request that
  * started it went away, upstream/budget.ts) starts it again itself.
+ *
+ * A caller that joins a load still in flight waits on I/O: it gives its admission slot back
+ * meanwhile (`aside`). The request running the load gives its own back while the load reads, and
+ * needs one again to finish it; were the waiters to keep theirs, a gate full of requests waiting for
+ * one load would never give it one. Sixteen cold tiles of one mosaic at once, on a fresh server with
+ * six slots, all ended as 504 after 30 s that way.
  */
 export function sharedLoad<T>(
   table: PromiseTable<T>,
@@ -38,6 +47,7 @@ export function sharedLoad<T>(
   opts: { keep?: boolean; startAgain?: (err: unknown) => boolean } = {},
 ): Promise<T> {
   let pending = table.get(key);
+  const joined = pending !== undefined && !settledLoads.has(pending);
   if (!pending) {
     const started = start();
     pending = started;
@@ -45,11 +55,15 @@ export function sharedLoad<T>(
     const forget = (): void => {
       if (table.get(key) === started) table.delete(key);
     };
+    const settled = (): void => void settledLoads.add(started);
+    started.then(settled, settled);
     started.then(opts.keep ? undefined : forget, forget);
   }
+  const load = pending;
+  const waited = joined ? aside(() => load) : load;
   const startAgain = opts.startAgain;
-  if (!startAgain) return pending;
-  return pending.catch((err: unknown) => {
+  if (!startAgain) return waited;
+  return waited.catch((err: unknown) => {
     if (startAgain(err)) return sharedLoad(table, key, start, opts);
     throw err;
   });

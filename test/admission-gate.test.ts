@@ -8,10 +8,10 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { AdmissionGate, aside } from '../src/concurrency.js';
+import { AdmissionGate, aside, sharedLoad } from '../src/concurrency.js';
 import { DatasetPool } from '../src/source/pool.js';
 import type { Dataset } from '../src/gdal/gdal.js';
-import { startFileServer, FIXTURES, type FileServer } from './helpers/fileserver.js';
+import { startFileServer, fixtureMosaic, FIXTURES, type FileServer } from './helpers/fileserver.js';
 import { LOOPBACK, startTessera, type RunningTessera } from './helpers/tessera.js';
 
 function deferred(): { promise: Promise<void>; resolve: () => void } {
@@ -137,6 +137,27 @@ describe('AdmissionGate', () => {
     assert.deepEqual(gate.stats, { running: 0, waiting: 0 });
   });
 
+  it('lets requests waiting for a load another one runs give their slots back, so it can finish the load', async () => {
+    // The load reads aside, then needs a slot again to finish; the requests joining it wait aside
+    // too. Were they to keep their slots (all of them), the load could never finish.
+    const gate = new AdmissionGate(2);
+    const table = new Map<string, Promise<string>>();
+    const io = deferred();
+    let loads = 0;
+    const start = async (): Promise<string> => {
+      loads++;
+      await aside(() => io.promise);
+      return 'metadata';
+    };
+    const all = Promise.all(Array.from({ length: 5 }, () => gate.run(() => sharedLoad(table, 'source', start))));
+    await settle();
+    io.resolve();
+    const timeout = new Promise<'deadlock'>((r) => setTimeout(() => r('deadlock'), 2000).unref());
+    assert.deepEqual(await Promise.race([all, timeout]), Array(5).fill('metadata'));
+    assert.equal(loads, 1);
+    assert.deepEqual(gate.stats, { running: 0, waiting: 0 });
+  });
+
   it('lets everything through without a limit, and `aside` outside a request just runs', async () => {
     const gate = new AdmissionGate(Number.POSITIVE_INFINITY);
     const hold = deferred();
@@ -246,5 +267,26 @@ describe('tile admission over HTTP', { timeout: 120_000 }, () => {
       answers.map((r) => r.status),
       Array(8).fill(200),
     );
+  });
+  it('answers sixteen cold tiles of one mosaic asked at once on a fresh server with two slots', async () => {
+    // They all wait for the same sources' headers, read by the first request that asked: before
+    // sharedLoad let them wait aside, every one ended as 504 (the benchmark's cold mosaic phase).
+    files.put('/mosaic.json', JSON.stringify(await fixtureMosaic(files.url)));
+    const fresh = await startTessera({ allowedNetworks: LOOPBACK, tileRequests: 2, tileCacheBytes: 0, requestTimeoutMs: 10_000 }, { listen: true });
+    try {
+      const url = (x: number, y: number): string =>
+        `/mosaicjson/tiles/WebMercatorQuad/9/${x}/${y}.png?url=${encodeURIComponent(`${files.url}/mosaic.json`)}&rescale=5000,15000`;
+      const tiles = [149, 150, 151, 152].flatMap((x) => [180, 181, 182, 183].map((y) => url(x, y)));
+      // 50 ms an upstream answer: the others join the first request's loads while they still read.
+      files.delayMs = 50;
+      const answers = await Promise.all(tiles.map((t) => fresh.get(t)));
+      assert.deepEqual(
+        answers.map((r) => r.status),
+        Array(16).fill(200),
+      );
+    } finally {
+      files.delayMs = 0;
+      await fresh.close();
+    }
   });
 });
