@@ -18,18 +18,20 @@ const PYTHON = path.join(REPO_ROOT, '.parity/venv/bin/python');
 interface Sample {
   name: string;
   labels: Record<string, string>;
-  value: number;
+  /** null for NaN and ±Inf. */
+  value: number | null;
 }
 
 /** Every sample of a scrape, as prometheus-client's text parser reads it (it throws on bad text). */
 function parse(text: string): Sample[] {
   const script = `
-import json, sys
+import json, math, sys
 from prometheus_client.parser import text_string_to_metric_families
 out = []
 for family in text_string_to_metric_families(sys.stdin.read()):
     for s in family.samples:
-        out.append({"name": s.name, "labels": s.labels, "value": s.value})
+        # NaN is a valid sample (prom-client's event-loop mean between two quick scrapes), not JSON
+        out.append({"name": s.name, "labels": s.labels, "value": s.value if math.isfinite(s.value) else None})
 print(json.dumps(out))
 `;
   const run = spawnSync(PYTHON, ['-c', script], { input: text, encoding: 'utf8', timeout: 30_000 });
@@ -38,7 +40,7 @@ print(json.dumps(out))
 }
 
 function value(samples: Sample[], name: string, labels: Record<string, string> = {}): number {
-  return samples.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v)).reduce((sum, s) => sum + s.value, 0);
+  return samples.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v)).reduce((sum, s) => sum + (s.value ?? NaN), 0);
 }
 
 describe('/metrics', () => {
@@ -100,6 +102,36 @@ describe('/metrics', () => {
     assert.ok(
       after.some((s) => s.name.startsWith('nodejs_eventloop_lag')),
       'event-loop lag',
+    );
+  });
+
+  it("counts reads warm or cold by their handle's block cache, and upstream latency per host as a histogram", async () => {
+    const before = await scrape();
+    const cog = encodeURIComponent(`${files.url}/B09.tif`);
+    // The same tile twice under two renderings (two tile-cache keys): the second read finds the
+    // blocks the first read on the same handle.
+    assert.equal((await tessera.get(`/cog/tiles/WebMercatorQuad/9/289/207.png?url=${cog}&rescale=0,1000`)).status, 200);
+    assert.equal((await tessera.get(`/cog/tiles/WebMercatorQuad/9/289/207.png?url=${cog}&rescale=0,2000`)).status, 200);
+    const after = await scrape();
+    const moved = (name: string, labels: Record<string, string> = {}): number => value(after, name, labels) - value(before, name, labels);
+    assert.ok(moved('tessera_cache_misses_total', { cache: 'gdal_blocks' }) >= 1, 'the first read fetched its blocks');
+    assert.ok(moved('tessera_gdal_reads_total', { blocks: 'cold' }) >= 1);
+    assert.ok(moved('tessera_gdal_reads_total', { blocks: 'warm' }) >= 1, 'the second read found them');
+    assert.equal(
+      moved('tessera_cache_hits_total', { cache: 'gdal_blocks' }),
+      moved('tessera_cache_misses_total', { cache: 'gdal_blocks' }),
+      "the second read's blocks are the first's",
+    );
+
+    const h = { kind: 'gdal', host };
+    const count = value(after, 'tessera_upstream_request_duration_seconds_count', h);
+    assert.ok(count >= 1, 'GDAL reads timed per host');
+    assert.equal(count, value(after, 'tessera_upstream_requests_total', h), 'one observation per request');
+    assert.equal(value(after, 'tessera_upstream_request_duration_seconds_bucket', { ...h, le: '+Inf' }), count);
+    assert.ok(value(after, 'tessera_upstream_request_duration_seconds_bucket', { ...h, le: '0.005' }) <= count);
+    assert.ok(
+      Math.abs(value(after, 'tessera_upstream_request_duration_seconds_sum', h) - value(after, 'tessera_upstream_seconds_total', h)) < 1e-9,
+      'the sum is the seconds counted',
     );
   });
 

@@ -184,6 +184,16 @@ describe('DatasetPool, blocks of a read', () => {
     assert.deepEqual(told.slice(4), [[1]]);
   });
 
+  it('counts block-cache hits and misses, and reads warm, cold or untracked, against the handle each read got', async () => {
+    const { pool } = fakePool(4);
+    await pool.use('s', async () => undefined, { region: 0, blocks: [1, 2] });
+    await pool.use('s', async () => undefined, { region: 0, blocks: [1, 2] });
+    await pool.use('s', async () => undefined, { region: 0, blocks: [2, 3] });
+    await pool.use('s', async () => undefined, { region: 1, blocks: [1] });
+    await pool.use('s', async () => undefined);
+    assert.deepEqual(pool.blockCacheStats, { hits: 3, misses: 4, reads: { warm: 1, cold: 3, untracked: 1 } });
+  });
+
   it('does not count the blocks of a read that failed', async () => {
     const { pool } = fakePool(2);
     const told: number[][] = [];

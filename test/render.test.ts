@@ -9,6 +9,9 @@ import sharp from 'sharp';
 import { ARRAY_OF, type DType, type ImageData } from '../src/image/image-data.js';
 import { renderImage, rescaleToUint8 } from '../src/image/render.js';
 import { encodePngPlanes, DEFAULT_PNG_LEVEL } from '../src/image/encode/png.js';
+import { encode } from '../src/image/encode/index.js';
+import { colormapCanBeTransparent, namedColormap, parseColormapJson, type ColorMap } from '../src/image/colormap.js';
+import { postProcessAndRender } from '../src/image/post-process.js';
 
 const W = 4;
 const H = 5;
@@ -317,3 +320,50 @@ describe('renderImage: PNG content hint', () => {
     assert.deepEqual(colored.body, await encodePngPlanes(planes, W, H, DEFAULT_PNG_LEVEL, 'graphic'));
   });
 });
+
+/** The PNG colour type (IHDR byte 25): 2 RGB, 3 palette, 6 RGBA. */
+function colourType(png: Buffer): number {
+  return png[25]!;
+}
+
+describe('renderImage: band layout of colormapped PNGs (what GDAL and rasterio read)', () => {
+  const values = Array.from({ length: W * H }, (_, i) => i % 3);
+  const valid = Array.from({ length: W * H }, () => false);
+
+  it('says which colormaps can make a pixel transparent', () => {
+    assert.equal(colormapCanBeTransparent(namedColormap('viridis')), false);
+    const opaqueTable = JSON.stringify(Object.fromEntries(Array.from({ length: 256 }, (_, v) => [v, [v, v, v, 255]])));
+    assert.equal(colormapCanBeTransparent(parseColormapJson(opaqueTable)), false);
+    assert.equal(colormapCanBeTransparent(parseColormapJson(opaqueTable.replace('"7":[7,7,7,255]', '"7":[7,7,7,254]'))), true);
+    // values a discrete or interval colormap does not list are transparent black (rio-tiler)
+    assert.equal(colormapCanBeTransparent(parseColormapJson('{"1": [255, 0, 0, 255]}')), true);
+    assert.equal(colormapCanBeTransparent(parseColormapJson('[[[0, 10], [255, 0, 0, 255]]]')), true);
+  });
+
+  it('writes RGBA when the colormap has transparent entries (TiTiler 4 bands), palette indexes for an opaque one', async () => {
+    const gray = image('uint8', [values], [valid]);
+    const transparent = parseColormapJson('{"0": [255, 255, 255, 0], "1": [255, 0, 0, 255], "2": [0, 255, 0, 255]}');
+    const rgba = await postProcess(gray, transparent);
+    assert.equal(colourType(rgba), 6);
+    const opaque = await postProcess(gray, namedColormap('viridis'));
+    assert.equal(colourType(opaque), 3);
+    // the same pixels either way once decoded
+    const decoded = await decodePlanes(rgba);
+    assert.equal(decoded.channels, 4);
+    assert.deepEqual(
+      decoded.planes[3],
+      values.map((v) => (v === 0 ? 0 : 255)),
+    );
+  });
+
+  it('never writes pngraw as palette indexes: raw values are read as bands', async () => {
+    const few = [0, 1, 2].map((b) => Uint8Array.from({ length: W * H }, (_, i) => (i % 2) * 100 + b));
+    const body = await encode({ bands: few, dtype: 'uint8', width: W, height: H, content: 'graphic' }, undefined, 'pngraw');
+    assert.equal(colourType(body), 2);
+  });
+});
+
+async function postProcess(img: ImageData, cmap: ColorMap): Promise<Buffer> {
+  const out = await postProcessAndRender(img, 'png', { algorithm: undefined, rescale: undefined, colorFormula: undefined, colormap: cmap, returnMask: true });
+  return out.body;
+}

@@ -17,7 +17,7 @@ import type { BudgetRelease } from '../upstream/budget.js';
 import { answerClientError, installErrorHandling, MAX_HEADER_BYTES } from './errors.js';
 import { LoopWatchdog } from './watchdog.js';
 import { installJsonBodyParser, MAX_BODY_BYTES } from './json-body.js';
-import { normaliseBooleans, type Query } from './params/index.js';
+import { normaliseBooleans, PARSER_DEFAULT, type Query } from './params/index.js';
 import { tmsRoutes } from './routes/tms.js';
 import { stacFamily } from './routes/stac.js';
 import { cogFamily } from './routes/cog.js';
@@ -90,7 +90,8 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
     // (Node's default 16 KiB refused a 400-entry colormap). Over it: 431 with a JSON detail.
     http: { maxHeaderSize: MAX_HEADER_BYTES },
     clientErrorHandler: answerClientError,
-    ajv: { customOptions: { coerceTypes: 'array', allErrors: true, removeAdditional: false, useDefaults: true } },
+    // PARSER_DEFAULT annotates a query parameter with the default its parser applies (shown by /api).
+    ajv: { customOptions: { coerceTypes: 'array', allErrors: true, removeAdditional: false, useDefaults: true, keywords: [PARSER_DEFAULT] } },
     // A path piece is bounded by the URL's own limit (431 past it); a smaller one answered 414 without a detail.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_HEADER_BYTES },
     // Each request carries a deadline; the handler's own work is bounded by upstream timeouts.

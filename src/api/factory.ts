@@ -27,6 +27,7 @@ import {
   renderingFor,
   routeQuery,
   tileDocument,
+  wmtsDocument,
   tileFormatQuery,
   tileMargins,
   tileSize,
@@ -422,12 +423,13 @@ function documentRoutes<L, M extends keyof Reader>(
   if (gen2) return;
 
   const wmtsOptions = family.wmts ?? { layerName: 'Dataset', useEpsg: true };
-  const wmtsFamilies = wmtsOptions.useEpsg ? { ...documentFamilies, epsg: wmtsEpsg } : documentFamilies;
+  const wmtsDocumentFamilies = { ...documentFamilies, document: wmtsDocument };
+  const wmtsFamilies = wmtsOptions.useEpsg ? { ...wmtsDocumentFamilies, epsg: wmtsEpsg } : wmtsDocumentFamilies;
   const oneGridWmts = async (request: GridRequest, reply: FastifyReply, p: Parsed<typeof wmtsFamilies>): Promise<FastifyReply> => {
     const tms = gridOf(request);
     const { summary, zooms } = await tileDoc(request, p, tms);
     checkZoomRange(tms, zooms.minzoom, zooms.maxzoom);
-    const format = p.document.tileFormat ?? 'png';
+    const format = p.document.tileFormat ?? 'png'; // the WMTS family's default
     const template = `${baseUrl(request)}${family.prefix}/tiles/${tms.id}/{TileMatrix}/{TileCol}/{TileRow}@${p.document.tileScale}x.${format}${forwardedQuery(request, WMTS_DROPPED)}`;
     const xml = wmtsCapabilities({
       title: p.url,

@@ -9,11 +9,12 @@
  *   answers by status class, bytes received and seconds spent; `kind="gdal"` for GDAL's raster
  *   reads through the gateway, `kind="direct"` for tessera's own (STAC items, MosaicJSON, a file's
  *   first bytes when it does not open, COG layouts).
- * - Caches: hits and misses of the document cache and of the raster metadata cache (and of the
- *   pgSTAC catalogue's item lookups, with a catalogue).
+ * - Caches: hits and misses of the document cache, the raster metadata cache, the tile caches, the
+ *   GDAL block caches as the handle pool sees them (source/pool.ts BlockCacheStats), and the pgSTAC
+ *   catalogue's item lookups, with a catalogue. Upstream latency per host as a histogram.
  * - The pgSTAC catalogue, when one is configured: queries, failed queries, seconds spent in them,
  *   connections open and idle, queries waiting for a connection.
- * - Capacity: GDAL handles open, in use and waited for; whole-image requests running, waiting and
+ * - Capacity: GDAL handles open, in use and waited for, reads warm or cold; whole-image requests running, waiting and
  *   the bytes they hold; event-loop stalls seen by the watchdog.
  * - Process and event loop: prom-client's default metrics (CPU, memory, heap, GC, event-loop lag).
  */
@@ -21,7 +22,7 @@ import client from 'prom-client';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../services.js';
 import { PARTIAL_HEADER } from '../readers/mosaic.js';
-import type { HostStats } from '../upstream/client.js';
+import { UPSTREAM_LATENCY_BUCKETS, type HostStats } from '../upstream/client.js';
 import type { LoopWatchdog } from './watchdog.js';
 
 /** The first path segments of the routes outside the reader families, each its own label. */
@@ -159,6 +160,56 @@ function upstreamMetrics(registry: client.Registry, services: Services): void {
     ['kind', 'host'],
     perHost((s) => [[{}, s.seconds]]),
   );
+  new CollectedHistogram(
+    'tessera_upstream_request_duration_seconds',
+    'Time from sending an upstream request to the end of its answer (or its failure)',
+    ['kind', 'host'],
+    UPSTREAM_LATENCY_BUCKETS,
+    async () => (await sources()).flatMap(([kind, hosts]) => hosts.map(([host, s]) => ({ labels: { kind, host }, counts: s.latency, sum: s.seconds }))),
+    registry,
+  );
+}
+
+/** Observations of one label set, as a histogram's buckets: `counts[i]` fell in bucket i, the last above every bound. */
+interface BucketCounts {
+  labels: Record<string, string>;
+  counts: readonly number[];
+  sum: number;
+}
+
+/**
+ * A histogram whose bucket counts are read at scrape time from counts kept elsewhere (the gateway's
+ * thread counts its own requests). prom-client's Histogram formats what `getForPromString` gives
+ * (its `get` too), so that is where the counts read are laid out as buckets, sum and count.
+ */
+class CollectedHistogram extends client.Histogram<string> {
+  constructor(
+    private readonly metricName: string,
+    private readonly helpText: string,
+    labelNames: string[],
+    private readonly bounds: readonly number[],
+    private readonly read: () => Promise<BucketCounts[]>,
+    registry: client.Registry,
+  ) {
+    super({ name: metricName, help: helpText, labelNames, buckets: [...bounds], registers: [registry] });
+  }
+
+  async getForPromString(): Promise<{ name: string; help: string; type: string; aggregator: client.Aggregator; values: client.MetricValueWithName<string>[] }> {
+    const name = this.metricName;
+    const values: client.MetricValueWithName<string>[] = [];
+    for (const { labels, counts, sum } of await this.read()) {
+      let cumulative = 0;
+      this.bounds.forEach((le, i) => {
+        cumulative += counts[i] ?? 0;
+        values.push({ metricName: `${name}_bucket`, labels: { ...labels, le }, value: cumulative });
+      });
+      cumulative += counts[this.bounds.length] ?? 0;
+      values.push({ metricName: `${name}_bucket`, labels: { ...labels, le: '+Inf' }, value: cumulative });
+      values.push({ metricName: `${name}_sum`, labels, value: sum });
+      values.push({ metricName: `${name}_count`, labels, value: cumulative });
+    }
+    return { name, help: this.helpText, type: 'histogram', aggregator: 'sum', values };
+  }
 }
 
 function cacheMetrics(registry: client.Registry, services: Services): void {
@@ -167,6 +218,7 @@ function cacheMetrics(registry: client.Registry, services: Services): void {
     ['raster_metadata', services.sources.metaStats],
     ['tiles_memory', services.tiles.memoryStats],
     ['tiles_redis', services.tiles.redisStats],
+    ['gdal_blocks', services.pool.blockCacheStats],
     ...(services.searches ? [['pgstac_items', services.searches.lookups.stats()] as [string, { hits: number; misses: number }]] : []),
   ];
   collectedCounter(registry, 'tessera_cache_hits_total', 'Lookups answered from a cache', ['cache'], () => caches().map(([cache, s]) => [{ cache }, s.hits]));
@@ -214,6 +266,13 @@ function capacityMetrics(registry: client.Registry, services: Services, watchdog
   gauge(registry, 'tessera_gdal_handles_busy', 'GDAL dataset handles in use by a call', () => services.pool.stats.busy);
   gauge(registry, 'tessera_gdal_handle_waiters', 'GDAL calls waiting for a handle of their source', () => services.pool.stats.waiting);
   gauge(registry, 'tessera_gdal_sources', 'Rasters with pooled handles', () => services.pool.stats.sources);
+  collectedCounter(
+    registry,
+    'tessera_gdal_reads_total',
+    "Pixel reads by what their handle's block cache held: warm (every block read before), cold (some not), untracked (no blocks named)",
+    ['blocks'],
+    () => Object.entries(services.pool.blockCacheStats.reads).map(([blocks, n]) => [{ blocks }, n]),
+  );
   gauge(registry, 'tessera_whole_image_running', 'Whole-image requests (previews, parts, statistics) holding a slot', () => services.wholeImages.stats.running);
   gauge(registry, 'tessera_whole_image_waiting', 'Whole-image requests waiting for a slot or for memory', () => services.wholeImages.stats.waiting);
   gauge(registry, 'tessera_tile_requests_running', 'Tile requests being made (TESSERA_TILE_REQUESTS)', () => services.tileAdmission.stats.running);

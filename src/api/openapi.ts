@@ -18,7 +18,7 @@
  * Pure: it takes the plugin's document, the families and the settings, and returns a new document; app.ts computes it once.
  */
 import { IMAGE_FORMATS, MEDIA_TYPES } from '../image/formats.js';
-import { parameterDocs } from './params/index.js';
+import { parameterDocs, PARSER_DEFAULT } from './params/index.js';
 import type { Settings } from '../config.js';
 import { choose, formOf } from './generations.js';
 
@@ -334,7 +334,14 @@ function documentParameter(p: Parameter): Parameter {
   // Path segments parsed by the handler (to answer TiTiler's errors) are plain strings to the router.
   const typed =
     p.in === 'path' && IMAGE_PATH_PARAMS[p.name] && p.schema?.['type'] === 'string' && !p.schema['enum'] ? { schema: IMAGE_PATH_PARAMS[p.name] } : {};
-  return { ...p, ...typed, ...(description ? { description } : {}) };
+  return withParserDefault({ ...p, ...typed, ...(description ? { description } : {}) });
+}
+
+/** The default a parameter's parser applies (its family's parserDefault), as the schema's `default`. */
+function withParserDefault(p: Parameter): Parameter {
+  if (!p.schema || !(PARSER_DEFAULT in p.schema)) return p;
+  const { [PARSER_DEFAULT]: value, ...schema } = p.schema;
+  return { ...p, schema: { ...schema, default: value } };
 }
 
 /** The operation at one of a catch-all route's documented forms: path parameters as the form names them. */

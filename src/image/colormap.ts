@@ -127,6 +127,17 @@ export function isEmptyColormap(cmap: ColorMap): boolean {
   return cmap.kind !== 'lut' && (cmap.kind === 'discrete' ? cmap.entries.size === 0 : cmap.entries.length === 0);
 }
 
+/**
+ * Whether the colormap itself can make a pixel transparent: an entry with alpha below 255, or (a
+ * discrete or interval colormap) a value it does not list, which rio-tiler paints transparent black.
+ * The named colormaps are opaque lookup tables.
+ */
+export function colormapCanBeTransparent(cmap: ColorMap): boolean {
+  if (cmap.kind !== 'lut') return true;
+  for (let j = 3; j < cmap.table.length; j += 4) if (cmap.table[j]! < 255) return true;
+  return false;
+}
+
 function parseInterval(entry: unknown): [[number, number], Rgba] {
   const ok =
     Array.isArray(entry) && entry.length === 2 && Array.isArray(entry[0]) && entry[0].length === 2 && entry[0].every((n: unknown) => typeof n === 'number');

@@ -8,7 +8,7 @@ import type { ImageData } from './image-data.js';
 import { applyRescale } from './rescale.js';
 import { applyExpression, cachedExpression } from './expression.js';
 import { applyColorFormula, type ColorOperation } from './color-formula.js';
-import { applyColormap, type ColorMap } from './colormap.js';
+import { applyColormap, colormapCanBeTransparent, type ColorMap } from './colormap.js';
 import { prepareAlgorithm, type AlgorithmRef } from './algorithms/index.js';
 import { renderImage, type RenderedImage } from './render.js';
 import type { encode } from './encode/index.js';
@@ -71,7 +71,7 @@ export async function postProcessAndRender(img: ImageData, format: ImageFormat |
     ...(spec.encoding === '2' ? { encoding: '2' as const } : {}),
     synthetic: spec.algorithm !== undefined,
     ...(encoder ? { encode: encoder } : {}),
-    ...(cmap ? { colormap: (i: ImageData) => applyColormap(i, cmap) } : {}),
+    ...(cmap ? { colormap: (i: ImageData) => applyColormap(i, cmap), colormapCanBeTransparent: colormapCanBeTransparent(cmap) } : {}),
   });
 }
 

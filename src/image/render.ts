@@ -23,6 +23,12 @@ export interface RenderOptions {
    */
   colormap?: (img: ImageData) => ImageData;
   /**
+   * The colormap can make pixels transparent (see colormapCanBeTransparent): its PNG is written as
+   * TiTiler writes it, RGB + alpha, never as palette indexes, so that GDAL and rasterio read the four
+   * bands they read from TiTiler's file, transparency in the fourth.
+   */
+  colormapCanBeTransparent?: boolean;
+  /**
    * The pixels were made by an algorithm (hillshade, contours…) rather than read: encoders treat
    * them as a graphic, as they do colormapped ones (see PngContent).
    */
@@ -181,12 +187,13 @@ export async function renderImage(img: ImageData, opts: RenderOptions): Promise<
   const automaticUint8 = opts.encoding === '2' && opts.format === undefined;
 
   const content = opts.colormap || opts.synthetic ? 'graphic' : 'imagery';
-  let data: RasterData = { bands: colored.bands, dtype: colored.dtype, width: colored.width, height: colored.height, content };
+  const pngLayout = opts.colormapCanBeTransparent ? 'planes' : 'any';
+  let data: RasterData = { bands: colored.bands, dtype: colored.dtype, width: colored.width, height: colored.height, content, pngLayout };
   if (needsRescale(format, colored.dtype, automaticUint8)) {
     const ranges = statistics ?? [DTYPE_RANGE[colored.dtype]];
     const source: RangeSource = statistics ? 'statistics' : 'dtype';
     const bands = rescaleToUint8(colored.bands, colored.dtype, mask, colored.width, colored.height, ranges, source);
-    data = { bands, dtype: 'uint8', width: colored.width, height: colored.height, content };
+    data = { bands, dtype: 'uint8', width: colored.width, height: colored.height, content, pngLayout };
   }
   if (opts.encoding === '2' && format === 'npy' && opts.returnMask && data.dtype !== 'uint8' && data.dtype !== 'bool') {
     // 2.x: the mask is one more band of the data's dtype (a uint8 mask is the same either way).

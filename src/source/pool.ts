@@ -97,10 +97,24 @@ export interface PoolOptions {
   turn?: <T>(call: () => Promise<T>) => Promise<T>;
 }
 
+/**
+ * What reads found in their handle's block cache, as the pool knows it: a block a read names is a
+ * hit when that handle has read it before (GDAL's cache should hold it decompressed), else a miss
+ * (fetched or taken from the gateway, then inflated). A read is warm when all its blocks are hits,
+ * cold when any is a miss, untracked when it names no blocks (metadata, points, warped reads).
+ * An upper bound on GDAL's own hits: GDAL_CACHEMAX may have evicted a block the handle read.
+ */
+export interface BlockCacheStats {
+  hits: number;
+  misses: number;
+  reads: { warm: number; cold: number; untracked: number };
+}
+
 export class DatasetPool {
   /** Insertion order = recency: a used entry is moved to the end. */
   private readonly entries = new Map<string, Entry>();
   private total = 0;
+  private readonly blockCache: BlockCacheStats = { hits: 0, misses: 0, reads: { warm: 0, cold: 0, untracked: 0 } };
   private readonly open: (path: string) => Promise<Dataset>;
 
   constructor(private readonly opts: PoolOptions) {
@@ -139,6 +153,7 @@ export class DatasetPool {
     fn: (ds: Dataset) => Promise<T> | T,
   ): Promise<T> {
     const handle = await this.acquire(entry, preferred, aff, missing);
+    this.countBlocks(handle, aff?.blocks);
     let healthy = true;
     try {
       const result = await fn(handle.ds);
@@ -156,6 +171,25 @@ export class DatasetPool {
     } finally {
       this.release(entry, handle, healthy);
     }
+  }
+
+  /** Counts a read's blocks against what the handle it got has read (BlockCacheStats). */
+  private countBlocks(handle: Handle, blocks: readonly number[] | undefined): void {
+    if (!blocks || blocks.length === 0) {
+      this.blockCache.reads.untracked++;
+      return;
+    }
+    let hits = 0;
+    for (const b of blocks) if (handle.blocks.has(b)) hits++;
+    this.blockCache.hits += hits;
+    this.blockCache.misses += blocks.length - hits;
+    if (hits === blocks.length) this.blockCache.reads.warm++;
+    else this.blockCache.reads.cold++;
+  }
+
+  /** Block-cache outcomes since start (a copy). */
+  get blockCacheStats(): BlockCacheStats {
+    return { ...this.blockCache, reads: { ...this.blockCache.reads } };
   }
 
   /** Sources with handles, handles open (or opening), those in use, and calls waiting for one. */

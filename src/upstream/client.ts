@@ -50,6 +50,22 @@ export interface HostStats {
   bytes: number;
   /** Seconds from sending to the end of the answer, summed (with `requests`, the mean latency). */
   seconds: number;
+  /**
+   * The same durations counted by UPSTREAM_LATENCY_BUCKETS: `latency[i]` requests took at most
+   * bucket i's seconds and more than bucket i-1's; the last entry counts those slower than every
+   * bucket (plain numbers, to cross from the gateway's thread).
+   */
+  latency: number[];
+}
+
+/** Upper bounds (seconds) of the upstream latency histogram's buckets: a range read on a LAN to a slow object store. */
+export const UPSTREAM_LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30] as const;
+
+function observe(stats: HostStats, seconds: number): void {
+  stats.seconds += seconds;
+  let i = 0;
+  while (i < UPSTREAM_LATENCY_BUCKETS.length && seconds > UPSTREAM_LATENCY_BUCKETS[i]!) i++;
+  stats.latency[i] = (stats.latency[i] ?? 0) + 1;
 }
 
 /** Hosts are client-chosen: past this many, the rest are counted together as "other". */
@@ -103,14 +119,21 @@ export class UpstreamClient {
 
   /** Per-host counts since start (a copy). */
   hostStats(): Array<[string, HostStats]> {
-    return [...this.hosts].map(([host, s]) => [host, { ...s, answers: { ...s.answers } }]);
+    return [...this.hosts].map(([host, s]) => [host, { ...s, answers: { ...s.answers }, latency: [...s.latency] }]);
   }
 
   private statsOf(host: string): HostStats {
     let stats = this.hosts.get(host);
     if (!stats) {
       const key = this.hosts.size < MAX_TRACKED_HOSTS ? host : 'other';
-      stats = this.hosts.get(key) ?? { requests: 0, errors: 0, answers: {}, bytes: 0, seconds: 0 };
+      stats = this.hosts.get(key) ?? {
+        requests: 0,
+        errors: 0,
+        answers: {},
+        bytes: 0,
+        seconds: 0,
+        latency: new Array<number>(UPSTREAM_LATENCY_BUCKETS.length + 1).fill(0),
+      };
       this.hosts.set(key, stats);
     }
     return stats;
@@ -185,7 +208,7 @@ export class UpstreamClient {
         const status = `${Math.floor((res.statusCode ?? 0) / 100)}xx`;
         stats.answers[status] = (stats.answers[status] ?? 0) + 1;
         res.once('close', () => {
-          stats.seconds += (performance.now() - started) / 1000;
+          observe(stats, (performance.now() - started) / 1000);
           stats.bytes += Math.max(0, (socket?.bytesRead ?? socketBytesAtStart) - socketBytesAtStart);
         });
         resolve(res);
@@ -193,7 +216,7 @@ export class UpstreamClient {
       request.once('error', (err: NodeJS.ErrnoException) => {
         clearTimeout(connectTimer);
         stats.errors++;
-        stats.seconds += (performance.now() - started) / 1000;
+        observe(stats, (performance.now() - started) / 1000);
         if (!retried && request.reusedSocket && (err.code === 'ECONNRESET' || err.code === 'EPIPE') && !req.signal.aborted) {
           resolve(this.once(url, req, true));
           return;

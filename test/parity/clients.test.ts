@@ -49,10 +49,14 @@ describe('real clients: GDAL WMTS and TMS drivers, OWSLib', { timeout: 180_000 }
     await files?.close();
   });
 
-  async function servedTile(z: number, x: number, y: number): Promise<Buffer> {
-    const res = await fetch(`${tessera.url}/cog/tiles/WebMercatorQuad/${z}/${x}/${y}.png?url=${tci}`);
+  async function servedTile(z: number, x: number, y: number, query = ''): Promise<Buffer> {
+    return rgbaOf(await servedPng(z, x, y, query));
+  }
+
+  async function servedPng(z: number, x: number, y: number, query = ''): Promise<Buffer> {
+    const res = await fetch(`${tessera.url}/cog/tiles/WebMercatorQuad/${z}/${x}/${y}.png?url=${tci}${query}`);
     assert.equal(res.status, 200);
-    return rgbaOf(Buffer.from(await res.arrayBuffer()));
+    return Buffer.from(await res.arrayBuffer());
   }
 
   /** 256×256 RGBA read by GDAL at `left`, `top` (Web Mercator) from a dataset it opened. */
@@ -80,6 +84,21 @@ describe('real clients: GDAL WMTS and TMS drivers, OWSLib', { timeout: 180_000 }
       assert.ok(Math.abs(ds.geoTransform![1]! - t.cell) / t.cell < 1e-9, `the finest level is z10: ${ds.geoTransform![1]} vs ${t.cell}`);
       const read = await readWindow(ds, t.left, t.top);
       assert.ok(read.equals(await servedTile(t.z, t.x, t.y)), 'the same RGBA as the tile route');
+    } finally {
+      ds.close();
+    }
+  });
+
+  it("GDAL's WMTS driver draws a palette PNG (an opaque colormap's tile) in the RGBA pixels a browser decodes", async () => {
+    // tessera writes tiles of opaque colormaps as palette PNGs where TiTiler writes RGBA (docs/differences.md).
+    const query = '&bidx=1&colormap_name=viridis';
+    const t = middleTile();
+    const png = await servedPng(t.z, t.x, t.y, query);
+    assert.equal(png[25], 3, 'a palette PNG (colour type 3)');
+    const ds = await gdal.openAsync(`WMTS:${tessera.url}/cog/WebMercatorQuad/WMTSCapabilities.xml?url=${tci}${query}`);
+    try {
+      const read = await readWindow(ds, t.left, t.top);
+      assert.ok(read.equals(await rgbaOf(png)), 'the same RGBA as sharp (libvips, as browsers) decodes');
     } finally {
       ds.close();
     }

@@ -34,9 +34,17 @@ export const datasetValues = family(
   'DatasetParams',
   {
     nodata: { schema: str, doc: "Nodata value overriding the dataset's (a number, or nan / inf / -inf)." },
-    unscale: { schema: bool, doc: "Apply the bands' internal scale and offset." },
-    resampling: { schema: { type: 'string', enum: [...READ_RESAMPLING] }, doc: 'Resampling when reading at another resolution (RasterIO). Default: nearest.' },
-    reproject: { schema: { type: 'string', enum: [...WARP_RESAMPLING] }, doc: 'Resampling when reprojecting (warp kernel). Default: nearest.' },
+    unscale: { schema: bool, doc: "Apply the bands' internal scale and offset.", parserDefault: false },
+    resampling: {
+      schema: { type: 'string', enum: [...READ_RESAMPLING] },
+      doc: 'Resampling when reading at another resolution (RasterIO). Default: nearest.',
+      parserDefault: 'nearest',
+    },
+    reproject: {
+      schema: { type: 'string', enum: [...WARP_RESAMPLING] },
+      doc: 'Resampling when reprojecting (warp kernel). Default: nearest.',
+      parserDefault: 'nearest',
+    },
   },
   (q): ValueOptions => {
     const nodata = parseNodata(text(q, 'nodata'));

@@ -26,7 +26,19 @@ export interface Param {
   /** The description /api shows; one per parameter name across every family. */
   doc: string;
   required?: boolean;
+  /**
+   * What the parser takes an absent parameter to mean (TiTiler's default), shown by /api as the
+   * default. Unlike a `default` in `schema`, validation does not fill it in: the parser still sees
+   * the parameter absent, which some must tell apart (a tile's `scale` marks a TiTiler 0.18 request).
+   */
+  parserDefault?: string | number | boolean;
 }
+
+/**
+ * The annotation carrying a parameter's parserDefault in a route's query schema: ajv is told it is
+ * an annotation (api/app.ts), and /api turns it into the parameter's `default` (api/openapi.ts).
+ */
+export const PARSER_DEFAULT = 'x-parser-default';
 
 export interface ParamFamily<T> {
   /** TiTiler's name for the dependency, where it has one. */
@@ -87,7 +99,7 @@ export function routeQuery<F extends Record<string, ParamFamily<unknown>>>(famil
   const properties: Record<string, JsonSchema> = {};
   const required: string[] = [];
   for (const [name, p] of Object.entries(all.params)) {
-    properties[name] = { ...p.schema, description: p.doc };
+    properties[name] = { ...p.schema, description: p.doc, ...(p.parserDefault !== undefined ? { [PARSER_DEFAULT]: p.parserDefault } : {}) };
     if (p.required) required.push(name);
   }
   return { schema: { type: 'object', properties, required }, parse: all.parse };

@@ -6,7 +6,7 @@
  */
 import { badRequest } from '../../errors.js';
 import { IMAGE_FORMATS, type ImageFormat } from '../../image/formats.js';
-import { bool, family, int, type Query } from './family.js';
+import { bool, family, int, type ParamFamily, type Query } from './family.js';
 
 /** Largest `buffer` and `padding`, in pixels: wider than any tile needs, small enough to size no read. */
 const MAX_TILE_MARGIN = 1024;
@@ -100,7 +100,11 @@ export const tileFormatQuery = family(
   'Tile format query',
   {
     format: { schema: { type: 'string', enum: [...IMAGE_FORMATS] }, doc: FORMAT_DOC },
-    scale: { schema: { type: 'integer', exclusiveMinimum: 0, maximum: 4 }, doc: 'Tile size scale: 1 gives 256×256 tiles, 2 gives 512×512, up to 4.' },
+    scale: {
+      schema: { type: 'integer', exclusiveMinimum: 0, maximum: 4 },
+      doc: 'Tile size scale: 1 gives 256×256 tiles, 2 gives 512×512, up to 4.',
+      parserDefault: 1,
+    },
   },
   (q): { format?: ImageFormat; scale?: number } => ({
     ...(q['format'] !== undefined ? { format: q['format'] as ImageFormat } : {}),
@@ -134,29 +138,42 @@ export interface TileDocumentOptions {
   maxzoom: number | undefined;
 }
 
-/** TileJSON, WMTS and map: the tile URLs the document writes, and the zooms it announces. */
-export const tileDocument = family(
-  'TileJSON parameters',
-  {
-    tile_format: { schema: { type: 'string', enum: [...IMAGE_FORMATS] }, doc: 'Format of the tile URLs in TileJSON or WMTS documents.' },
-    tile_scale: {
-      schema: { type: 'integer', exclusiveMinimum: 0, exclusiveMaximum: 4, default: 1 },
-      doc: 'Tile size scale of the tile URLs: 1 gives 256×256, 2 gives 512×512.',
+const TILE_FORMAT_DOC = 'Format of the tile URLs in TileJSON or WMTS documents.';
+
+/** TileJSON and map: the tile URLs the document writes, and the zooms it announces. */
+export const tileDocument = tileDocumentFamily('TileJSON parameters', undefined);
+
+/** WMTS: the same, its tile URLs in PNG unless `tile_format` names another format. */
+export const wmtsDocument = tileDocumentFamily('WMTS parameters', 'png');
+
+function tileDocumentFamily(name: string, defaultFormat: ImageFormat | undefined): ParamFamily<TileDocumentOptions> {
+  return family(
+    name,
+    {
+      tile_format: {
+        schema: { type: 'string', enum: [...IMAGE_FORMATS] },
+        doc: TILE_FORMAT_DOC,
+        ...(defaultFormat ? { parserDefault: defaultFormat } : {}),
+      },
+      tile_scale: {
+        schema: { type: 'integer', exclusiveMinimum: 0, exclusiveMaximum: 4, default: 1 },
+        doc: 'Tile size scale of the tile URLs: 1 gives 256×256, 2 gives 512×512.',
+      },
+      minzoom: { schema: int, doc: "Minimum zoom written in the document, instead of the dataset's." },
+      maxzoom: { schema: int, doc: "Maximum zoom written in the document, instead of the dataset's." },
     },
-    minzoom: { schema: int, doc: "Minimum zoom written in the document, instead of the dataset's." },
-    maxzoom: { schema: int, doc: "Maximum zoom written in the document, instead of the dataset's." },
-  },
-  (q): TileDocumentOptions => ({
-    tileFormat: q['tile_format'] as ImageFormat | undefined,
-    tileScale: (q['tile_scale'] as number | undefined) ?? 1,
-    minzoom: q['minzoom'] as number | undefined,
-    maxzoom: q['maxzoom'] as number | undefined,
-  }),
-);
+    (q): TileDocumentOptions => ({
+      tileFormat: (q['tile_format'] as ImageFormat | undefined) ?? defaultFormat,
+      tileScale: (q['tile_scale'] as number | undefined) ?? 1,
+      minzoom: q['minzoom'] as number | undefined,
+      maxzoom: q['maxzoom'] as number | undefined,
+    }),
+  );
+}
 
 /** WMTS: the CRS written as EPSG:n (ArcMap) instead of an OGC URI. */
 export const wmtsEpsg = family(
   'WMTS use_epsg',
-  { use_epsg: { schema: bool, doc: 'Write the CRS as EPSG:n instead of an OGC URI in the capabilities (for ArcMap).' } },
+  { use_epsg: { schema: bool, doc: 'Write the CRS as EPSG:n instead of an OGC URI in the capabilities (for ArcMap).', parserDefault: false } },
   (q): boolean => q['use_epsg'] === true,
 );

@@ -4,7 +4,18 @@
  */
 import { booleanParams, type Query } from './family.js';
 
-export { routeQuery, combine, parameterDocs, type ParamFamily, type Parsed, type PathRoute, type Query, type QueryRoute, type RouteQuery } from './family.js';
+export {
+  routeQuery,
+  combine,
+  parameterDocs,
+  PARSER_DEFAULT,
+  type ParamFamily,
+  type Parsed,
+  type PathRoute,
+  type Query,
+  type QueryRoute,
+  type RouteQuery,
+} from './family.js';
 export { datasetUrl, datasetValues, gridQuery, tmsPathSchema, coordCrs, dstCrs } from './dataset.js';
 export {
   bandLayer,
@@ -25,6 +36,7 @@ export {
   formatQuery,
   tileFormatQuery,
   tileDocument,
+  wmtsDocument,
   tileSize,
   wmtsEpsg,
   type SizeOptions,

@@ -94,7 +94,7 @@ export const rendering = family(
     color_formula: { schema: str, doc: 'rio-color formula: gamma, sigmoidal and saturation operations, e.g. `gamma rgb 1.3, sigmoidal rgb 8 0.4`.' },
     colormap_name: { schema: { type: 'string', enum: [...colormapNames()] }, doc: 'Name of a colormap (see /colorMaps) for one-band output.' },
     colormap: { schema: str, doc: 'A colormap as JSON: {value: [r, g, b, a]} or a list of [[min, max], [r, g, b, a]] intervals.' },
-    return_mask: { schema: bool, doc: 'Add the mask as an alpha band (or transparency) to the output. Default: true.' },
+    return_mask: { schema: bool, doc: 'Add the mask as an alpha band (or transparency) to the output. Default: true.', parserDefault: true },
   },
   (q): Rendering => {
     const formula = text(q, 'color_formula');
@@ -113,7 +113,7 @@ export const rendering = family(
 export const statistics = family(
   'StatisticsParams',
   {
-    categorical: { schema: bool, doc: 'Count each distinct value instead of computing a histogram.' },
+    categorical: { schema: bool, doc: 'Count each distinct value instead of computing a histogram.', parserDefault: false },
     c: { schema: { type: 'array', items: { type: 'number' } }, doc: 'Values whose pixels are counted (categorical statistics); repeat for several.' },
     p: { schema: { type: 'array', items: { type: 'integer' } }, doc: 'Percentiles reported, repeat for several. Default: 2 and 98.' },
     histogram_bins: { schema: str, doc: 'Number of equal-width histogram bins (default 10), or the bin edges separated by commas.' },

@@ -47,10 +47,11 @@ export async function encode(data: RasterData, mask: Uint8Array | undefined, for
   checkShape(data, mask);
   switch (format) {
     case 'png':
-      return encodePng(data, mask, pngLevel, data.content ?? 'imagery');
+      return encodePng(data, mask, pngLevel, data.content ?? 'imagery', data.pngLayout ?? 'any');
     case 'pngraw':
-      // TiTiler's zlib settings: level 1, default strategy (the values are data, not a picture).
-      return encodePng(data, mask, 1, 'graphic');
+      // TiTiler's zlib settings: level 1, default strategy (the values are data, not a picture), and
+      // never palette indexes: whoever asks for raw values reads the bands.
+      return encodePng(data, mask, 1, 'graphic', 'planes');
     case 'jpeg':
     case 'jpg':
       return encodeJpeg(data);

@@ -50,6 +50,14 @@ const STRATEGIES: Record<PngContent, number> = {
   graphic: zlib.constants.Z_DEFAULT_STRATEGY,
 };
 
+/**
+ * Whether the file may hold its pixels in another layout than the planes': 'any' lets a graphic of
+ * at most 256 colours become a palette image (the same decoded pixels in a browser, but GDAL and
+ * rasterio read such a file as one band of indexes and a colour table); 'planes' writes one channel
+ * per plane, so that a reader of bands gets as many bands as were given (TiTiler's RGBA, `pngraw`).
+ */
+export type PngLayout = 'any' | 'planes';
+
 /** IDAT chunks hold at most this many bytes of the zlib stream; tiles fit in one. */
 const MAX_IDAT_BYTES = 1 << 20;
 
@@ -634,18 +642,27 @@ function checkPlanes(planes: PngPlanes, width: number, height: number): void {
  * (0–9; 0 stores) with the strategy for `content`. Filtering (1.2–1.5 ms for a 256² RGBA tile) runs
  * on the calling thread.
  *
- * A graphic in 8-bit RGB(A) with at most 256 colours (every colormapped tile) is written as a
+ * A graphic in 8-bit RGB(A) with at most 256 colours, when `layout` allows it, is written as a
  * palette image instead: one byte per pixel, no filter search. On 31 tiles of the benchmark's
  * expression + viridis mix, encoding took 2.4–2.6 ms of CPU per tile against 5.2 ms for filtered RGBA
  * (filters 1.9 ms, deflate the rest), and files averaged 27 KB against 56 KB;
  * imagery is not tried, as it almost never has so few colours. Imagery rows are filtered by bands
  * (see imageryScanlines); graphics get libpng's choice per row, which pays on their flat areas.
  */
-export async function encodePngPlanes(planes: PngPlanes, width: number, height: number, level: number, content: PngContent = 'graphic'): Promise<Buffer> {
+export async function encodePngPlanes(
+  planes: PngPlanes,
+  width: number,
+  height: number,
+  level: number,
+  content: PngContent = 'graphic',
+  layout: PngLayout = 'any',
+): Promise<Buffer> {
   if (!Number.isInteger(level) || level < 0 || level > 9) fail(`zlib level ${level} (0 to 9 are possible)`);
   checkPlanes(planes, width, height);
   const palette =
-    content === 'graphic' && planes.length >= 3 && planes[0] instanceof Uint8Array ? paletteImage(planes as readonly Uint8Array[], width, height) : undefined;
+    content === 'graphic' && layout === 'any' && planes.length >= 3 && planes[0] instanceof Uint8Array
+      ? paletteImage(planes as readonly Uint8Array[], width, height)
+      : undefined;
   const filtered = palette ? palette.scanlines : content === 'imagery' ? imageryScanlines(planes, width, height) : filterScanlines(planes, width, height);
   // One output chunk as large as the worst case: Node's zlib otherwise returns to the event loop
   // every 16 KiB of output and goes back to the pool for the next (measured: ~2 ms of main-thread

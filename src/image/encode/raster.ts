@@ -20,7 +20,7 @@ import { TesseraError, badRequest } from '../../errors.js';
 import type { BandArray } from '../image-data.js';
 import type { RasterData } from './types.js';
 import { gdalEncoders } from './gdal-lazy.js';
-import { encodePngPlanes, type PngContent } from './png.js';
+import { encodePngPlanes, type PngContent, type PngLayout } from './png.js';
 
 const PNG_LAYOUTS = '1 (gray), 2 (gray + alpha), 3 (RGB) or 4 (RGBA) bands';
 const JPEG_LAYOUTS = '1 (gray), 3 (RGB) or 4 (CMYK) bands';
@@ -76,20 +76,21 @@ function rgbPipeline(planes: readonly Uint8Array[], width: number, height: numbe
 /**
  * PNG of uint8 or uint16 bands plus the mask as alpha, deflated at `zlevel` (0–9: the configured
  * level for png, 1 for pngraw) with the zlib strategy for `content`. One band is grey, two grey +
- * alpha, three RGB, four RGBA; uint16 is written as 16-bit samples.
+ * alpha, three RGB, four RGBA; uint16 is written as 16-bit samples; a graphic of few colours may be
+ * written as palette indexes where `layout` allows it.
  */
-export async function encodePng(data: RasterData, mask: Uint8Array | undefined, zlevel: number, content: PngContent): Promise<Buffer> {
+export async function encodePng(data: RasterData, mask: Uint8Array | undefined, zlevel: number, content: PngContent, layout: PngLayout): Promise<Buffer> {
   const count = data.bands.length + (mask ? 1 : 0);
   if (data.dtype !== 'uint8' && data.dtype !== 'uint16') throw dtypeError('PNG', data.dtype, 'uint8 or uint16');
   if (count < 1 || count > 4) throw bandCountError('PNG', count, mask !== undefined, PNG_LAYOUTS);
   if (data.dtype === 'uint16') {
     const planes = data.bands.map(asUint16);
     if (mask) planes.push(stretchMask(mask));
-    return encodePngPlanes(planes, data.width, data.height, zlevel, content);
+    return encodePngPlanes(planes, data.width, data.height, zlevel, content, layout);
   }
   const planes = data.bands.map(asUint8);
   if (mask) planes.push(mask);
-  return encodePngPlanes(planes, data.width, data.height, zlevel, content);
+  return encodePngPlanes(planes, data.width, data.height, zlevel, content, layout);
 }
 
 /** JPEG (quality 85, 4:2:0, optimised Huffman tables as GDAL asks) of uint8 bands; JPEG has no alpha, so TiTiler never writes the mask. */
