@@ -169,6 +169,14 @@ describe('TiTiler 2.x requests, under both settings', () => {
     assert.ok(b.conformsTo.includes(MAPS_CLASS));
   });
 
+  it("answers /healthz with 0.18's ping or 2.4.0's versions (collision healthz)", async () => {
+    assert.deepEqual(await (await v018.get('/healthz')).json(), { ping: 'pong!' });
+    const health = (await (await v2.get('/healthz')).json()) as { versions: Record<string, string> };
+    assert.deepEqual(Object.keys(health.versions), ['titiler', 'tessera', 'gdal']);
+    assert.equal(health.versions['titiler'], '2.4.0');
+    assert.match(health.versions['gdal']!, /^3\.\d+\.\d+/);
+  });
+
   it('declares every collision with an answer for each value, and docs/titiler2.md lists them as declared (run `make docs` after changing one)', () => {
     const page = readFileSync(path.join(REPO_ROOT, 'docs/titiler2.md'), 'utf8');
     assert.equal(page, withCollisionTable(page), 'docs/titiler2.md is out of date: run make docs');

@@ -30,11 +30,12 @@ import { ogcRoutes } from './routes/ogc.js';
 import { demoRoutes } from './routes/demo.js';
 import { pyDumps } from '../pyjson.js';
 import { completeOpenApi } from './openapi.js';
-import { algorithmGeneration, choose } from './generations.js';
+import { algorithmGeneration, choose, TITILER_2_RELEASE } from './generations.js';
 import { installMetrics } from './metrics.js';
 import { installEncodingTags, installEtags } from './etag.js';
 import { installTileCache } from './tile-cache.js';
 import { TESSERA_VERSION } from '../version.js';
+import { gdal } from '../gdal/gdal.js';
 import type { FamilyRegistration } from './factory.js';
 
 /** The reader families, mounted in this order (their /api tags come in it too). */
@@ -246,7 +247,13 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
     return payload;
   });
 
-  app.get('/healthz', async (_request, reply) => reply.type('application/json').send(Buffer.from('{"ping":"pong!"}')));
+  const health = Buffer.from(
+    choose(settings, 'healthz', {
+      '0.18': '{"ping":"pong!"}',
+      '2': JSON.stringify({ versions: { titiler: TITILER_2_RELEASE, tessera: TESSERA_VERSION, gdal: gdal.version } }),
+    }),
+  );
+  app.get('/healthz', async (_request, reply) => reply.type('application/json').send(health));
   // Ready: serving and not draining (server.ts sets draining on SIGTERM, before it closes).
   app.get('/readyz', { schema: { summary: 'Readiness: 200 while serving, 503 while shutting down' } }, async (_request, reply) =>
     app.draining

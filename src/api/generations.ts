@@ -16,6 +16,9 @@
  */
 import type { Settings } from '../config.js';
 
+/** The TiTiler 2.x release whose answers `TESSERA_TITILER_API=2` gives (what /healthz names). */
+export const TITILER_2_RELEASE = '2.4.0';
+
 /** A TiTiler generation, as the setting names it. */
 export type Generation = '0.18' | '2';
 
@@ -127,6 +130,14 @@ export const COLLISIONS = {
       '0.18':
         "0.18.10's `render_image`: without a format, JPEG or a uint8/uint16 PNG; the `.npy` mask band is 255 (valid) or 0, the array promoted to hold it (int8 → int16)",
       '2': "2.4.0's: without a format, JPEG or a PNG cast to uint8 (uint16 data too); the `.npy` mask band is in the data's dtype, its largest value where valid and its smallest where masked",
+    },
+  },
+  healthz: {
+    where: '`/healthz`',
+    paths: /^\/healthz$/,
+    answers: {
+      '0.18': '`{"ping": "pong!"}`',
+      '2': "`{\"versions\": {…}}` as 2.4.0 answers: `titiler` (the TiTiler release whose API tessera answers, 2.4.0), `tessera` and `gdal`; TiTiler's `rasterio`, `proj`, `geos`, `zarr` and `xarray` name libraries tessera does not have",
     },
   },
   api: {
