@@ -137,7 +137,7 @@ export const COLLISIONS = {
     paths: /^\/healthz$/,
     answers: {
       '0.18': '`{"ping": "pong!"}`',
-      '2': "`{\"versions\": {…}}` as 2.4.0 answers: `titiler` (the TiTiler release whose API tessera answers, 2.4.0), `tessera` and `gdal`; TiTiler's `rasterio`, `proj`, `geos`, `zarr` and `xarray` name libraries tessera does not have",
+      '2': '`{"versions": {…}}` as 2.4.0 answers: `titiler` (the TiTiler release whose API tessera answers, 2.4.0), `tessera` and `gdal`; TiTiler\'s `rasterio`, `proj`, `geos`, `zarr` and `xarray` name libraries tessera does not have',
     },
   },
   api: {
