@@ -236,7 +236,29 @@ describe('/searches over a pgSTAC catalogue', () => {
     const missing = await tessera.get('/collections/nope/info');
     assert.equal(missing.status, 404);
     assert.deepEqual(await missing.json(), { detail: 'CollectionId `nope` not found' });
-    for (const q of ['filter=eo:cloud_cover<50', 'datetime=yesterday', 'bbox=1,2,x,4', 'query=%7Bnot%20json']) {
+    // A CQL2-text filter (the default filter-lang) names the same search as its CQL2-JSON, numbers as floats.
+    const text = await tessera.get(
+      `/collections/alpha/info?filter=${encodeURIComponent("eo:cloud_cover < 50 AND datetime >= TIMESTAMP('2023-03-01T01:00:00+01:00')")}`,
+    );
+    assert.equal(text.status, 200, await text.clone().text());
+    const textInfo = (await text.json()) as { search: { hash: string; search: { filter: unknown } } };
+    assert.deepEqual(textInfo.search.search.filter, {
+      op: 'and',
+      args: [
+        { op: '<', args: [{ property: 'eo:cloud_cover' }, 50] },
+        { op: '>=', args: [{ property: 'datetime' }, { timestamp: '2023-03-01T00:00:00Z' }] },
+      ],
+    });
+    const json =
+      '{"op":"and","args":[{"op":"<","args":[{"property":"eo:cloud_cover"},50.0]},{"op":">=","args":[{"property":"datetime"},{"timestamp":"2023-03-01T00:00:00Z"}]}]}';
+    const viaJson = await tessera.get(`/collections/alpha/info?filter-lang=cql2-json&filter=${encodeURIComponent(json)}`);
+    assert.equal(((await viaJson.json()) as { search: { hash: string } }).search.hash, textInfo.search.hash);
+    const found = (await (await tessera.get(`/collections/alpha/point/6.6,44.7/assets?filter=${encodeURIComponent('eo:cloud_cover < 50')}`)).json()) as Array<{
+      id: string;
+    }>;
+    const expected = catalogue.items.filter((i) => i.collection === 'alpha' && contains(i.bbox, 6.6, 44.7) && i.cloud < 50);
+    assert.deepEqual(found.map((i) => i.id).sort(), expected.map((i) => i.id).sort());
+    for (const q of ['filter=eo:cloud_cover%20%3C', 'filter=a%20%3D%201%20garbage', 'datetime=yesterday', 'bbox=1,2,x,4', 'query=%7Bnot%20json']) {
       const bad = await tessera.get(`/collections/alpha/info?${q}`);
       assert.equal(bad.status, 400, q);
     }
@@ -316,7 +338,9 @@ describe('/searches over a pgSTAC catalogue', () => {
       ['{"intersects":{"type":"Polygon","coordinates":[[[0,0],[1,0],[1,1],[0,0.5]]]}}', /linear ring/],
       ['{"query":{"eo:cloud_cover":{"in":[1]}}}', /unknown operator 'in'/],
       ['{"sortby":[{"field":"datetime","direction":"up"}]}', /direction/],
-      ['{"filter-lang":"cql2-text","filter":"a=1"}', /filter/],
+      ['{"filter-lang":"cql2-text","filter":"a = = 1"}', /Invalid CQL2 filter: expected a property, a literal, a function or “\(” at character 5/],
+      ['{"filter-lang":"cql2-text","filter":{"op":"=","args":[{"property":"a"},1]}}', /with filter-lang cql2-text, expected CQL2-text/],
+      [`{"filter":"${'('.repeat(80)}a = 1${')'.repeat(80)}"}`, /nested deeper than 64 levels/],
       ['{"metadata":{"minzoom":6.5}}', /metadata.minzoom: expected a whole number/],
       ['{"datetime":"not a date"}', /pgSTAC refused the search/],
       ['{"filter":{"op":"nope","args":[]}}', /pgSTAC refused the search: Operator nope Not Supported/],
@@ -327,6 +351,11 @@ describe('/searches over a pgSTAC catalogue', () => {
       assert.equal(res.status, 400, `${body}: ${text}`);
       assert.match((JSON.parse(text) as { detail: string }).detail, detail, body);
     }
+    // A CQL2-text filter at registration is stored as the CQL2-JSON cql2 writes for it (numbers as floats).
+    const textId = await register(tessera, { collections: ['alpha'], filter: 'eo:cloud_cover < 50', 'filter-lang': 'cql2-text' });
+    const jsonBody = '{"collections":["alpha"],"filter":{"op":"<","args":[{"property":"eo:cloud_cover"},50.0]}}';
+    const viaJson = await tessera.request('/searches/register', { method: 'POST', headers: JSON_HEADERS, body: jsonBody });
+    assert.equal(((await viaJson.json()) as { id: string }).id, textId);
     const id = await register(tessera, { collections: ['alpha'] });
     for (const q of ['scan_limit=-1', 'items_limit=-5', 'time_limit=60']) {
       const res = await tessera.get(`/searches/${id}/tiles/WebMercatorQuad/9/265/187/assets?${q}`);

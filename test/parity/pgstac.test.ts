@@ -405,6 +405,13 @@ describe('parity with titiler-pgstac 3.2.0 over the same pgSTAC database', () =>
       ['alpha', `filter=${cql2}&datetime=2023-03-01T00:00:00Z/2023-09-01T00:00:00Z`, []],
       ['beta', `bbox=6,44,10,47&query=${encodeURIComponent(JSON.stringify({ 'eo:cloud_cover': { lt: 70 } }))}&sortby=datetime`, ['assets=visual']],
       ['beta', 'ids=beta-10-2,beta-11-5,beta-20-1', []],
+      // CQL2-text proper, read by cql2 0.6.0 on titiler-pgstac's side and by tessera's reader (catalog/cql2.ts).
+      [
+        'alpha',
+        `filter=${encodeURIComponent("eo:cloud_cover < 50 AND datetime >= TIMESTAMP('2023-03-01T01:00:00+01:00') OR id IN ('alpha-20-3')")}&sortby=-datetime`,
+        ['assets=visual'],
+      ],
+      ['beta', `filter=${encodeURIComponent('s_intersects(geometry, POLYGON((6 44, 10 44, 10 47, 6 44))) AND NOT "eo:cloud_cover" BETWEEN 20 AND 40')}`, []],
     ] as Array<[string, string, Render[]]>) {
       const name = `collection ${collection}${query ? ` ?${decodeURIComponent(query)}` : ''}`;
       const base = `/collections/${collection}${query ? `?${query}` : ''}`;
@@ -472,6 +479,20 @@ describe('parity with titiler-pgstac 3.2.0 over the same pgSTAC database', () =>
       assert.deepEqual(await r.tessera.json(), await r.titiler.json(), url);
     }
     rows.push({ search: '(unknown)', what: 'info, tile assets of an unknown search', result: 'equal: 404 `SearchId ... not found`' });
+    // CQL2-text at registration: titiler-pgstac's register takes CQL2-JSON only (422); tessera stores the
+    // CQL2-JSON cql2 writes for it, the very search titiler-pgstac registers for that JSON (the same id).
+    const textBody = '{"collections":["alpha"],"filter":"eo:cloud_cover < 50","filter-lang":"cql2-text"}';
+    const jsonBody = '{"collections":["alpha"],"filter":{"op":"<","args":[{"property":"eo:cloud_cover"},50.0]}}';
+    const post = (base: string, body: string) => fetch(`${base}/searches/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    const [theirText, ourText, theirJson] = await Promise.all([post(titiler, textBody), post(tessera.url, textBody), post(titiler, jsonBody)]);
+    assert.equal(theirText.status, 422);
+    assert.equal(ourText.status, 200);
+    assert.equal(((await ourText.json()) as { id: string }).id, ((await theirJson.json()) as { id: string }).id);
+    rows.push({
+      search: '(cql2-text)',
+      what: `POST /searches/register ${textBody}`,
+      result: 'deliberate: tessera registers the CQL2-JSON cql2 writes (the id titiler-pgstac gives that JSON), titiler-pgstac 422',
+    });
     for (const [body, theirs] of [
       ['{"bbox":[1,2]}', 422],
       ['{"collections":"alpha"}', 422],

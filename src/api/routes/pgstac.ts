@@ -91,10 +91,13 @@ const collectionQuery = family(
     datetime: { schema: str, doc: 'Date and time of the item, in UTC unless an offset is given (2020-01-01, 2020-01-01T01:01:01Z), or start/end.' },
     query: { schema: str, doc: 'The STAC API Query extension: a URL-encoded JSON object of {property: {operator: value}}.' },
     sortby: { schema: str, doc: 'Properties to sort by, comma-separated, `-` before one for descending (`-datetime`).' },
-    filter: { schema: str, doc: 'A CQL2 filter: CQL2-JSON (CQL2-text is not read yet).' },
+    filter: {
+      schema: str,
+      doc: "A CQL2 filter, in `filter-lang`: CQL2-text (`eo:cloud_cover < 10 AND datetime > TIMESTAMP('2024-01-01T00:00:00Z')`) or CQL2-JSON.",
+    },
     'filter-lang': {
       schema: { type: 'string', enum: ['cql2-text', 'cql2-json'] },
-      doc: 'The language of `filter`. Default: cql2-text (JSON text is read as CQL2-JSON).',
+      doc: 'The language of `filter`. Default: cql2-text (which reads JSON text as CQL2-JSON, as cql2 does).',
     },
   },
   (q): CollectionQuery => {
@@ -186,7 +189,8 @@ export const collectionFamily = catalogueFamily(
   '/collections/:collection_id',
   {
     name: 'STAC Collection',
-    description: 'A collection of the pgSTAC catalogue, filtered by the query (ids, bbox, datetime, query, sortby, CQL2-JSON filter): tiles of its items.',
+    description:
+      'A collection of the pgSTAC catalogue, filtered by the query (ids, bbox, datetime, query, sortby, a CQL2-text or CQL2-JSON filter): tiles of its items.',
   },
   'the collection',
   'collections',
