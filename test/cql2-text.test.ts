@@ -90,12 +90,12 @@ describe('CQL2-text as cql2 0.6.0 writes it in CQL2-JSON', () => {
     ]) {
       const started = performance.now();
       refused(text, /nested deeper than 64 levels/);
-      assert.ok(performance.now() - started < 200, 'refused at once');
+      assert.ok(performance.now() - started < 1000, 'refused at once (an exponential reading would take far longer)');
     }
     // Long but flat: read in linear time.
     const flat = Array.from({ length: 900 }, (_, i) => `p${i} = ${i}`).join(' AND ');
     const started = performance.now();
     assert.equal((cql2TextToJson(flat) as { args: unknown[] }).args.length, 900);
-    assert.ok(performance.now() - started < 500, `${performance.now() - started} ms`);
+    assert.ok(performance.now() - started < 2000, `${performance.now() - started} ms`);
   });
 });

@@ -273,6 +273,11 @@ describe('/searches over a pgSTAC catalogue', () => {
     const [w, s, e, n] = item.bbox;
     const [lon, lat] = [(w + e) / 2, (s + n) / 2];
     assert.deepEqual(((await (await tessera.get(`${base}/assets`)).json()) as string[]).sort(), Object.keys(item.assets).sort());
+    // rio-tiler 9's Info: the asset's own bounds and CRS, each band described.
+    const info = (await (await tessera.get(`${base}/info?assets=visual`)).json()) as Record<string, { bounds: number[]; crs: string; count: number }>;
+    assert.deepEqual(Object.keys(info), ['visual']);
+    assert.deepEqual([info['visual']!.bounds, info['visual']!.crs, info['visual']!.count], [item.bbox, 'http://www.opengis.net/def/crs/EPSG/0/4326', 3]);
+    assert.equal((await tessera.get(`${base}/info`)).status, 422, 'assets are named');
     const tj = (await (await tessera.get(`${base}/WebMercatorQuad/tilejson.json?assets=visual`)).json()) as { bounds: number[]; tiles: string[] };
     assert.deepEqual(tj.bounds, item.bbox);
     assert.match(tj.tiles[0]!, new RegExp(`${base}/tiles/WebMercatorQuad/\\{z\\}/\\{x\\}/\\{y\\}\\?assets=visual&tilesize=512$`));

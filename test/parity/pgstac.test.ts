@@ -507,7 +507,7 @@ describe('parity with titiler-pgstac 3.2.0 over the same pgSTAC database', () =>
     assert.deepEqual(await missing.tessera.json(), await missing.titiler.json());
   });
 
-  it('serves an item of the catalogue as titiler-pgstac does: assets, TileJSON, points, WMTS and tiles', async () => {
+  it('serves an item of the catalogue as titiler-pgstac does: assets, info, TileJSON, points, WMTS and tiles', async () => {
     const failures: string[] = [];
     let compared = 0;
     for (const [collection, item] of [
@@ -520,6 +520,9 @@ describe('parity with titiler-pgstac 3.2.0 over the same pgSTAC database', () =>
       const [lon, lat] = [w + (e - w) / 3, s + (n - s) / 3];
       for (const url of [
         `${base}/assets`,
+        `${base}/info?assets=visual`,
+        `${base}/info`,
+        `${base}/info.geojson?assets=visual`,
         `${base}/WebMercatorQuad/tilejson.json?assets=visual`,
         `${base}/WebMercatorQuad/tilejson.json?assets=data&rescale=0,3000&minzoom=7`,
         `${base}/point/${lon},${lat}?assets=visual`,
@@ -563,7 +566,7 @@ describe('parity with titiler-pgstac 3.2.0 over the same pgSTAC database', () =>
     assert.deepEqual(failures, []);
     rows.push({
       search: '(items)',
-      what: `/collections/{collection_id}/items/{item_id}: ${compared} requests (assets, TileJSON, points, WMTS, tiles), an unknown item`,
+      what: `/collections/{collection_id}/items/{item_id}: ${compared} requests (assets, info, TileJSON, points, WMTS, tiles), an unknown item`,
       result: 'equal',
     });
   });

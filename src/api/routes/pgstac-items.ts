@@ -6,9 +6,9 @@
  * a raster media type, each href under the URL and network policies as any URL a client gives.
  *
  * Tiles, TileJSON, the map page and WMTS come from the route factory (a family of TiTiler generation
- * 2 named by two pieces of its path); here `assets` and `point`. The item's STAC `renders` are
- * TileJSON's `raster_layers`. Not yet: `info` (rio-tiler 9's model: the native bounds and CRS) and the
- * optional verbs (they read `url`). Mounted only with a catalogue (TESSERA_PGSTAC_DSN).
+ * 2 named by two pieces of its path); here `assets`, `info` and `info.geojson` (rio-tiler 9's model)
+ * and `point`. The item's STAC `renders` are TileJSON's `raster_layers`. Not yet: the optional verbs
+ * (they read `url`). Mounted only with a catalogue (TESSERA_PGSTAC_DSN).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Services } from '../../services.js';
@@ -19,10 +19,14 @@ import { searchRenders } from '../../pgstac/renders.js';
 import { parseItem } from '../../stac/item.js';
 import { StacItemSources } from '../../stac/reader.js';
 import { stacItemReader, type StacLayerOptions } from '../../readers/stac.js';
-import { coordCrs, datasetValues, requireLayerFirst, routeQuery, stacLayer, type PathRoute } from '../params/index.js';
+import { assetNames, coordCrs, datasetValues, requireLayerFirst, routeQuery, stacLayer, type PathRoute } from '../params/index.js';
 import { parseLonLat } from '../path-params.js';
 import { notFound, sendJson } from '../reply.js';
+import { bboxFeature, infoModelV2 } from '../models.js';
+import { getTms } from '../../tms/registry.js';
+import { crsUriOf } from '../../ogc/tilesets.js';
 import { defineFamily } from '../factory.js';
+import { ValidationError } from '../errors.js';
 
 const PREFIX = '/collections/:collection_id/items/:item_id';
 
@@ -76,6 +80,7 @@ export const itemFamily = defineFamily({
   prefix: PREFIX,
   tag: { name: 'STAC Item', description: 'One item of the pgSTAC catalogue, named by its collection and id: images of its assets and their metadata.' },
   docs: [
+    { match: /^\/info(\.geojson)?$/, summary: "Metadata of the item's assets (rio-tiler 9's Info)", answer: 'json' },
     { match: /^\/assets$/, summary: "Names of the item's assets", answer: 'json' },
     { match: /^\/point\//, summary: "Values of the item's assets at a point", answer: 'json' },
   ],
@@ -113,6 +118,24 @@ async function itemRoutes(app: FastifyInstance, services: Services): Promise<voi
   const of = (request: FastifyRequest<ItemRoute>) => itemSources(services, request.params.collection_id, request.params.item_id);
 
   app.get<ItemRoute>('/assets', async (request, reply) => sendJson(reply, (await of(request)).sources.assetNames));
+
+  // rio-tiler 9's Info of each asset asked, and as a GeoJSON Feature over the item's bbox.
+  const infoQuery = routeQuery({ assets: assetNames });
+  const webMercator = getTms('WebMercatorQuad')!;
+  const infos = async (request: FastifyRequest<ItemRoute>) => {
+    const assets = infoQuery.parse(request.query).assets;
+    // TiTiler 2.x's item info names its assets (FastAPI's 422 for the missing parameter).
+    if (!assets) throw new ValidationError([{ type: 'missing', loc: ['query', 'assets'], msg: 'Field required', input: null }]);
+    const { sources } = await of(request);
+    const read = await sources.info(webMercator, assets);
+    return { infos: Object.fromEntries(read.map(([name, info]) => [name, infoModelV2(info, crsUriOf)])), bounds: sources.bounds };
+  };
+  app.get<ItemRoute>('/info', { schema: { querystring: infoQuery.schema } }, async (request, reply) => sendJson(reply, (await infos(request)).infos));
+  app.get<ItemRoute>('/info.geojson', { schema: { querystring: infoQuery.schema } }, async (request, reply) => {
+    const { infos: read, bounds } = await infos(request);
+    // geojson_pydantic 2's Feature, as TiTiler 2.x writes it, names its bbox first.
+    return sendJson(reply, { bbox: floats(bounds), ...bboxFeature(bounds, read) }, 'application/geo+json');
+  });
 
   // TiTiler 2.x's point: the values (masked ones null), band names by position (`b1` …), described as `{asset}_b1` ….
   const pointQuery = routeQuery({ layer: stacLayer, values: datasetValues, coordCrs });
