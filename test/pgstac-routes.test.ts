@@ -68,6 +68,8 @@ describe('/searches over a pgSTAC catalogue', () => {
       [
         ['metadata', `/searches/${answer.id}/info`],
         ['tilejson', `/searches/${answer.id}/{tileMatrixSetId}/tilejson.json`],
+        ['map', `/searches/${answer.id}/{tileMatrixSetId}/map.html`],
+        ['wmts', `/searches/${answer.id}/WMTSCapabilities.xml`],
       ],
     );
     // Floats are floats whether written 5 or 5.0, pydantic's way; keys in any order; null fields left out.
@@ -94,7 +96,7 @@ describe('/searches over a pgSTAC catalogue', () => {
     assert.equal(typeof info.search['usecount'], 'number');
     assert.deepEqual(
       info.links.map((l) => l.rel),
-      ['self', 'tilejson'],
+      ['self', 'tilejson', 'map', 'wmts'],
     );
     const missing = await tessera.get('/searches/0123456789abcdef/info');
     assert.equal(missing.status, 404);
@@ -236,11 +238,91 @@ describe('/searches over a pgSTAC catalogue', () => {
     const missing = await tessera.get('/collections/nope/info');
     assert.equal(missing.status, 404);
     assert.deepEqual(await missing.json(), { detail: 'CollectionId `nope` not found' });
-    for (const q of ['filter=eo:cloud_cover<50', 'datetime=yesterday', 'bbox=1,2,x,4', 'query=%7Bnot%20json']) {
+    // A CQL2-text filter (the default filter-lang) names the same search as its CQL2-JSON, numbers as floats.
+    const text = await tessera.get(
+      `/collections/alpha/info?filter=${encodeURIComponent("eo:cloud_cover < 50 AND datetime >= TIMESTAMP('2023-03-01T01:00:00+01:00')")}`,
+    );
+    assert.equal(text.status, 200, await text.clone().text());
+    const textInfo = (await text.json()) as { search: { hash: string; search: { filter: unknown } } };
+    assert.deepEqual(textInfo.search.search.filter, {
+      op: 'and',
+      args: [
+        { op: '<', args: [{ property: 'eo:cloud_cover' }, 50] },
+        { op: '>=', args: [{ property: 'datetime' }, { timestamp: '2023-03-01T00:00:00Z' }] },
+      ],
+    });
+    const json =
+      '{"op":"and","args":[{"op":"<","args":[{"property":"eo:cloud_cover"},50.0]},{"op":">=","args":[{"property":"datetime"},{"timestamp":"2023-03-01T00:00:00Z"}]}]}';
+    const viaJson = await tessera.get(`/collections/alpha/info?filter-lang=cql2-json&filter=${encodeURIComponent(json)}`);
+    assert.equal(((await viaJson.json()) as { search: { hash: string } }).search.hash, textInfo.search.hash);
+    const found = (await (await tessera.get(`/collections/alpha/point/6.6,44.7/assets?filter=${encodeURIComponent('eo:cloud_cover < 50')}`)).json()) as Array<{
+      id: string;
+    }>;
+    const expected = catalogue.items.filter((i) => i.collection === 'alpha' && contains(i.bbox, 6.6, 44.7) && i.cloud < 50);
+    assert.deepEqual(found.map((i) => i.id).sort(), expected.map((i) => i.id).sort());
+    for (const q of ['filter=eo:cloud_cover%20%3C', 'filter=a%20%3D%201%20garbage', 'datetime=yesterday', 'bbox=1,2,x,4', 'query=%7Bnot%20json']) {
       const bad = await tessera.get(`/collections/alpha/info?${q}`);
       assert.equal(bad.status, 400, q);
     }
     assert.equal((await tessera.get('/collections/alpha/info?filter-lang=ecql')).status, 422);
+  });
+
+  it('serves an item of the catalogue, and the WMTS documents and map pages of searches and items', async () => {
+    const item = catalogue.items.find((i) => i.collection === 'alpha' && i.id.endsWith('-3'))!;
+    const base = `/collections/alpha/items/${item.id}`;
+    const [w, s, e, n] = item.bbox;
+    const [lon, lat] = [(w + e) / 2, (s + n) / 2];
+    assert.deepEqual(((await (await tessera.get(`${base}/assets`)).json()) as string[]).sort(), Object.keys(item.assets).sort());
+    // rio-tiler 9's Info: the asset's own bounds and CRS, each band described.
+    const info = (await (await tessera.get(`${base}/info?assets=visual`)).json()) as Record<string, { bounds: number[]; crs: string; count: number }>;
+    assert.deepEqual(Object.keys(info), ['visual']);
+    assert.deepEqual([info['visual']!.bounds, info['visual']!.crs, info['visual']!.count], [item.bbox, 'http://www.opengis.net/def/crs/EPSG/0/4326', 3]);
+    assert.equal((await tessera.get(`${base}/info`)).status, 422, 'assets are named');
+    const tj = (await (await tessera.get(`${base}/WebMercatorQuad/tilejson.json?assets=visual`)).json()) as { bounds: number[]; tiles: string[] };
+    assert.deepEqual(tj.bounds, item.bbox);
+    assert.match(tj.tiles[0]!, new RegExp(`${base}/tiles/WebMercatorQuad/\\{z\\}/\\{x\\}/\\{y\\}\\?assets=visual&tilesize=512$`));
+    const z = 9;
+    const x = Math.floor(((lon + 180) / 360) * 2 ** z);
+    const r = (lat * Math.PI) / 180;
+    const y = Math.floor(((1 - Math.log(Math.tan(r) + 1 / Math.cos(r)) / Math.PI) / 2) * 2 ** z);
+    const tile = await tessera.get(`${base}/tiles/WebMercatorQuad/${z}/${x}/${y}.png?assets=visual`);
+    assert.equal(tile.status, 200);
+    const { info: png } = await sharp(Buffer.from(await tile.arrayBuffer()))
+      .raw()
+      .toBuffer({ resolveWithObject: true });
+    assert.deepEqual([png.width, png.height], [256, 256]);
+    const point = (await (await tessera.get(`${base}/point/${lon},${lat}?assets=visual`)).json()) as { values: Array<number | null>; band_names: string[] };
+    assert.equal(point.values.length, 3);
+    assert.deepEqual(point.band_names, ['b1', 'b2', 'b3']);
+    assert.ok(point.values.every((v) => typeof v === 'number'));
+    const missing = await tessera.get('/collections/alpha/items/nope/assets');
+    assert.equal(missing.status, 404);
+    assert.deepEqual(await missing.json(), { detail: "No item 'nope' found in 'alpha' collection" });
+    assert.equal((await tessera.get(`${base}/tiles/WebMercatorQuad/${z}/${x}/${y}.png`)).status, 400, 'assets or an expression');
+
+    // WMTS: every grid, the search's id titling its layers, the query carried into the tile URLs.
+    const id = await register(tessera, { collections: ['alpha'], metadata: { defaults: { rgb: { assets: ['visual'], rescale: [[0, 200]] } } } });
+    const wmts = await tessera.get(`/searches/${id}/WMTSCapabilities.xml?assets=visual`);
+    assert.equal(wmts.status, 200);
+    assert.match(wmts.headers.get('content-type') ?? '', /application\/xml/);
+    const xml = await wmts.text();
+    assert.ok(xml.includes(`<ows:Identifier>${id}_WebMercatorQuad_default</ows:Identifier>`));
+    assert.ok(xml.includes(`<ows:Identifier>${id}_WorldCRS84Quad_rgb</ows:Identifier>`), 'a layer per render');
+    assert.ok(xml.includes(`/searches/${id}/tiles/WebMercatorQuad/{TileMatrix}/{TileCol}/{TileRow}.png?assets=visual"`));
+    const rgbUrls = [...xml.matchAll(/<ows:Identifier>[^<]*_WebMercatorQuad_rgb<\/ows:Identifier>[\s\S]*?template="([^"]*)"/g)].map((m) => m[1]);
+    assert.deepEqual(
+      rgbUrls.map((u) => u!.replace(tessera.url, '')),
+      // The render's keys in titiler-pgstac's order (its defaults_params pops and puts back rescale, then assets).
+      [`/searches/${id}/tiles/WebMercatorQuad/{TileMatrix}/{TileCol}/{TileRow}.png?rescale=0%2C200&amp;assets=visual`],
+    );
+    const itemWmts = await (await tessera.get(`${base}/WMTSCapabilities.xml?assets=visual`)).text();
+    assert.ok(itemWmts.includes('<ows:Identifier>TiTiler_WebMercatorQuad_default</ows:Identifier>'));
+    const map = await tessera.get(`/searches/${id}/WebMercatorQuad/map.html?assets=visual`);
+    assert.equal(map.status, 200);
+    assert.match(map.headers.get('content-type') ?? '', /text\/html/);
+    // The page's configuration is JSON in a script element (`&` written \u0026).
+    assert.ok((await map.text()).includes(`/searches/${id}/WebMercatorQuad/tilejson.json?assets=visual\\u0026tilesize=256`));
+    assert.equal((await tessera.get(`/collections/alpha/WMTSCapabilities.xml?assets=visual&filter=${encodeURIComponent('a = ')}`)).status, 400);
   });
 
   it('lists the registered mosaics: metadata filters, sortby, pages', async () => {
@@ -316,7 +398,9 @@ describe('/searches over a pgSTAC catalogue', () => {
       ['{"intersects":{"type":"Polygon","coordinates":[[[0,0],[1,0],[1,1],[0,0.5]]]}}', /linear ring/],
       ['{"query":{"eo:cloud_cover":{"in":[1]}}}', /unknown operator 'in'/],
       ['{"sortby":[{"field":"datetime","direction":"up"}]}', /direction/],
-      ['{"filter-lang":"cql2-text","filter":"a=1"}', /filter/],
+      ['{"filter-lang":"cql2-text","filter":"a = = 1"}', /Invalid CQL2 filter: expected a property, a literal, a function or “\(” at character 5/],
+      ['{"filter-lang":"cql2-text","filter":{"op":"=","args":[{"property":"a"},1]}}', /with filter-lang cql2-text, expected CQL2-text/],
+      [`{"filter":"${'('.repeat(80)}a = 1${')'.repeat(80)}"}`, /nested deeper than 64 levels/],
       ['{"metadata":{"minzoom":6.5}}', /metadata.minzoom: expected a whole number/],
       ['{"datetime":"not a date"}', /pgSTAC refused the search/],
       ['{"filter":{"op":"nope","args":[]}}', /pgSTAC refused the search: Operator nope Not Supported/],
@@ -327,8 +411,13 @@ describe('/searches over a pgSTAC catalogue', () => {
       assert.equal(res.status, 400, `${body}: ${text}`);
       assert.match((JSON.parse(text) as { detail: string }).detail, detail, body);
     }
+    // A CQL2-text filter at registration is stored as the CQL2-JSON cql2 writes for it (numbers as floats).
+    const textId = await register(tessera, { collections: ['alpha'], filter: 'eo:cloud_cover < 50', 'filter-lang': 'cql2-text' });
+    const jsonBody = '{"collections":["alpha"],"filter":{"op":"<","args":[{"property":"eo:cloud_cover"},50.0]}}';
+    const viaJson = await tessera.request('/searches/register', { method: 'POST', headers: JSON_HEADERS, body: jsonBody });
+    assert.equal(((await viaJson.json()) as { id: string }).id, textId);
     const id = await register(tessera, { collections: ['alpha'] });
-    for (const q of ['scan_limit=-1', 'items_limit=-5', 'time_limit=60']) {
+    for (const q of ['scan_limit=-1', 'items_limit=-5', 'time_limit=60', 'items_limit=5000', 'scan_limit=1000000000']) {
       const res = await tessera.get(`/searches/${id}/tiles/WebMercatorQuad/9/265/187/assets?${q}`);
       assert.equal(res.status, 400, q);
     }

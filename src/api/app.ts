@@ -23,6 +23,7 @@ import { stacFamily } from './routes/stac.js';
 import { cogFamily } from './routes/cog.js';
 import { mosaicFamily } from './routes/mosaic.js';
 import { collectionFamily, searchFamily, searchRegistration } from './routes/pgstac.js';
+import { itemFamily } from './routes/pgstac-items.js';
 import { algorithmRoutes } from './routes/algorithms.js';
 import { colormapRoutes } from './routes/colormaps.js';
 import { pageRoutes } from './routes/pages.js';
@@ -39,7 +40,7 @@ import { gdal } from '../gdal/gdal.js';
 import type { FamilyRegistration } from './factory.js';
 
 /** The reader families, mounted in this order (their /api tags come in it too). */
-export const FAMILIES: readonly FamilyRegistration[] = [cogFamily, stacFamily, mosaicFamily, searchFamily, collectionFamily];
+export const FAMILIES: readonly FamilyRegistration[] = [cogFamily, stacFamily, mosaicFamily, searchFamily, collectionFamily, itemFamily];
 
 declare module 'fastify' {
   interface FastifyInstance {

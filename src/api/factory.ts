@@ -62,8 +62,12 @@ export interface DatasetSummary {
   zooms(tms: TileMatrixSet): Promise<Zooms>;
   /** TileJSON's center when the dataset names one (a mosaic document); else the bounds' middle. */
   center?: [number, number, number];
-  /** Named sets of parameters (TiTiler 2.x's `renders`): TileJSON 3.0.0's `raster_layers`. */
+  /** Named sets of parameters (TiTiler 2.x's `renders`): TileJSON 3.0.0's `raster_layers`, a WMTS layer each. */
   renders?: Record<string, unknown>;
+  /** What titles its WMTS layers where not the name the request gives (a collection's search: its hash). */
+  title?: string;
+  /** Its bounds' numbers as the dataset writes them, for the documents that copy them (a STAC item's ints stay ints in WMTS). */
+  boundsText?: readonly string[];
   /** Bounds in another CRS (`EPSG:4269` …) from the dataset's own, where it has one (a COG); else the OGC routes carry `bounds` over. */
   boundsIn?(srs: string): Promise<BBox>;
   /** The dataset's own CRS, where it has one (a COG): OGC API – Maps draws in it by default (api/ogc-maps.ts). */
@@ -142,10 +146,11 @@ export interface RouteFamily<L, M extends keyof Reader> {
   enabled?(settings: Settings): boolean;
   /**
    * Where a request names its dataset: the `url` query parameter (default), or this piece of the
-   * prefix's path (`/searches/:search_id`: 'search_id'), whose value `open` and `summary` are given.
+   * prefix's path (`/searches/:search_id`: 'search_id'), whose value `open` and `summary` are given; several
+   * pieces (`['collection_id', 'item_id']`) give them the JSON list of their values.
    * Such a family offers no optional verb yet (their routes read `url`): familyRoutes refuses one.
    */
-  datasetParam?: string;
+  datasetParam?: string | readonly string[];
   /**
    * The TiTiler generation the family's tile routes and TileJSON follow whatever TESSERA_TITILER_API
    * says, for families only one generation has (titiler-pgstac 3 is a TiTiler 2.x application): with
@@ -244,7 +249,11 @@ function familyRoutes<L, M extends keyof Reader>(services: Services, family: Rou
   const settings = services.settings;
   const named = family.datasetParam;
   if (named !== undefined && family.verbs.length > 0) throw new Error(`${family.prefix}: the optional verbs read \`url\`, not a dataset named by the path`);
-  const fromPath = (request: FastifyRequest): string => (request.params as Record<string, string | undefined>)[named!] ?? '';
+  // Several path pieces (`/collections/:collection_id/items/:item_id`) name the dataset together: their values as a JSON list.
+  const pieces = named === undefined ? [] : typeof named === 'string' ? [named] : named;
+  const pieceOf = (request: FastifyRequest, piece: string): string => (request.params as Record<string, string | undefined>)[piece] ?? '';
+  const fromPath = (request: FastifyRequest): string =>
+    pieces.length === 1 ? pieceOf(request, pieces[0]!) : JSON.stringify(pieces.map((piece) => pieceOf(request, piece)));
   const limits: ReadLimits = { maxOutputPixels: settings.maxOutputPixels, maxSourcePixels: settings.maxSourcePixels, gate: services.wholeImages };
   const datasets = family.datasets(services);
   const ctx: VerbContext<L, ReaderWith<M>> = {
@@ -258,7 +267,7 @@ function familyRoutes<L, M extends keyof Reader>(services: Services, family: Rou
     unchanged: inputTags(settings),
     datasetQuery: named !== undefined ? datasetInPath : datasetUrl,
     dataset: (request, parsedUrl) => (named !== undefined ? fromPath(request) : parsedUrl),
-    prefixOf: (request) => (named !== undefined ? family.prefix.replace(`:${named}`, encodeURIComponent(fromPath(request))) : family.prefix),
+    prefixOf: (request) => pieces.reduce((prefix, piece) => prefix.replace(`:${piece}`, encodeURIComponent(pieceOf(request, piece))), family.prefix),
     generation: family.generation ?? '0.18',
     open: (url, layer) => datasets.open(url, layer),
     nativeCrs: async (url) => (await datasets.summary(url)).crs,
@@ -419,8 +428,22 @@ function documentRoutes<L, M extends keyof Reader>(
       ...(described ? { band_descriptions: described.bandDescriptions, data_type: described.dtype } : {}),
     });
   });
-  // A family only 2.x has: its WMTS and map pages are not there yet (docs/catalogue.md).
-  if (gen2) return;
+  const mapPage = mapPageResponder(ctx.services.settings);
+  // The every-grid WMTS document, its dataset and tile URLs where the request names them (a path's piece or `url`).
+  const wmtsFamily = {
+    prefixOf: (request: FastifyRequest) => ctx.prefixOf(request),
+    datasetQuery: ctx.datasetQuery,
+    dataset: (request: FastifyRequest, url: string) => ctx.dataset(request, url),
+    summary: (named: string, layer: unknown) => datasets.summary(named, layer as L),
+  };
+  if (gen2) {
+    // A family only TiTiler 2.x has (titiler-pgstac's): its map page and every-grid WMTS document, nothing deprecated.
+    gridForm(app, 'map.html', documentFamilies, options, async (request, reply, p) =>
+      mapPage(request, reply, ctx.prefixOf(request), gridOf(request), ctx.dataset(request, p.url), p.size === undefined ? [['tilesize', '256']] : []),
+    );
+    allGridsWmts(app, documentFamilies, options, wmtsFamily);
+    return;
+  }
 
   const wmtsOptions = family.wmts ?? { layerName: 'Dataset', useEpsg: true };
   const wmtsDocumentFamilies = { ...documentFamilies, document: wmtsDocument };
@@ -448,7 +471,6 @@ function documentRoutes<L, M extends keyof Reader>(
   gridForm(app, 'WMTSCapabilities.xml', wmtsFamilies, options, oneGridWmts);
 
   // The map page draws the TileJSON above on a Leaflet map; its query is checked the same way.
-  const mapPage = mapPageResponder(ctx.services.settings);
   gridForm(app, 'map', documentFamilies, options, async (request, reply, p) => mapPage(request, reply, family.prefix, gridOf(request), p.url));
   // TiTiler 2.x's map page (0.22 moved it to `map.html`): the same page, its TileJSON asked for
   // 256 px tiles unless the page names a `tilesize` (titiler/core/factory.py 2.4.0, map_viewer).
@@ -460,7 +482,7 @@ function documentRoutes<L, M extends keyof Reader>(
   const settings = ctx.services.settings;
   choose(settings, 'wmts', {
     '0.18': () => queryGridForm(app, 'WMTSCapabilities.xml', wmtsFamilies, options, oneGridWmts),
-    '2': () => allGridsWmts(app, family.prefix, documentFamilies, options, (url) => datasets.summary(url)),
+    '2': () => allGridsWmts(app, documentFamilies, options, wmtsFamily),
   })();
   choose(settings, 'prefixMap', {
     '0.18': () =>

@@ -31,6 +31,39 @@ export function infoModel(i: RasterInfo): Record<string, unknown> {
   return out;
 }
 
+/**
+ * rio-tiler 9 `Info` (TiTiler 2.x, exclude-none): the dataset's own bounds and its CRS as an OGC URI
+ * (WKT without an authority), no zooms, a band without a description described by its name, and
+ * `minmax` from the bands' GDAL statistics metadata.
+ */
+export function infoModelV2(i: RasterInfo, crsUri: (wkt: string) => string | undefined): Record<string, unknown> {
+  const native = i.native ?? { bounds: i.bounds, crs: 'EPSG:4326' };
+  const out: Record<string, unknown> = {
+    bounds: floats(native.bounds),
+    crs: crsUri(native.crs) ?? native.crs,
+    band_metadata: i.band_metadata,
+    band_descriptions: i.band_descriptions.map(([name, description]) => [name, description || name]),
+    dtype: i.dtype,
+    nodata_type: i.nodata_type,
+    colorinterp: i.colorinterp,
+    scales: floats(i.scales),
+    offsets: floats(i.offsets),
+  };
+  if (i.colormap) out['colormap'] = i.colormap;
+  out['driver'] = i.driver;
+  out['count'] = i.count;
+  out['width'] = i.width;
+  out['height'] = i.height;
+  out['overviews'] = i.overviews;
+  if (i.nodata_value !== undefined) out['nodata_value'] = float(i.nodata_value);
+  const minmax = i.band_metadata
+    .map(([, m]) => [m['STATISTICS_MINIMUM'], m['STATISTICS_MAXIMUM']])
+    .filter(([lo, hi]) => lo !== undefined && hi !== undefined)
+    .map(([lo, hi]) => [float(Number(lo)), float(Number(hi))]);
+  if (minmax.length > 0) out['minmax'] = minmax;
+  return out;
+}
+
 export function boundsModel(bounds: BBox): Record<string, unknown> {
   return { bounds: floats(bounds) };
 }

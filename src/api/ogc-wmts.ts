@@ -7,11 +7,11 @@
  * matrices say 256 px). With TESSERA_TITILER_API=2 only: under 0.18 the same URL is the one-grid
  * document TiTiler 0.18 deprecated (api/generations.ts, api/factory.ts).
  *
- * Not yet: layers from a STAC item's `renders` (TiTiler 2.x adds one per render).
+ * Layers from a summary's `renders` (a catalogue search's `defaults`) come first, one per render and grid.
  */
-import type { FastifyInstance, preValidationAsyncHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyRequest, preValidationAsyncHookHandler } from 'fastify';
 import type { DatasetSummary } from './factory.js';
-import { datasetUrl, gridZooms, routeQuery, tileDocument, wmtsEpsg, type ParamFamily, type QueryRoute } from './params/index.js';
+import { gridZooms, routeQuery, tileDocument, wmtsEpsg, type ParamFamily, type QueryRoute } from './params/index.js';
 import { baseUrl, queryPairs, requestUrl, urlencode } from './urls.js';
 import { getTms, tmsIds } from '../tms/registry.js';
 import type { TileMatrixSet } from '../tms/grid.js';
@@ -36,40 +36,83 @@ async function layerZooms(tms: TileMatrixSet, asked: Map<string, Zooms>, summary
   return asked.get(tms.id) ?? asked.get('*') ?? (await summary.zooms(tms));
 }
 
-/** Mounts the every-grid WMTS document under a family; `families` are what its tiles take (checked here too). */
+/** What the every-grid document needs of its family. */
+export interface WmtsFamily {
+  /** The family's prefix as the request reached it (a path piece filled in): where its tile URLs point. */
+  prefixOf(request: FastifyRequest): string;
+  /** The query parameter naming the dataset (`url`), or none where the path names it. */
+  datasetQuery: ParamFamily<string>;
+  /** The dataset a request names (the path's, else the parsed `url`): also what titles the layers. */
+  dataset(request: FastifyRequest, parsedUrl: string): string;
+  /** The dataset's summary, given the request's layer. */
+  summary(named: string, layer: unknown): Promise<DatasetSummary>;
+}
+
+/** Python's `str()` of a render's value (urlencode's `doseq`): lists expand, floats as Python writes them. */
+function renderPairs(values: Record<string, unknown>): Array<[string, string]> {
+  const pairs: Array<[string, string]> = [];
+  const text = (v: unknown): string => {
+    if (typeof v === 'boolean') return v ? 'True' : 'False';
+    if (typeof v === 'object' && v !== null && 'value' in v && typeof (v as { value: unknown }).value === 'number')
+      return pyFloatRepr((v as { value: number }).value);
+    return typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v);
+  };
+  for (const [key, v] of Object.entries(values)) {
+    // A render's own tile size is not carried: the matrices say 256 px (titiler.mosaic's wmtsExtension).
+    if (key === 'tilesize' || key === 'tilematrixsets' || key === 'spatial_extent') continue;
+    for (const x of Array.isArray(v) ? v : [v]) pairs.push([key, text(x)]);
+  }
+  return pairs;
+}
+
+/**
+ * Mounts the every-grid WMTS document under a family; `families` are what its tiles take (checked
+ * here too). A summary with `renders` (a catalogue search's `defaults`) adds, before the query's own
+ * layer, one layer per render and grid with the render's query (titiler.mosaic 2.3's wmtsExtension).
+ */
 export function allGridsWmts(
   app: FastifyInstance,
-  prefix: string,
   families: Record<string, ParamFamily<unknown>>,
   options: { preValidation?: preValidationAsyncHookHandler },
-  summaryOf: (url: string) => Promise<DatasetSummary>,
+  family: WmtsFamily,
 ): void {
   // Every parameter a tile takes is validated and parsed (`checked`); the document reads its own.
   const checked = routeQuery({ ...families, epsg: wmtsEpsg, zooms: gridZooms });
-  const own = routeQuery({ url: datasetUrl, document: tileDocument, epsg: wmtsEpsg, zooms: gridZooms });
+  const own = routeQuery({ url: family.datasetQuery, document: tileDocument, epsg: wmtsEpsg, zooms: gridZooms });
   app.get<QueryRoute>('/WMTSCapabilities.xml', { schema: { querystring: checked.schema }, ...options }, async (request, reply) => {
-    checked.parse(request.query);
+    const all = checked.parse(request.query) as { layer?: unknown };
     const p = own.parse(request.query);
-    const url = p.url;
-    const summary = await summaryOf(url);
+    const named = family.dataset(request, p.url);
+    const summary = await family.summary(named, all.layer);
+    const title = summary.title ?? named;
     const format = p.document.tileFormat ?? 'png';
-    const base = `${baseUrl(request)}${prefix}`;
+    const base = `${baseUrl(request)}${family.prefixOf(request)}`;
     const layers: WmtsGridLayer[] = [];
-    for (const id of tmsIds) {
-      const tms = getTms(id)!;
-      const zooms = await layerZooms(tms, p.zooms, summary);
-      layers.push({
-        tms,
-        limits: tileMatrixLimits(tms, summary.bounds, zooms, WGS84),
-        tileUrl: `${base}/tiles/${id}/{TileMatrix}/{TileCol}/{TileRow}.${format}`,
-      });
+    const gridLayers = async (render: string | undefined, query: string | undefined, asked: Map<string, Zooms>): Promise<void> => {
+      for (const id of tmsIds) {
+        const tms = getTms(id)!;
+        const zooms = await layerZooms(tms, asked, summary);
+        layers.push({
+          tms,
+          limits: tileMatrixLimits(tms, summary.bounds, zooms, WGS84),
+          tileUrl: `${base}/tiles/${id}/{TileMatrix}/{TileCol}/{TileRow}.${format}`,
+          ...(render !== undefined ? { render } : {}),
+          ...(query !== undefined ? { query } : {}),
+        });
+      }
+    };
+    for (const [name, values] of Object.entries(summary.renders ?? {})) {
+      if (typeof values !== 'object' || values === null) continue;
+      await gridLayers(name, urlencode(renderPairs(values as Record<string, unknown>)), new Map());
     }
+    await gridLayers(undefined, undefined, p.zooms);
     const kept = queryPairs(request).filter(([k]) => !DROPPED.includes(k.toLowerCase()));
     const xml = wmtsGridsCapabilities({
-      title: url,
+      title,
       requestUrl: requestUrl(request),
       mediaType: MEDIA_TYPES[format],
       bounds: summary.bounds,
+      ...(summary.boundsText ? { boundsText: summary.boundsText } : {}),
       layers,
       query: urlencode(kept),
       grids: tmsIds.map((id) => {

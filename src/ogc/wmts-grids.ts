@@ -18,6 +18,10 @@ export interface WmtsGridLayer {
   limits: TileMatrixLimits[];
   /** Tile URL with `{TileMatrix}`, `{TileCol}`, `{TileRow}`, without its query. */
   tileUrl: string;
+  /** The render it shows (`{title}_{grid}_{render}`; TiTiler 2.x's mosaic WMTS): 'default', the query's. */
+  render?: string;
+  /** Its tile URLs' query, where not the document's (a render's own). */
+  query?: string;
 }
 
 export interface WmtsGridsOptions {
@@ -28,6 +32,8 @@ export interface WmtsGridsOptions {
   mediaType: string;
   /** The dataset's longitude/latitude box. */
   bounds: BBox;
+  /** The box's numbers as the dataset writes them, where not `num`'s (a STAC item's ints stay ints). */
+  boundsText?: readonly string[];
   layers: WmtsGridLayer[];
   /** The tile URLs' query (urlencoded, no `?`). */
   query: string;
@@ -38,8 +44,8 @@ export interface WmtsGridsOptions {
 }
 
 function layer(o: WmtsGridsOptions, l: WmtsGridLayer, media: string): string {
-  const name = xmlEscape(`${o.title}_${l.tms.id}_default`);
-  const [minx, miny, maxx, maxy] = o.bounds;
+  const name = xmlEscape(`${o.title}_${l.tms.id}_${l.render ?? 'default'}`);
+  const [minx, miny, maxx, maxy] = o.boundsText ?? o.bounds.map(o.num);
   const limits = l.limits.map(
     (m) => `
                     <TileMatrixLimits>
@@ -55,8 +61,8 @@ function layer(o: WmtsGridsOptions, l: WmtsGridLayer, media: string): string {
             <ows:Title>${name}</ows:Title>
             <ows:Identifier>${name}</ows:Identifier>
             <ows:WGS84BoundingBox crs="urn:ogc:def:crs:OGC:2:84">
-                <ows:LowerCorner>${o.num(minx)} ${o.num(miny)}</ows:LowerCorner>
-                <ows:UpperCorner>${o.num(maxx)} ${o.num(maxy)}</ows:UpperCorner>
+                <ows:LowerCorner>${minx} ${miny}</ows:LowerCorner>
+                <ows:UpperCorner>${maxx} ${maxy}</ows:UpperCorner>
             </ows:WGS84BoundingBox>
             <Style isDefault="true">
                 <ows:Title>${name}</ows:Title>
@@ -69,7 +75,7 @@ function layer(o: WmtsGridsOptions, l: WmtsGridLayer, media: string): string {
                 ${limits.join('')}
                 </TileMatrixSetLimits>
             </TileMatrixSetLink>
-            <ResourceURL format="${media}" resourceType="tile" template="${xmlEscape(l.tileUrl)}?${xmlEscape(o.query)}" />
+            <ResourceURL format="${media}" resourceType="tile" template="${xmlEscape(l.tileUrl)}?${xmlEscape(l.query ?? o.query)}" />
         </Layer>`;
 }
 

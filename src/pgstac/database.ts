@@ -222,6 +222,22 @@ export class PgstacCatalogue {
   }
 
   /**
+   * One item of a collection as pgSTAC's `search` returns it, hydrated (titiler-pgstac's
+   * `get_stac_item`: the search `{ids: [id], collections: [collection]}`), read by pyLoads (floats as
+   * PyFloat); undefined when there is none.
+   */
+  item(collection: string, id: string): Promise<Record<string, unknown> | undefined> {
+    return this.run(`item '${id}' of collection '${collection}'`, async (client) => {
+      const search = JSON.stringify({ collections: [collection], ids: [id], 'filter-lang': 'cql2-json' });
+      const { rows } = await client.query<{ items: string | null }>('SELECT search($1::jsonb)::text AS items', [search]);
+      // pyLoads: the item's numbers keep their kind (a bbox of ints is written as ints, as pystac keeps it).
+      const doc = pyLoads(rows[0]?.items ?? '{}') as { features?: unknown };
+      const features = Array.isArray(doc.features) ? doc.features : [];
+      return features.length === 1 ? (features[0] as Record<string, unknown>) : undefined;
+    });
+  }
+
+  /**
    * Registered searches of type `mosaic` (titiler-pgstac's `list_searches`): those whose metadata has
    * each of `filters` (`metadata->>key = value`), ordered by `order` (`lastused`, `usecount` or a
    * metadata property), a page of them and how many there are.

@@ -15,6 +15,7 @@
  */
 import { badRequest } from '../errors.js';
 import { PyFloat, pyLoads } from '../pyjson.js';
+import { cql2TextToJson } from '../catalog/cql2.js';
 
 /** A JSON value as pyLoads reads it. */
 type PyValue = unknown;
@@ -222,12 +223,17 @@ export function parseRegisterBody(body: PyValue): SearchBody {
   if (v('datetime') !== undefined) search['datetime'] = stringOf(v('datetime'), 'datetime');
   if (v('query') !== undefined) search['query'] = queryOf(v('query'));
   if (v('sortby') !== undefined) search['sortby'] = sortbyOf(v('sortby'));
-  if (v('filter') !== undefined) {
-    if (!isObject(v('filter'))) throw invalid('filter', 'expected a CQL2-JSON expression (an object)');
-    search['filter'] = v('filter');
-  }
   const lang = v('filter-lang');
-  if (lang !== undefined && lang !== 'cql2-json') throw invalid('filter-lang', "only 'cql2-json' is taken in a registered search");
+  if (lang !== undefined && lang !== 'cql2-json' && lang !== 'cql2-text') throw invalid('filter-lang', "expected 'cql2-json' or 'cql2-text'");
+  const filter = v('filter');
+  if (filter !== undefined) {
+    // CQL2-text (a string, `filter-lang` cql2-text or unset) is stored as the CQL2-JSON cql2 writes for
+    // it, as titiler-pgstac's collection routes store it; titiler-pgstac's register takes JSON only (422).
+    if (typeof filter === 'string' && lang !== 'cql2-json') search['filter'] = cql2TextToJson(filter);
+    else if (isObject(filter) && lang !== 'cql2-text') search['filter'] = filter;
+    else if (lang === 'cql2-text') throw invalid('filter', 'with filter-lang cql2-text, expected CQL2-text (a string)');
+    else throw invalid('filter', 'expected a CQL2-JSON expression (an object), or CQL2-text (a string)');
+  }
   search['filter-lang'] = 'cql2-json';
   for (const [key, x] of Object.entries(body)) {
     if (SEARCH_FIELDS.has(key) || key === 'metadata' || x === null || x === undefined) continue;
@@ -279,24 +285,11 @@ function jsonOf(text: string, where: string): PyValue {
 }
 
 /**
- * A CQL2-JSON expression as the cql2 library writes it back (`Expr(text).to_json()`, what
- * titiler-pgstac does to a `filter-lang=cql2-text` filter): numbers as floats, operators lower-case.
- */
-function asCql2Writes(v: PyValue): PyValue {
-  if (typeof v === 'number' || typeof v === 'bigint') return new PyFloat(Number(v));
-  if (Array.isArray(v)) return v.map(asCql2Writes);
-  if (!isObject(v)) return v;
-  const out: PyObject = {};
-  for (const [k, x] of Object.entries(v)) out[k] = k === 'op' && typeof x === 'string' ? x.toLowerCase() : asCql2Writes(x);
-  return out;
-}
-
-/**
  * The search titiler-pgstac 3.2.0 registers for a collection's routes (`get_collection_id`): the
  * collection, the query's `ids` (comma-separated), `bbox`, `datetime`, `query` (URL-encoded JSON),
  * `sortby` (`-field` descending) and `filter`; metadata naming the collection, its bounds (the bbox,
- * else the collection's), its `item_assets` and its `renders` as defaults. A CQL2-text filter is
- * read only when it is CQL2-JSON text (cql2's own reading of either); else 400.
+ * else the collection's), its `item_assets` and its `renders` as defaults. A CQL2-text filter is read
+ * as cql2 reads it (catalog/cql2.ts).
  */
 export function collectionSearchBody(collectionId: string, q: CollectionQuery, collection: Record<string, unknown>): SearchBody {
   const body: PyObject = { collections: [collectionId] };
@@ -319,10 +312,8 @@ export function collectionSearchBody(collectionId: string, q: CollectionQuery, c
     if (sortby.length > 0) body['sortby'] = sortby;
   }
   if (q.filter) {
-    const text = q.filter.trim();
-    if (q.filterLang === 'cql2-json') body['filter'] = jsonOf(q.filter, 'filter');
-    else if (text.startsWith('{')) body['filter'] = asCql2Writes(jsonOf(q.filter, 'filter'));
-    else throw invalid('filter', 'CQL2-text filters are not read yet: send the filter as CQL2-JSON (filter-lang=cql2-json)');
+    // cql2's `Expr(text).to_json()` for CQL2-text (and JSON text given as CQL2-text), as titiler-pgstac.
+    body['filter'] = q.filterLang === 'cql2-json' ? jsonOf(q.filter, 'filter') : cql2TextToJson(q.filter);
     body['filter-lang'] = 'cql2-json';
   }
   if (q.query) body['query'] = jsonOf(unquotePlus(q.query), 'query');

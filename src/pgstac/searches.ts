@@ -27,6 +27,9 @@ export class Searches {
   /** The search of each collection and query, by their JSON. */
   private readonly collectionSearches: LRUCache<string, string> | undefined;
   private readonly registering = new Map<string, Promise<string>>();
+  /** Items read by `/collections/{collection_id}/items/{item_id}`, by `[collection, id]`. */
+  private readonly items: LRUCache<string, Record<string, unknown>> | undefined;
+  private readonly itemsLoading = new Map<string, Promise<Record<string, unknown>>>();
 
   constructor(
     readonly catalogue: PgstacCatalogue,
@@ -35,6 +38,20 @@ export class Searches {
     this.lookups = new ItemLookups(catalogue, { maxBytes: options.cacheBytes, ttlMs: options.cacheTtlMs });
     this.records = options.cacheTtlMs > 0 ? new LRUCache({ max: 1024, ttl: options.cacheTtlMs }) : undefined;
     this.collectionSearches = options.cacheTtlMs > 0 ? new LRUCache({ max: 4096, ttl: options.cacheTtlMs }) : undefined;
+    this.items = options.cacheTtlMs > 0 ? new LRUCache({ max: 1024, ttl: options.cacheTtlMs }) : undefined;
+  }
+
+  /** An item of a collection (pyLoads' values), kept a while as titiler-pgstac keeps it (404 when the catalogue has none). */
+  item(collection: string, id: string): Promise<Record<string, unknown>> {
+    const key = JSON.stringify([collection, id]);
+    const kept = this.items?.get(key);
+    if (kept) return Promise.resolve(kept);
+    return sharedLoad(this.itemsLoading, key, async () => {
+      const item = await this.catalogue.item(collection, id);
+      if (!item) throw new TesseraError('NotFound', `No item '${id}' found in '${collection}' collection`);
+      this.items?.set(key, item);
+      return item;
+    });
   }
 
   /**

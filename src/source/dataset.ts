@@ -73,6 +73,8 @@ export interface RasterInfo {
   height: number;
   overviews: number[];
   nodata_value?: number;
+  /** The dataset's own bounds and CRS (WKT): rio-tiler 9's `Info` gives these where 0.18's gives longitude/latitude. */
+  native?: { bounds: BBox; crs: string };
 }
 
 /** GDAL data type names → numpy's, which TiTiler reports. */
@@ -435,6 +437,7 @@ export class RasterSource {
       width: meta.width,
       height: meta.height,
       overviews: meta.overviews,
+      native: { bounds: meta.bounds, crs: meta.crs },
     };
     if (meta.colormap) info.colormap = meta.colormap;
     if (nodataType === 'Nodata') info.nodata_value = effectiveNodata!;

@@ -23,6 +23,44 @@ import { ROOT, TESSERA_COMMAND, startServer, type Service } from './harness.js';
 import { compareJson, formatDifferences, parseJson } from './compare.js';
 import { PASS, decodePng } from './pixels.js';
 
+/**
+ * Grids tessera's registry and titiler-pgstac 3.2.0's morecantile name differently (its NZTM2000Quad,
+ * tessera's NZTM2000, as TiTiler 0.18.10 and 2.4.0 name it): their layers and matrix sets are left out.
+ */
+const GRIDS_NAMED_APART = ['NZTM2000', 'NZTM2000Quad'];
+
+/** A WMTS document without the service's own names (title, provider), the whitespace between elements, nor GRIDS_NAMED_APART. */
+function wmtsNormalised(xml: string): string {
+  let out = xml.replace(/<ows:ServiceIdentification>[\s\S]*?<\/ows:ServiceProvider>/, '').replace(/>\s+</g, '><');
+  for (const grid of GRIDS_NAMED_APART) {
+    out = out
+      .replace(new RegExp(`<Layer><ows:Title>[^<]*_${grid}_[^<]*</ows:Title>[\\s\\S]*?</Layer>`, 'g'), '')
+      .replace(new RegExp(`<TileMatrixSet><ows:Identifier>${grid}</ows:Identifier>[\\s\\S]*?</TileMatrixSet>`, 'g'), '');
+  }
+  // The deliberate differences of TiTiler 2.x's WMTS (test/parity/titiler2-deliberate.ts): derived scale denominators, CRS84's name.
+  for (const grid of DERIVED_SCALES) {
+    out = out.replace(new RegExp(`<TileMatrixSet><ows:Identifier>${grid}</ows:Identifier>[\\s\\S]*?</TileMatrixSet>`, 'g'), (set) =>
+      set.replace(/<ScaleDenominator>[^<]*<\/ScaleDenominator>/g, '<ScaleDenominator>(derived)</ScaleDenominator>'),
+    );
+  }
+  // Other scale denominators to 9 significant digits: morecantile 7's arithmetic differs from tessera's grids' in the last ones.
+  out = out.replace(/<ScaleDenominator>([^<(]+)<\/ScaleDenominator>/g, (_m, v: string) => `<ScaleDenominator>${Number(v).toPrecision(9)}</ScaleDenominator>`);
+  return out
+    .replace('<ows:SupportedCRS>EPSG:None</ows:SupportedCRS>', '<ows:SupportedCRS>http://www.opengis.net/def/crs/OGC/1.3/CRS84</ows:SupportedCRS>')
+    .trim();
+}
+
+/** Grids whose WMTS scale denominators tessera derives from the cell size (titiler2-deliberate.ts, docs/differences.md). */
+const DERIVED_SCALES = ['CanadianNAD83_LCC', 'CDB1GlobalGrid', 'GNOSISGlobalGrid', 'UPSAntarcticWGS84Quad', 'UPSArcticWGS84Quad'];
+
+/** Where two texts first differ, with some of each around it (empty when equal). */
+function firstDifference(ours: string, theirs: string): string {
+  if (ours === theirs) return '';
+  let i = 0;
+  while (i < ours.length && i < theirs.length && ours[i] === theirs[i]) i++;
+  return `at ${i}: tessera …${ours.slice(Math.max(0, i - 80), i + 160)}… titiler-pgstac …${theirs.slice(Math.max(0, i - 80), i + 160)}…`;
+}
+
 /** The GDAL settings the parity harness gives both servers (harness.ts), for titiler-pgstac too. */
 const GDAL_ENV: Record<string, string> = {
   GDAL_DISABLE_READDIR_ON_OPEN: 'EMPTY_DIR',
@@ -287,9 +325,24 @@ describe('parity with titiler-pgstac 3.2.0 over the same pgSTAC database', () =>
       const id = ids.get(s.name)!;
       const info = await both(`/searches/${id}/info`);
       const [a, b] = [parseJson(await info.titiler.text()), parseJson(await info.tessera.text())];
-      const diffs = compareJson(a, b, { ignore: ['$.search.lastused', '$.search.usecount', '$.links'], normalise });
+      const diffs = compareJson(a, b, { ignore: ['$.search.lastused', '$.search.usecount'], normalise });
       assert.deepEqual(diffs, [], `${s.name} info: ${formatDifferences(diffs)}`);
-      rows.push({ search: s.name, what: 'info', result: 'equal (but lastused, usecount; links: what tessera serves)' });
+      rows.push({ search: s.name, what: 'info', result: 'equal, links too (but lastused, usecount)' });
+      // The every-grid WMTS document (a layer per render and grid, then the query's), and the map page.
+      for (const q of ['assets=visual', 'assets=visual&tile_format=jpeg&use_epsg=true&zooms=WebMercatorQuad::6,10']) {
+        const wmts = await both(`/searches/${id}/WMTSCapabilities.xml?${q}`);
+        assert.equal(wmts.tessera.status, wmts.titiler.status, `${s.name} WMTS ${q}: ${await wmts.tessera.clone().text()}`);
+        const d = firstDifference(wmtsNormalised(normalise(await wmts.tessera.text())), wmtsNormalised(normalise(await wmts.titiler.text())));
+        assert.equal(d, '', `${s.name} WMTS ${q}`);
+      }
+      const map = await both(`/searches/${id}/WebMercatorQuad/map.html?assets=visual`);
+      assert.equal(map.tessera.status, map.titiler.status);
+      assert.match(await map.tessera.text(), new RegExp(`/searches/${id}/WebMercatorQuad/tilejson.json\\?assets=visual\\\\u0026tilesize=256`));
+      rows.push({
+        search: s.name,
+        what: 'WMTSCapabilities.xml (2 queries), WebMercatorQuad/map.html',
+        result: 'WMTS equal (but the service’s own names); map page: its TileJSON',
+      });
       for (const q of ['assets=visual', 'assets=visual&tile_format=png&tilesize=256&minzoom=7', 'assets=visual&pixel_selection=highest&maxzoom=11']) {
         const tj = await both(`/searches/${id}/WebMercatorQuad/tilejson.json?${q}`);
         assert.equal(tj.tessera.status, tj.titiler.status);
@@ -405,6 +458,13 @@ describe('parity with titiler-pgstac 3.2.0 over the same pgSTAC database', () =>
       ['alpha', `filter=${cql2}&datetime=2023-03-01T00:00:00Z/2023-09-01T00:00:00Z`, []],
       ['beta', `bbox=6,44,10,47&query=${encodeURIComponent(JSON.stringify({ 'eo:cloud_cover': { lt: 70 } }))}&sortby=datetime`, ['assets=visual']],
       ['beta', 'ids=beta-10-2,beta-11-5,beta-20-1', []],
+      // CQL2-text proper, read by cql2 0.6.0 on titiler-pgstac's side and by tessera's reader (catalog/cql2.ts).
+      [
+        'alpha',
+        `filter=${encodeURIComponent("eo:cloud_cover < 50 AND datetime >= TIMESTAMP('2023-03-01T01:00:00+01:00') OR id IN ('alpha-20-3')")}&sortby=-datetime`,
+        ['assets=visual'],
+      ],
+      ['beta', `filter=${encodeURIComponent('s_intersects(geometry, POLYGON((6 44, 10 44, 10 47, 6 44))) AND NOT "eo:cloud_cover" BETWEEN 20 AND 40')}`, []],
     ] as Array<[string, string, Render[]]>) {
       const name = `collection ${collection}${query ? ` ?${decodeURIComponent(query)}` : ''}`;
       const base = `/collections/${collection}${query ? `?${query}` : ''}`;
@@ -420,6 +480,10 @@ describe('parity with titiler-pgstac 3.2.0 over the same pgSTAC database', () =>
       const tj = await both(`/collections/${collection}/WebMercatorQuad/tilejson.json?assets=visual${amp}`);
       const dt = compareJson(parseJson(await tj.titiler.text()), parseJson(await tj.tessera.text()), { normalise });
       assert.deepEqual(dt, [], `${name} tilejson: ${formatDifferences(dt)}`);
+      const cw = await both(`/collections/${collection}/WMTSCapabilities.xml?assets=visual${amp}`);
+      assert.equal(cw.tessera.status, cw.titiler.status);
+      const dw = firstDifference(wmtsNormalised(normalise(await cw.tessera.text())), wmtsNormalised(normalise(await cw.titiler.text())));
+      assert.equal(dw, '', `${name} WMTS`);
       let items = 0;
       const lookups = [
         ...[5, 7, 9, 11].flatMap((z) => tilesAt(z).map(([tz, x, y]) => `/collections/${collection}/tiles/WebMercatorQuad/${tz}/${x}/${y}/assets${q}`)),
@@ -441,6 +505,70 @@ describe('parity with titiler-pgstac 3.2.0 over the same pgSTAC database', () =>
     assert.equal(missing.titiler.status, 404);
     assert.equal(missing.tessera.status, 404);
     assert.deepEqual(await missing.tessera.json(), await missing.titiler.json());
+  });
+
+  it('serves an item of the catalogue as titiler-pgstac does: assets, info, TileJSON, points, WMTS and tiles', async () => {
+    const failures: string[] = [];
+    let compared = 0;
+    for (const [collection, item] of [
+      ['alpha', 'alpha-20-3'],
+      ['beta', 'beta-10-2'],
+    ]) {
+      const base = `/collections/${collection}/items/${item}`;
+      const found = catalogue.items.find((i) => i.id === item)!;
+      const [w, s, e, n] = found.bbox;
+      const [lon, lat] = [w + (e - w) / 3, s + (n - s) / 3];
+      for (const url of [
+        `${base}/assets`,
+        `${base}/info?assets=visual`,
+        `${base}/info`,
+        `${base}/info.geojson?assets=visual`,
+        `${base}/WebMercatorQuad/tilejson.json?assets=visual`,
+        `${base}/WebMercatorQuad/tilejson.json?assets=data&rescale=0,3000&minzoom=7`,
+        `${base}/point/${lon},${lat}?assets=visual`,
+        `${base}/point/${lon},${lat}?assets=data`,
+      ]) {
+        const r = await both(url);
+        assert.equal(r.tessera.status, r.titiler.status, `${url}: ${await r.tessera.clone().text()}`);
+        const d = compareJson(parseJson(await r.titiler.text()), parseJson(await r.tessera.text()), { normalise, absTolerance: 1e-6 });
+        if (d.length > 0) failures.push(`${url}: ${formatDifferences(d)}`);
+        compared++;
+      }
+      const wmts = await both(`${base}/WMTSCapabilities.xml?assets=visual`);
+      assert.equal(wmts.tessera.status, wmts.titiler.status);
+      const dw = firstDifference(wmtsNormalised(normalise(await wmts.tessera.text())), wmtsNormalised(normalise(await wmts.titiler.text())));
+      if (dw) failures.push(`${base}/WMTSCapabilities.xml: ${dw}`);
+      compared++;
+      const z = 9;
+      const x = Math.floor(((lon + 180) / 360) * 2 ** z);
+      const r = (lat * Math.PI) / 180;
+      const y = Math.floor(((1 - Math.log(Math.tan(r) + 1 / Math.cos(r)) / Math.PI) / 2) * 2 ** z);
+      for (const q of ['assets=visual', 'assets=data&rescale=0,3000&colormap_name=viridis']) {
+        const url = `${base}/tiles/WebMercatorQuad/${z}/${x}/${y}.png?${q}`;
+        const t = await both(url);
+        assert.equal(t.tessera.status, t.titiler.status, `${url}: ${t.tessera.status === 200 ? '' : await t.tessera.clone().text()}`);
+        if (t.titiler.status !== 200) {
+          // An asset the item has not (beta's items have `visual` only): the same refusal.
+          const d = compareJson(parseJson(await t.titiler.text()), parseJson(await t.tessera.text()));
+          if (d.length > 0) failures.push(`${url}: ${formatDifferences(d)}`);
+          continue;
+        }
+        const [a, b] = await Promise.all([decodePng(Buffer.from(await t.titiler.arrayBuffer())), decodePng(Buffer.from(await t.tessera.arrayBuffer()))]);
+        const { within, maskEqual } = compareOutside(a.values, b.values, a.channels, new Uint8Array(a.width * a.height));
+        if (within < PASS || maskEqual < 1) failures.push(`${url}: ${(within * 100).toFixed(3)}% within ±1, masks ${(maskEqual * 100).toFixed(3)}% equal`);
+        compared++;
+      }
+    }
+    const missing = await both('/collections/alpha/items/nope/assets');
+    assert.equal(missing.titiler.status, 404);
+    assert.equal(missing.tessera.status, 404);
+    assert.deepEqual(await missing.tessera.json(), await missing.titiler.json());
+    assert.deepEqual(failures, []);
+    rows.push({
+      search: '(items)',
+      what: `/collections/{collection_id}/items/{item_id}: ${compared} requests (assets, info, TileJSON, points, WMTS, tiles), an unknown item`,
+      result: 'equal',
+    });
   });
 
   it('lists the registered mosaics as titiler-pgstac does: metadata filters, sortby, pages and their links', async () => {
@@ -472,6 +600,20 @@ describe('parity with titiler-pgstac 3.2.0 over the same pgSTAC database', () =>
       assert.deepEqual(await r.tessera.json(), await r.titiler.json(), url);
     }
     rows.push({ search: '(unknown)', what: 'info, tile assets of an unknown search', result: 'equal: 404 `SearchId ... not found`' });
+    // CQL2-text at registration: titiler-pgstac's register takes CQL2-JSON only (422); tessera stores the
+    // CQL2-JSON cql2 writes for it, the very search titiler-pgstac registers for that JSON (the same id).
+    const textBody = '{"collections":["alpha"],"filter":"eo:cloud_cover < 50","filter-lang":"cql2-text"}';
+    const jsonBody = '{"collections":["alpha"],"filter":{"op":"<","args":[{"property":"eo:cloud_cover"},50.0]}}';
+    const post = (base: string, body: string) => fetch(`${base}/searches/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    const [theirText, ourText, theirJson] = await Promise.all([post(titiler, textBody), post(tessera.url, textBody), post(titiler, jsonBody)]);
+    assert.equal(theirText.status, 422);
+    assert.equal(ourText.status, 200);
+    assert.equal(((await ourText.json()) as { id: string }).id, ((await theirJson.json()) as { id: string }).id);
+    rows.push({
+      search: '(cql2-text)',
+      what: `POST /searches/register ${textBody}`,
+      result: 'deliberate: tessera registers the CQL2-JSON cql2 writes (the id titiler-pgstac gives that JSON), titiler-pgstac 422',
+    });
     for (const [body, theirs] of [
       ['{"bbox":[1,2]}', 422],
       ['{"collections":"alpha"}', 422],

@@ -72,8 +72,22 @@ function searchesOf(services: Services): Searches {
   return services.searches;
 }
 
-/** The limits of a request, held to the request's own deadline. */
+/** Items pgSTAC may look at for one area at most: past it a search is a scan of the catalogue, not a mosaic's lookup. */
+const MAX_SCAN_LIMIT = 1_000_000;
+
+/**
+ * The limits of a request, bounded before the database is asked: `time_limit` by the request's own
+ * deadline, `items_limit` by the assets one read may open (TESSERA_MAX_ASSETS: a tile of more is a 400
+ * anyway, and the lookup's answer stays that size), `scan_limit` by MAX_SCAN_LIMIT.
+ */
 function checkedLimits(services: Services, limits: Partial<SearchLimits>): Partial<SearchLimits> {
+  const maxAssets = services.settings.maxAssets;
+  if (limits.itemsLimit !== undefined && limits.itemsLimit > maxAssets) {
+    throw badRequest(`Invalid items_limit ${limits.itemsLimit}: one read opens at most ${maxAssets} items' assets (TESSERA_MAX_ASSETS)`);
+  }
+  if (limits.scanLimit !== undefined && limits.scanLimit > MAX_SCAN_LIMIT) {
+    throw badRequest(`Invalid scan_limit ${limits.scanLimit}: at most ${MAX_SCAN_LIMIT} items are scanned for one area`);
+  }
   const seconds = limits.timeLimitSeconds;
   if (seconds !== undefined && seconds * 1000 + 1000 >= services.settings.requestTimeoutMs) {
     throw badRequest(`Invalid time_limit ${seconds}: a request ends after ${services.settings.requestTimeoutMs} ms (TESSERA_REQUEST_TIMEOUT_MS)`);
@@ -91,10 +105,13 @@ const collectionQuery = family(
     datetime: { schema: str, doc: 'Date and time of the item, in UTC unless an offset is given (2020-01-01, 2020-01-01T01:01:01Z), or start/end.' },
     query: { schema: str, doc: 'The STAC API Query extension: a URL-encoded JSON object of {property: {operator: value}}.' },
     sortby: { schema: str, doc: 'Properties to sort by, comma-separated, `-` before one for descending (`-datetime`).' },
-    filter: { schema: str, doc: 'A CQL2 filter: CQL2-JSON (CQL2-text is not read yet).' },
+    filter: {
+      schema: str,
+      doc: "A CQL2 filter, in `filter-lang`: CQL2-text (`eo:cloud_cover < 10 AND datetime > TIMESTAMP('2024-01-01T00:00:00Z')`) or CQL2-JSON.",
+    },
     'filter-lang': {
       schema: { type: 'string', enum: ['cql2-text', 'cql2-json'] },
-      doc: 'The language of `filter`. Default: cql2-text (JSON text is read as CQL2-JSON).',
+      doc: 'The language of `filter`. Default: cql2-text (which reads JSON text as CQL2-JSON, as cql2 does).',
     },
   },
   (q): CollectionQuery => {
@@ -166,7 +183,8 @@ function catalogueFamily<Q>(
         // Asked only with the request's layer (its tilesets, which read `url`, are not mounted for a path-named family).
         if (!l) throw new TesseraError('Internal', `${prefix}: a summary needs the request's layer`);
         const index = await searchesOf(services).index(await source.hash(services, named, l.source));
-        return { bounds: index.bounds, zooms: async (tms) => index.zooms(tms), renders: searchRenders(index.record.metadata) };
+        // titiler-pgstac's WMTS titles the layers with the search's id (a collection's too).
+        return { bounds: index.bounds, zooms: async (tms) => index.zooms(tms), renders: searchRenders(index.record.metadata), title: index.hash };
       },
     }),
     verbs: [],
@@ -186,7 +204,8 @@ export const collectionFamily = catalogueFamily(
   '/collections/:collection_id',
   {
     name: 'STAC Collection',
-    description: 'A collection of the pgSTAC catalogue, filtered by the query (ids, bbox, datetime, query, sortby, CQL2-JSON filter): tiles of its items.',
+    description:
+      'A collection of the pgSTAC catalogue, filtered by the query (ids, bbox, datetime, query, sortby, a CQL2-text or CQL2-JSON filter): tiles of its items.',
   },
   'the collection',
   'collections',
@@ -234,7 +253,16 @@ function searchLinks(request: FastifyRequest, hash: string): Array<Record<string
   return [
     link(`${base}/info`, 'metadata', 'Mosaic metadata'),
     link(`${base}/{tileMatrixSetId}/tilejson.json`, 'tilejson', 'Link for TileJSON (Template URL)', true),
+    link(`${base}/{tileMatrixSetId}/map.html`, 'map', 'Link for Map viewer (Template URL)', true),
+    link(`${base}/WMTSCapabilities.xml`, 'wmts', 'WMTS Capabilities link.'),
   ];
+}
+
+/** A render's values as a query string (Python's `urlencode(values, doseq=True)`). */
+function renderQuery(values: Record<string, unknown>): string {
+  const pairs: Array<[string, string]> = [];
+  for (const [key, v] of Object.entries(values)) for (const x of Array.isArray(v) ? v : [v]) pairs.push([key, pyStr(x)]);
+  return urlencode(pairs);
 }
 
 /** An item lookup's items as pgSTAC wrote them (floats stay floats). */
@@ -266,9 +294,17 @@ async function catalogueRoutes<Q>(app: FastifyInstance, services: Services, pref
   app.get<NamedRoute>('/info', { schema: { querystring: infoQuery.schema } }, async (request, reply) => {
     const record = await searches.record(await source.hash(services, named(request), infoQuery.parse(request.query).source), true);
     const at = base(request);
+    // searchInfoExtension's links: the search's TileJSON and map page, and each again per render, and WMTS.
+    const layers = Object.entries(searchRenders(record.metadata)).map(([name, values]) => [name, renderQuery(values as Record<string, unknown>)] as const);
+    const tilejson = `${at}/{tileMatrixSetId}/tilejson.json`;
+    const map = `${at}/{tileMatrixSetId}/map.html`;
     const links = [
       link(`${at}/info`, 'self', 'Mosaic metadata'),
-      link(`${at}/{tileMatrixSetId}/tilejson.json`, 'tilejson', 'TileJSON link (Template URL).', true),
+      link(tilejson, 'tilejson', 'TileJSON link (Template URL).', true),
+      ...layers.map(([name, qs]) => link(`${tilejson}?${qs}`, 'tilejson', `TileJSON link for \`${name}\` layer (Template URL).`, true)),
+      link(map, 'map', 'Map viewer link (Template URL).', true),
+      ...layers.map(([name, qs]) => link(`${map}?${qs}`, 'map', `Map viewer link for \`${name}\` layer (Template URL).`, true)),
+      link(`${at}/WMTSCapabilities.xml`, 'wmts', 'WMTS Capabilities link.'),
     ];
     return sendJson(reply, { search: searchModel(record), links });
   });
@@ -389,7 +425,8 @@ export async function searchRegistration(app: FastifyInstance, services: Service
     if (records.length < matched) links.push({ href: page(offset + records.length), rel: 'next' });
     if (offset > 0) links.push({ href: page(Math.max(0, offset - limit)), rel: 'prev' });
     return sendJson(reply, {
-      searches: records.map((record) => ({ search: searchModel(record), links: searchLinks(request, record.hash) })),
+      // The list links a search's info and TileJSON only (titiler-pgstac's list_searches).
+      searches: records.map((record) => ({ search: searchModel(record), links: searchLinks(request, record.hash).slice(0, 2) })),
       links,
       context: { returned: records.length, limit, matched },
     });
@@ -404,11 +441,7 @@ export async function searchRegistration(app: FastifyInstance, services: Service
       const links = searchLinks(request, record.hash);
       const tilejson = links[1]!['href'] as string;
       for (const [name, values] of Object.entries(defaultsParams(record.metadata))) {
-        const pairs: Array<[string, string]> = [];
-        for (const [key, v] of Object.entries(values)) {
-          for (const x of Array.isArray(v) ? v : [v]) pairs.push([key, pyStr(x)]);
-        }
-        links.push(link(`${tilejson}?${urlencode(pairs)}`, 'tilejson', `TileJSON link for \`${name}\` layer (Template URL).`, true));
+        links.push(link(`${tilejson}?${renderQuery(values)}`, 'tilejson', `TileJSON link for \`${name}\` layer (Template URL).`, true));
       }
       return sendJson(reply, { id: record.hash, links });
     });

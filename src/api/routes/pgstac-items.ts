@@ -1,0 +1,161 @@
+/**
+ * /collections/{collection_id}/items/{item_id} (titiler-pgstac 3.2.0's "STAC Item" routes, a TiTiler
+ * 2.x MultiBaseTilerFactory over its PgSTACReader): one item of the pgSTAC catalogue, read from
+ * pgSTAC (`search` with its id and collection, kept a while as titiler-pgstac keeps it; 404 `No item
+ * '…' found in '…' collection`) and then read as /stac reads an item (readers/stac.ts): its assets of
+ * a raster media type, each href under the URL and network policies as any URL a client gives.
+ *
+ * Tiles, TileJSON, the map page and WMTS come from the route factory (a family of TiTiler generation
+ * 2 named by two pieces of its path); here `assets`, `info` and `info.geojson` (rio-tiler 9's model)
+ * and `point`. The item's STAC `renders` are TileJSON's `raster_layers`. Not yet: the optional verbs
+ * (they read `url`). Mounted only with a catalogue (TESSERA_PGSTAC_DSN).
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Services } from '../../services.js';
+import { TesseraError } from '../../errors.js';
+import { float, floats, PyFloat, pyFloatRepr } from '../../pyjson.js';
+import type { Searches } from '../../pgstac/searches.js';
+import { searchRenders } from '../../pgstac/renders.js';
+import { parseItem } from '../../stac/item.js';
+import { StacItemSources } from '../../stac/reader.js';
+import { stacItemReader, type StacLayerOptions } from '../../readers/stac.js';
+import { assetNames, coordCrs, datasetValues, requireLayerFirst, routeQuery, stacLayer, type PathRoute } from '../params/index.js';
+import { parseLonLat } from '../path-params.js';
+import { notFound, sendJson } from '../reply.js';
+import { bboxFeature, infoModelV2 } from '../models.js';
+import { getTms } from '../../tms/registry.js';
+import { crsUriOf } from '../../ogc/tilesets.js';
+import { defineFamily } from '../factory.js';
+import { ValidationError } from '../errors.js';
+
+const PREFIX = '/collections/:collection_id/items/:item_id';
+
+function searchesOf(services: Services): Searches {
+  if (!services.searches) throw new TesseraError('Internal', 'no pgSTAC catalogue is configured (TESSERA_PGSTAC_DSN)');
+  return services.searches;
+}
+
+/** The item the path names (`["collection", "item"]` from the factory, or the request's two pieces). */
+async function itemSources(
+  services: Services,
+  collection: string,
+  id: string,
+): Promise<{ sources: StacItemSources; doc: Record<string, unknown>; bboxText: string[] | undefined }> {
+  const read = await searchesOf(services).item(collection, id);
+  const doc = plain(read) as Record<string, unknown>;
+  const name = `${collection}/${id}`;
+  const ctx = services.mosaicContext;
+  // The bbox's numbers as the item writes them (pystac keeps ints ints; WMTS copies them).
+  const bbox = read['bbox'];
+  const bboxText = Array.isArray(bbox) && bbox.length === 4 ? bbox.map((v) => (v instanceof PyFloat ? pyFloatRepr(v.value) : String(v))) : undefined;
+  return { sources: StacItemSources.of(parseItem(doc, name), name, ctx.sources, ctx.policy), doc, bboxText };
+}
+
+/** pyLoads' values as plain JSON values (floats as numbers). */
+function plain(v: unknown): unknown {
+  if (v instanceof PyFloat) return v.value;
+  if (Array.isArray(v)) return v.map(plain);
+  if (typeof v === 'object' && v !== null) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, plain(x)]));
+  return v;
+}
+
+function namedItem(named: string): [string, string] {
+  const pieces = JSON.parse(named) as [string, string];
+  return [pieces[0], pieces[1]];
+}
+
+/** The item's STAC `renders` (render extension) as TileJSON's `raster_layers`, adapted to TiTiler 2.x as titiler-pgstac does. */
+function itemRenders(doc: Record<string, unknown>): Record<string, unknown> {
+  const properties = doc['properties'];
+  const renders = typeof properties === 'object' && properties !== null ? (properties as Record<string, unknown>)['renders'] : undefined;
+  return typeof renders === 'object' && renders !== null ? searchRenders({ defaults: renders }) : {};
+}
+
+/** Every asset when the request names none (TiTiler 2.x reads them all for info; tiles need some). */
+function withAssets(layer: StacLayerOptions, sources: StacItemSources): StacLayerOptions {
+  return layer.assets || layer.expression ? layer : { ...layer, assets: sources.assetNames };
+}
+
+export const itemFamily = defineFamily({
+  prefix: PREFIX,
+  tag: { name: 'STAC Item', description: 'One item of the pgSTAC catalogue, named by its collection and id: images of its assets and their metadata.' },
+  docs: [
+    { match: /^\/info(\.geojson)?$/, summary: "Metadata of the item's assets (rio-tiler 9's Info)", answer: 'json' },
+    { match: /^\/assets$/, summary: "Names of the item's assets", answer: 'json' },
+    { match: /^\/point\//, summary: "Values of the item's assets at a point", answer: 'json' },
+  ],
+  metricsLabel: 'items',
+  enabled: (settings) => settings.pgstacDsn !== undefined,
+  datasetParam: ['collection_id', 'item_id'],
+  generation: '2',
+  layer: stacLayer,
+  layerFirst: requireLayerFirst,
+  datasets: (services) => ({
+    open: async (named, layer) => {
+      const { sources } = await itemSources(services, ...namedItem(named));
+      // A TiTiler 2.x application: bands are named by position (b1 …) without an expression.
+      return stacItemReader(sources, withAssets(layer.expression ? layer : { ...layer, positional: true }, sources));
+    },
+    summary: async (named) => {
+      const { sources, doc, bboxText } = await itemSources(services, ...namedItem(named));
+      // TiTiler's WMTS titles a dataset that is not a URL (an item) 'TiTiler'.
+      return {
+        bounds: sources.bounds,
+        zooms: async (tms) => sources.zooms(tms),
+        renders: itemRenders(doc),
+        title: 'TiTiler',
+        ...(bboxText ? { boundsText: bboxText } : {}),
+      };
+    },
+  }),
+  verbs: [],
+  routes: itemRoutes,
+});
+
+type ItemRoute<P = object> = PathRoute<{ collection_id: string; item_id: string } & P>;
+
+async function itemRoutes(app: FastifyInstance, services: Services): Promise<void> {
+  const of = (request: FastifyRequest<ItemRoute>) => itemSources(services, request.params.collection_id, request.params.item_id);
+
+  app.get<ItemRoute>('/assets', async (request, reply) => sendJson(reply, (await of(request)).sources.assetNames));
+
+  // rio-tiler 9's Info of each asset asked, and as a GeoJSON Feature over the item's bbox.
+  const infoQuery = routeQuery({ assets: assetNames });
+  const webMercator = getTms('WebMercatorQuad')!;
+  const infos = async (request: FastifyRequest<ItemRoute>) => {
+    const assets = infoQuery.parse(request.query).assets;
+    // TiTiler 2.x's item info names its assets (FastAPI's 422 for the missing parameter).
+    if (!assets) throw new ValidationError([{ type: 'missing', loc: ['query', 'assets'], msg: 'Field required', input: null }]);
+    const { sources } = await of(request);
+    const read = await sources.info(webMercator, assets);
+    return { infos: Object.fromEntries(read.map(([name, info]) => [name, infoModelV2(info, crsUriOf)])), bounds: sources.bounds };
+  };
+  app.get<ItemRoute>('/info', { schema: { querystring: infoQuery.schema } }, async (request, reply) => sendJson(reply, (await infos(request)).infos));
+  app.get<ItemRoute>('/info.geojson', { schema: { querystring: infoQuery.schema } }, async (request, reply) => {
+    const { infos: read, bounds } = await infos(request);
+    // geojson_pydantic 2's Feature, as TiTiler 2.x writes it, names its bbox first.
+    return sendJson(reply, { bbox: floats(bounds), ...bboxFeature(bounds, read) }, 'application/geo+json');
+  });
+
+  // TiTiler 2.x's point: the values (masked ones null), band names by position (`b1` …), described as `{asset}_b1` ….
+  const pointQuery = routeQuery({ layer: stacLayer, values: datasetValues, coordCrs });
+  app.get<ItemRoute<{ lonlat: string }>>(
+    '/point/:lonlat',
+    { schema: { querystring: pointQuery.schema }, preValidation: requireLayerFirst },
+    async (request, reply) => {
+      const lonlat = parseLonLat(request.params.lonlat);
+      if (!lonlat) return notFound(reply);
+      const p = pointQuery.parse(request.query);
+      const { sources } = await of(request);
+      // Named as 0.18 names an item's bands (`visual_b1`): TiTiler 2.x's descriptions; its names are by position.
+      const reader = await stacItemReader(sources, withAssets(p.layer, sources));
+      const result = await reader.point(lonlat[0], lonlat[1], p.coordCrs, p.values);
+      return sendJson(reply, {
+        coordinates: floats(lonlat),
+        values: result.values.map((v, i) => (result.masked?.[i] ? null : float(v))),
+        band_names: result.values.map((_, i) => `b${i + 1}`),
+        band_descriptions: result.bandNames,
+      });
+    },
+  );
+}
