@@ -141,8 +141,8 @@ export interface RouteFamily<L, M extends keyof Reader> {
   enabled?(settings: Settings): boolean;
   /**
    * Where a request names its dataset: the `url` query parameter (default), or this piece of the
-   * prefix's path (`/searches/:search_id`: 'search_id'), whose value `open` and `summary` are given.
-   * Such a family offers no optional verb yet (their routes read `url`): familyRoutes refuses one.
+   * prefix's path (`/searches/:search_id`: 'search_id'), whose value `open` and `summary` are given
+   * (its verbs then read no `url`: VerbContext.datasetQuery and dataset).
    */
   datasetParam?: string;
   /**
@@ -242,7 +242,6 @@ function gridOf(request: GridRequest): TileMatrixSet {
 function familyRoutes<L, M extends keyof Reader>(services: Services, family: RouteFamily<L, M>): FastifyPluginAsync {
   const settings = services.settings;
   const named = family.datasetParam;
-  if (named !== undefined && family.verbs.length > 0) throw new Error(`${family.prefix}: the optional verbs read \`url\`, not a dataset named by the path`);
   const fromPath = (request: FastifyRequest): string => (request.params as Record<string, string | undefined>)[named!] ?? '';
   const limits: ReadLimits = { maxOutputPixels: settings.maxOutputPixels, maxSourcePixels: settings.maxSourcePixels, gate: services.wholeImages };
   const datasets = family.datasets(services);

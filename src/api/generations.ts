@@ -51,7 +51,7 @@ export const COLLISIONS = {
     answers: {
       '0.18':
         'the HTML map page, in the grid of the `tileMatrixSetId` query parameter (WebMercatorQuad by default): the grid-less form TiTiler 0.18 deprecated',
-      '2': 'OGC API – Maps: an image of the dataset on `/cog` and `/stac` (`bbox`, `bbox-crs`, `crs`, `width`, `height`, format from `f` or `Accept`); `/mosaicjson/map` is 404, as in TiTiler 2.4.0',
+      '2': "OGC API – Maps: an image of the dataset (`bbox`, `bbox-crs`, `crs`, `width`, `height`, format from `f` or `Accept`); on `/mosaicjson` an image of `bbox` composed from the mosaic's assets, as TiTiler 2.4.0's MosaicTilerFactory with `add_ogc_maps` (without `bbox`: 400, where 2.4.0 answers 501)",
     },
   },
   wmts: {

@@ -9,7 +9,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   coordCrs,
-  datasetUrl,
   datasetValues,
   dstCrs,
   formatQuery,
@@ -33,6 +32,7 @@ import { statisticsMapToJson } from '../image/statistics-json.js';
 import { floats } from '../pyjson.js';
 import { badRequest } from '../errors.js';
 import type { ReaderImage } from '../readers/reader.js';
+import type { BandStatistics } from '../image/statistics.js';
 import type { Settings } from '../config.js';
 import { algorithmGeneration } from './generations.js';
 import type { gdal } from '../gdal/gdal.js';
@@ -51,12 +51,12 @@ type FormatRoute = PathRoute<{ format: string }>;
 /** Values of every band at a longitude/latitude (rio-tiler `point`). */
 export const point: Verb<ReaderWith<'point'>> = {
   mount: <L>(app: FastifyInstance, ctx: VerbContext<L, ReaderWith<'point'>>) => {
-    const pointQuery = routeQuery({ url: datasetUrl, layer: ctx.layer, values: datasetValues, coordCrs });
+    const pointQuery = routeQuery({ url: ctx.datasetQuery, layer: ctx.layer, values: datasetValues, coordCrs });
     app.get<PathRoute<{ lonlat: string }>>('/point/:lonlat', { schema: { querystring: pointQuery.schema }, ...ctx.routeOptions }, async (request, reply) => {
       const lonlat = parseLonLat(request.params.lonlat);
       if (!lonlat) return notFound(reply);
       const p = pointQuery.parse(request.query);
-      const reader = await ctx.open(p.url, p.layer);
+      const reader = await ctx.open(ctx.dataset(request, p.url), p.layer);
       if (await ctx.unchanged(request, reply, reader)) return reply;
       const result = await reader.point(lonlat[0], lonlat[1], p.coordCrs, p.values);
       return sendJson(reply, { coordinates: floats(lonlat), values: floats(result.values), band_names: result.bandNames });
@@ -67,7 +67,7 @@ export const point: Verb<ReaderWith<'point'>> = {
 /** The whole dataset as one image (rio-tiler `preview`), `format` from the path or the query. */
 export const preview: Verb<ReaderWith<'preview'>> = {
   mount: <L>(app: FastifyInstance, ctx: VerbContext<L, ReaderWith<'preview'>>) => {
-    const previewFamilies = { ...imageFamilies(ctx.layer, ctx.services.settings), size: previewSize, dstCrs };
+    const previewFamilies = { ...imageFamilies(ctx.layer, ctx.services.settings, ctx.datasetQuery), size: previewSize, dstCrs };
     const previewQuery = routeQuery(previewFamilies);
     const previewFormatQuery = routeQuery({ ...previewFamilies, format: formatQuery });
     const answer = async (
@@ -76,7 +76,7 @@ export const preview: Verb<ReaderWith<'preview'>> = {
       p: ReturnType<typeof previewQuery.parse>,
       format: ImageFormat | undefined,
     ): Promise<FastifyReply> => {
-      const reader = await ctx.open(p.url, p.layer);
+      const reader = await ctx.open(ctx.dataset(request, p.url), p.layer);
       if (await ctx.unchanged(request, reply, reader)) return reply;
       const result = await reader.preview({ ...p.size, ...(p.dstCrs ? { dstCrs: p.dstCrs } : {}) }, { ...p.values, limits: ctx.limits, deferExpression: true });
       return sendImage(reply, ctx.services.renderer, result.image, format, renderSpec(p.algorithm, p.render, result));
@@ -96,7 +96,7 @@ export const preview: Verb<ReaderWith<'preview'>> = {
 /** An image of a bounding box (rio-tiler `part`), its size and format in the path. */
 export const bbox: Verb<ReaderWith<'part'>> = {
   mount: <L>(app: FastifyInstance, ctx: VerbContext<L, ReaderWith<'part'>>) => {
-    const partQuery = routeQuery({ ...imageFamilies(ctx.layer, ctx.services.settings), size: partSize, dstCrs, coordCrs });
+    const partQuery = routeQuery({ ...imageFamilies(ctx.layer, ctx.services.settings, ctx.datasetQuery), size: partSize, dstCrs, coordCrs });
     app.get<PathRoute<{ '*': string }>>(
       '/bbox/*',
       { schema: { querystring: partQuery.schema }, config: LARGE, ...ctx.routeOptions },
@@ -109,13 +109,14 @@ export const bbox: Verb<ReaderWith<'part'>> = {
         }
         const p = partQuery.parse(request.query);
         const size = p.size(parsed.width !== undefined && parsed.height !== undefined ? { width: parsed.width, height: parsed.height } : undefined);
-        const reader = await ctx.open(p.url, p.layer);
+        const reader = await ctx.open(ctx.dataset(request, p.url), p.layer);
         if (await ctx.unchanged(request, reply, reader)) return reply;
         const result = await reader.part(
           parsed.bbox,
           { ...size, boundsCrs: p.coordCrs, dstCrs: p.dstCrs ?? p.coordCrs },
           { ...p.values, limits: ctx.limits, deferExpression: true },
         );
+        if (result.headers) reply.headers(result.headers);
         return sendImage(reply, ctx.services.renderer, result.image, parsed.format, renderSpec(p.algorithm, p.render, result));
       },
     );
@@ -125,11 +126,12 @@ export const bbox: Verb<ReaderWith<'part'>> = {
 /** An image of a GeoJSON Feature's area, outside it masked (rio-tiler `feature`); size and format from the path or the query. */
 export const feature: Verb<ReaderWith<'feature'>> = {
   mount: <L>(app: FastifyInstance, ctx: VerbContext<L, ReaderWith<'feature'>>) => {
-    const partFamilies = { ...imageFamilies(ctx.layer, ctx.services.settings), size: partSize, dstCrs, coordCrs };
+    const partFamilies = { ...imageFamilies(ctx.layer, ctx.services.settings, ctx.datasetQuery), size: partSize, dstCrs, coordCrs };
     const partQuery = routeQuery(partFamilies);
     const featureFormatQuery = routeQuery({ ...partFamilies, format: formatQuery });
     // The path's pieces, then the body, then the query, each refused before the next is read.
     const answer = async (
+      request: FastifyRequest,
       reply: FastifyReply,
       shape: gdal.Geometry,
       p: ReturnType<typeof partQuery.parse>,
@@ -137,24 +139,25 @@ export const feature: Verb<ReaderWith<'feature'>> = {
       fixed?: { width: number; height: number },
     ): Promise<FastifyReply> => {
       const size = p.size(fixed);
-      const reader = await ctx.open(p.url, p.layer);
+      const reader = await ctx.open(ctx.dataset(request, p.url), p.layer);
       const result = await reader.feature(
         shape,
         p.coordCrs,
         { ...size, dstCrs: p.dstCrs ?? p.coordCrs },
         { ...p.values, limits: ctx.limits, deferExpression: true },
       );
+      if (result.headers) reply.headers(result.headers);
       return sendImage(reply, ctx.services.renderer, result.image, format, renderSpec(p.algorithm, p.render, result));
     };
     app.post<QueryRoute>('/feature', { schema: { querystring: featureFormatQuery.schema }, config: LARGE, ...ctx.routeOptions }, (request, reply) => {
       const shape = parseFeatureBody(request.body);
       const p = featureFormatQuery.parse(request.query);
-      return answer(reply, shape, p, p.format);
+      return answer(request, reply, shape, p, p.format);
     });
     app.post<FormatRoute>('/feature.:format', { schema: { querystring: partQuery.schema }, config: LARGE, ...ctx.routeOptions }, (request, reply) => {
       const format = parseFormat(request.params.format);
       const shape = parseFeatureBody(request.body);
-      return answer(reply, shape, partQuery.parse(request.query), format);
+      return answer(request, reply, shape, partQuery.parse(request.query), format);
     });
     app.post<PathRoute<{ sizeformat: string }>>(
       '/feature/:sizeformat',
@@ -163,7 +166,7 @@ export const feature: Verb<ReaderWith<'feature'>> = {
         const parsed = parseSizeFormat(request.params.sizeformat);
         if (!parsed) return notFound(reply);
         const shape = parseFeatureBody(request.body);
-        return answer(reply, shape, partQuery.parse(request.query), parsed.format, { width: parsed.width, height: parsed.height });
+        return answer(request, reply, shape, partQuery.parse(request.query), parsed.format, { width: parsed.width, height: parsed.height });
       },
     );
   },
@@ -180,17 +183,17 @@ function statisticsSpec(algorithm: RenderSpec['algorithm'], options: StatisticsS
 }
 
 /** A statistics route's query: the dataset, layer and values, `sizing` (the output's size and CRS), then the algorithm and statistics options. */
-function statisticsQuery<L, S extends Record<string, ParamFamily<unknown>>>(layer: ParamFamily<L>, sizing: S, settings: Settings) {
-  return routeQuery({ url: datasetUrl, layer, values: datasetValues, ...sizing, algorithm: postProcessFor(algorithmGeneration(settings)), statistics });
+function statisticsQuery<L, S extends Record<string, ParamFamily<unknown>>>(url: ParamFamily<string>, layer: ParamFamily<L>, sizing: S, settings: Settings) {
+  return routeQuery({ url, layer, values: datasetValues, ...sizing, algorithm: postProcessFor(algorithmGeneration(settings)), statistics });
 }
 
 /** GET /statistics: statistics and histograms of every band, over the preview (rio-tiler `statistics`). */
 export const statisticsOfPreview: Verb<ReaderWith<'preview'>> = {
   mount: <L>(app: FastifyInstance, ctx: VerbContext<L, ReaderWith<'preview'>>) => {
-    const previewStatisticsQuery = statisticsQuery(ctx.statisticsLayer, { size: previewSize }, ctx.services.settings);
+    const previewStatisticsQuery = statisticsQuery(ctx.datasetQuery, ctx.statisticsLayer, { size: previewSize }, ctx.services.settings);
     app.get<QueryRoute>('/statistics', { config: LARGE, schema: { querystring: previewStatisticsQuery.schema } }, async (request, reply) => {
       const p = previewStatisticsQuery.parse(request.query);
-      const reader = await ctx.open(p.url, p.layer);
+      const reader = await ctx.open(ctx.dataset(request, p.url), p.layer);
       if (await ctx.unchanged(request, reply, reader)) return reply;
       // Read here, summarised in a render thread: sorting 64 M values for percentiles takes seconds.
       const result = await reader.preview(p.size, { ...p.values, limits: ctx.statisticsLimits, deferExpression: true });
@@ -199,27 +202,44 @@ export const statisticsOfPreview: Verb<ReaderWith<'preview'>> = {
   },
 };
 
-/** POST /statistics: statistics of every band within each Feature of a GeoJSON Feature or FeatureCollection. */
-export const statisticsOfFeatures: Verb<ReaderWith<'statisticsOfFeatures'>> = {
-  mount: <L>(app: FastifyInstance, ctx: VerbContext<L, ReaderWith<'statisticsOfFeatures'>>) => {
-    const featureStatisticsQuery = statisticsQuery(ctx.statisticsLayer, { size: partSize, dstCrs, coordCrs }, ctx.services.settings);
-    app.post<QueryRoute>('/statistics', { config: LARGE, schema: { querystring: featureStatisticsQuery.schema } }, async (request, reply) => {
-      const body = parseFeatureOrCollectionBody(request.body);
-      if (body.features.length > MAX_STATISTICS_FEATURES) {
-        throw badRequest(`Too many features: ${body.features.length}, at most ${MAX_STATISTICS_FEATURES} per request`);
-      }
-      const p = featureStatisticsQuery.parse(request.query);
-      const size = p.size();
-      const reader = await ctx.open(p.url, p.layer);
-      const stats = await reader.statisticsOfFeatures(
-        body.features.map((f) => f.shape),
-        p.coordCrs,
-        { ...size, boundsCrs: p.coordCrs, dstCrs: p.dstCrs ?? p.coordCrs, alignBoundsWithDataset: true },
-        { ...p.values, limits: ctx.statisticsLimits, deferExpression: true, weighByCoverage: ctx.coverageWeighted },
-        FEATURE_CONCURRENCY,
-        (result) => ctx.services.renderer.statistics(result.image, statisticsSpec(p.algorithm, p.statistics, result)),
-      );
-      return sendJson(reply, featureBodyToJson(body, stats.map(statisticsMapToJson)), 'application/geo+json');
-    });
-  },
-};
+/**
+ * POST /statistics: statistics of every band within each Feature of a GeoJSON Feature or
+ * FeatureCollection. Over a mosaic (TiTiler 2.x's MosaicTilerFactory) each feature's properties
+ * also name the assets its image was made of (`used_assets`).
+ */
+function featureStatistics(usedAssets: boolean): Verb<ReaderWith<'statisticsOfFeatures'>> {
+  return {
+    mount: <L>(app: FastifyInstance, ctx: VerbContext<L, ReaderWith<'statisticsOfFeatures'>>) => {
+      const featureStatisticsQuery = statisticsQuery(ctx.datasetQuery, ctx.statisticsLayer, { size: partSize, dstCrs, coordCrs }, ctx.services.settings);
+      app.post<QueryRoute>('/statistics', { config: LARGE, schema: { querystring: featureStatisticsQuery.schema } }, async (request, reply) => {
+        const body = parseFeatureOrCollectionBody(request.body);
+        if (body.features.length > MAX_STATISTICS_FEATURES) {
+          throw badRequest(`Too many features: ${body.features.length}, at most ${MAX_STATISTICS_FEATURES} per request`);
+        }
+        const p = featureStatisticsQuery.parse(request.query);
+        const size = p.size();
+        const reader = await ctx.open(ctx.dataset(request, p.url), p.layer);
+        // Each feature's statistics, and the assets its image was made of (the reader's images name them).
+        const assetsOf = new Map<Map<string, BandStatistics>, string[]>();
+        const stats = await reader.statisticsOfFeatures(
+          body.features.map((f) => f.shape),
+          p.coordCrs,
+          { ...size, boundsCrs: p.coordCrs, dstCrs: p.dstCrs ?? p.coordCrs, alignBoundsWithDataset: true },
+          { ...p.values, limits: ctx.statisticsLimits, deferExpression: true, weighByCoverage: ctx.coverageWeighted },
+          FEATURE_CONCURRENCY,
+          async (result) => {
+            const s = await ctx.services.renderer.statistics(result.image, statisticsSpec(p.algorithm, p.statistics, result));
+            assetsOf.set(s, result.image.assets ?? []);
+            return s;
+          },
+        );
+        const extra = usedAssets ? stats.map((s) => ({ used_assets: assetsOf.get(s) ?? [] })) : undefined;
+        return sendJson(reply, featureBodyToJson(body, stats.map(statisticsMapToJson), extra), 'application/geo+json');
+      });
+    },
+  };
+}
+
+export const statisticsOfFeatures = featureStatistics(false);
+/** POST /statistics over a mosaic: each feature's properties name the assets it was read from. */
+export const mosaicStatisticsOfFeatures = featureStatistics(true);

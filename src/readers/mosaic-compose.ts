@@ -18,11 +18,12 @@
  * far and finished after the answer. Where the index names a low-zoom overview for the tile's zoom
  * (AssetIndex.overviewAt), the tile is read from that one raster instead.
  */
-import { TransformMemo } from '../gdal/crs.js';
-import type { ValueOptions } from '../source/reader.js';
+import { TransformMemo, WGS84 } from '../gdal/crs.js';
+import { applyCutline, type PartOptions, type ValueOptions } from '../source/reader.js';
 import type { PixelLimits } from '../source/limits.js';
 import { mapLimited } from '../concurrency.js';
-import type { Reader, ReaderImage, SourcePixelBudget } from './reader.js';
+import type { ReadOptions, Reader, ReaderImage, SourcePixelBudget } from './reader.js';
+import type { gdal } from '../gdal/gdal.js';
 import type { ImageData } from '../image/image-data.js';
 import { resizeNearest } from '../image/stack.js';
 import type { BBox, TileMatrixSet } from '../tms/grid.js';
@@ -181,6 +182,54 @@ export class MosaicCompositor<A> {
       deadline,
       this.ctx.finishLater,
     );
+  }
+
+  /**
+   * An image of a bbox (given in `part.boundsCrs`) composed from every asset the index says it
+   * touches, each read for the whole bbox as the asset's reader reads a part (rio-tiler 9's mosaic
+   * `part`): the first image read fixes the size, bounds and CRS, later ones of another size are
+   * resized onto it. The assets share one source-pixel limit (`opts.limits.sourcePixelBudget`, or
+   * one of their own), and each read reserves its bytes at the whole-image gate the limits name.
+   */
+  async part(bbox: BBox, part: PartOptions, opts: ReadOptions, pixelSelection: PixelSelection): Promise<MosaicTile> {
+    const { index } = this.sources;
+    this.sources.checkLayer?.();
+    const assets = await index.assetsForBbox(bbox, part.boundsCrs ?? WGS84);
+    if (assets.length === 0) throw new TesseraError('NoContent', 'No assets found for bbox input');
+    checkAssetCount(assets.length, this.ctx.maxAssets ?? Number.POSITIVE_INFINITY, 'The area of the mosaic');
+    const budget: SourcePixelBudget = opts.limits.sourcePixelBudget ?? {
+      used: 0,
+      what: "the area's assets",
+      hint: 'use a smaller area, max_size or width/height',
+    };
+    const limits = { ...opts.limits, sourcePixelBudget: budget };
+    const values = valuesOf(opts);
+    const read = async (k: number): Promise<AssetImage> => {
+      const reader = await this.sources.open(assets[k]!);
+      if (!reader.part) throw new TesseraError('Internal', `the reader of mosaic asset '${index.assetName(assets[k]!)}' reads no parts`);
+      return { image: (await reader.part(bbox, part, { ...values, limits })).image };
+    };
+    return composite(
+      assets.map((a) => index.assetName(a)),
+      read,
+      pixelSelection,
+      this.ctx.concurrency,
+    );
+  }
+
+  /**
+   * An image of a GeoJSON shape's area (rio-tiler 9's mosaic `feature`): the mosaic of its bounding
+   * box, in `part.dstCrs` (default the shape's CRS), then everything outside the shape masked.
+   */
+  async feature(shape: gdal.Geometry, shapeCrs: string, part: PartOptions, opts: ReadOptions, pixelSelection: PixelSelection): Promise<MosaicTile> {
+    const env = shape.getEnvelope();
+    const tile = await this.part(
+      [env.minX, env.minY, env.maxX, env.maxY],
+      { ...part, boundsCrs: shapeCrs, dstCrs: part.dstCrs ?? shapeCrs },
+      opts,
+      pixelSelection,
+    );
+    return { ...tile, image: await applyCutline(tile.image, shape, shapeCrs) };
   }
 
   /** Values at a point for every asset that covers it, in asset order (no pixel selection). */

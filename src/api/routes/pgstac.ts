@@ -30,6 +30,7 @@ import { baseUrl, queryPairs, urlencode } from '../urls.js';
 import { installPyJsonBodyParser } from '../json-body.js';
 import { defineFamily, type FamilyRegistration } from '../factory.js';
 import { ValidationError } from '../errors.js';
+import * as verb from '../verbs.js';
 
 const LIMIT_DOCS = {
   scan_limit: 'Return as soon as pgSTAC has scanned N items (default TESSERA_PGSTAC_SCAN_LIMIT, 10000).',
@@ -169,7 +170,9 @@ function catalogueFamily<Q>(
         return { bounds: index.bounds, zooms: async (tms) => index.zooms(tms), renders: searchRenders(index.record.metadata) };
       },
     }),
-    verbs: [],
+    // titiler-pgstac 3.2.0's add_part and add_statistics (not add_ogc_maps): areas of the search's mosaic.
+    verbs: [verb.bbox, verb.feature, verb.mosaicStatisticsOfFeatures],
+    coverageWeighted: true,
     routes: (app, services) => catalogueRoutes(app, services, prefix, source),
   });
 }
