@@ -120,6 +120,15 @@ export const COLLISIONS = {
       '2': "2.4.0's body: `{coordinates, assets: [{name, values, band_names, band_descriptions}, …]}`",
     },
   },
+  describedBands: {
+    where: "`/cog` and `/stac` `/point/{lon},{lat}` and `/statistics` (GET and POST) bodies, and a mosaic's POST `/statistics`",
+    paths: /^\/(cog|stac)\/(point\/\{lon\},\{lat\}|statistics)$|^\/mosaicjson\/statistics$/,
+    answers: {
+      '0.18':
+        "0.18.10's models: a point's `values` as read (masked ones too) and `band_names`; each statistics band without a `description`, its `valid_percent` the share of the image's pixels that are valid",
+      '2': "2.4.0's models: a point's masked `values` null and its `band_descriptions`; each statistics band's `description`, and `valid_percent` the share of the pixels a feature touches (its coverage); a band is described by its description in the file, else `b{i}` (`{asset}_…` on /stac), an expression's output by its block with each band replaced by its description, an algorithm's by its output band",
+    },
+  },
   imageEncoding: {
     where: 'images without a format (`/{prefix}/tiles/…/{y}` without extension, `/preview`, `/bbox/…` …) and `.npy`, GeoTIFF and JPEG 2000 images with a mask',
     paths: /^$/,

@@ -29,12 +29,12 @@ import { imageFamilies, type ReaderWith, type Verb, type VerbContext } from './f
 import type { ImageFormat } from '../image/formats.js';
 import type { RenderSpec, StatisticsSpec } from '../image/post-process.js';
 import { statisticsMapToJson } from '../image/statistics-json.js';
-import { floats } from '../pyjson.js';
+import { float, floats } from '../pyjson.js';
 import { badRequest } from '../errors.js';
-import type { ReaderImage } from '../readers/reader.js';
-import type { BandStatistics } from '../image/statistics.js';
+import type { Reader, ReaderImage } from '../readers/reader.js';
+import { roundHalfEven2, type BandStatistics } from '../image/statistics.js';
 import type { Settings } from '../config.js';
-import { algorithmGeneration } from './generations.js';
+import { algorithmGeneration, choose, type Generation } from './generations.js';
 import type { gdal } from '../gdal/gdal.js';
 
 /** Features read at once by POST /statistics: each read already runs its sources in parallel. */
@@ -52,6 +52,7 @@ type FormatRoute = PathRoute<{ format: string }>;
 export const point: Verb<ReaderWith<'point'>> = {
   mount: <L>(app: FastifyInstance, ctx: VerbContext<L, ReaderWith<'point'>>) => {
     const pointQuery = routeQuery({ url: ctx.datasetQuery, layer: ctx.layer, values: datasetValues, coordCrs });
+    const gen = describedBands(ctx);
     app.get<PathRoute<{ lonlat: string }>>('/point/:lonlat', { schema: { querystring: pointQuery.schema }, ...ctx.routeOptions }, async (request, reply) => {
       const lonlat = parseLonLat(request.params.lonlat);
       if (!lonlat) return notFound(reply);
@@ -59,7 +60,14 @@ export const point: Verb<ReaderWith<'point'>> = {
       const reader = await ctx.open(ctx.dataset(request, p.url), p.layer);
       if (await ctx.unchanged(request, reply, reader)) return reply;
       const result = await reader.point(lonlat[0], lonlat[1], p.coordCrs, p.values);
-      return sendJson(reply, { coordinates: floats(lonlat), values: floats(result.values), band_names: result.bandNames });
+      if (gen === '0.18') return sendJson(reply, { coordinates: floats(lonlat), values: floats(result.values), band_names: result.bandNames });
+      // TiTiler 2.x's Point model: masked values are null, and each band's description follows its name.
+      return sendJson(reply, {
+        coordinates: floats(lonlat),
+        values: result.values.map((v, i) => (result.masked?.[i] ? null : float(v))),
+        band_names: result.numberedOutputs ? result.bandNames.map((_, i) => `b${i + 1}`) : result.bandNames,
+        band_descriptions: result.bandDescriptions ?? result.bandNames,
+      });
     });
   },
 };
@@ -172,6 +180,33 @@ export const feature: Verb<ReaderWith<'feature'>> = {
   },
 };
 
+/** Which model the point and statistics bodies follow: a family only 2.x has answers 2.x's (collision describedBands). */
+function describedBands<L, R extends Reader>(ctx: VerbContext<L, R>): Generation {
+  return ctx.generation === '2' ? '2' : choose(ctx.services.settings, 'describedBands', { '0.18': '0.18', '2': '2' });
+}
+
+/**
+ * Statistics in rio-tiler 9's model (TiTiler 2.x): each band's `description` (the reader's, or the
+ * algorithm's output band name), and with a feature's coverage, `valid_percent` the share of the
+ * pixels the feature touches (`count_nonzero(coverage)`) that are valid, at most 100.
+ */
+function describeStatistics(stats: Map<string, BandStatistics>, result: ReaderImage, algorithm: boolean): Map<string, BandStatistics> {
+  const names = [...stats.keys()];
+  const described = !algorithm && result.bandDescriptions?.length === names.length ? result.bandDescriptions : names;
+  // An expression's outputs are b1 … bn in rio-tiler 9 (an algorithm's keep the names it gives them).
+  const keys = !algorithm && result.numberedOutputs ? names.map((_, i) => `b${i + 1}`) : names;
+  let covered = 0;
+  if (result.coverage) for (const c of result.coverage) if (c !== 0) covered++;
+  const out = new Map<string, BandStatistics>();
+  names.forEach((name, i) => {
+    const s = stats.get(name)!;
+    s.description = described[i]!;
+    if (result.coverage) s.validPercent = covered === 0 ? 0 : roundHalfEven2(Math.min(s.validPixels / covered, 1) * 100);
+    out.set(keys[i]!, s);
+  });
+  return out;
+}
+
 /** The statistics step's spec: the expression the reader left, the algorithm, the options, the feature's coverage. */
 function statisticsSpec(algorithm: RenderSpec['algorithm'], options: StatisticsSpec['options'], result: ReaderImage): StatisticsSpec {
   return {
@@ -191,13 +226,15 @@ function statisticsQuery<L, S extends Record<string, ParamFamily<unknown>>>(url:
 export const statisticsOfPreview: Verb<ReaderWith<'preview'>> = {
   mount: <L>(app: FastifyInstance, ctx: VerbContext<L, ReaderWith<'preview'>>) => {
     const previewStatisticsQuery = statisticsQuery(ctx.datasetQuery, ctx.statisticsLayer, { size: previewSize }, ctx.services.settings);
+    const gen = describedBands(ctx);
     app.get<QueryRoute>('/statistics', { config: LARGE, schema: { querystring: previewStatisticsQuery.schema } }, async (request, reply) => {
       const p = previewStatisticsQuery.parse(request.query);
       const reader = await ctx.open(ctx.dataset(request, p.url), p.layer);
       if (await ctx.unchanged(request, reply, reader)) return reply;
       // Read here, summarised in a render thread: sorting 64 M values for percentiles takes seconds.
       const result = await reader.preview(p.size, { ...p.values, limits: ctx.statisticsLimits, deferExpression: true });
-      return sendJson(reply, statisticsMapToJson(await ctx.services.renderer.statistics(result.image, statisticsSpec(p.algorithm, p.statistics, result))));
+      const stats = await ctx.services.renderer.statistics(result.image, statisticsSpec(p.algorithm, p.statistics, result));
+      return sendJson(reply, statisticsMapToJson(gen === '2' ? describeStatistics(stats, result, p.algorithm !== undefined) : stats));
     });
   },
 };
@@ -211,6 +248,7 @@ function featureStatistics(usedAssets: boolean): Verb<ReaderWith<'statisticsOfFe
   return {
     mount: <L>(app: FastifyInstance, ctx: VerbContext<L, ReaderWith<'statisticsOfFeatures'>>) => {
       const featureStatisticsQuery = statisticsQuery(ctx.datasetQuery, ctx.statisticsLayer, { size: partSize, dstCrs, coordCrs }, ctx.services.settings);
+      const gen = describedBands(ctx);
       app.post<QueryRoute>('/statistics', { config: LARGE, schema: { querystring: featureStatisticsQuery.schema } }, async (request, reply) => {
         const body = parseFeatureOrCollectionBody(request.body);
         if (body.features.length > MAX_STATISTICS_FEATURES) {
@@ -228,7 +266,8 @@ function featureStatistics(usedAssets: boolean): Verb<ReaderWith<'statisticsOfFe
           { ...p.values, limits: ctx.statisticsLimits, deferExpression: true, weighByCoverage: ctx.coverageWeighted },
           FEATURE_CONCURRENCY,
           async (result) => {
-            const s = await ctx.services.renderer.statistics(result.image, statisticsSpec(p.algorithm, p.statistics, result));
+            const computed = await ctx.services.renderer.statistics(result.image, statisticsSpec(p.algorithm, p.statistics, result));
+            const s = gen === '2' ? describeStatistics(computed, result, p.algorithm !== undefined) : computed;
             assetsOf.set(s, result.image.assets ?? []);
             return s;
           },

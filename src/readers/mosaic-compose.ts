@@ -85,6 +85,8 @@ export interface MosaicTile {
   partial?: { read: number; assets: number };
   /** With `partial`: the whole tile, made after the answer. */
   later?: Promise<MosaicTile>;
+  /** The first asset's band descriptions (rio-tiler's mosaic takes the first image's). */
+  bandDescriptions?: string[];
 }
 
 /** Values at a point of one asset that covers it. */
@@ -94,6 +96,7 @@ export interface AssetPoint {
   bandNames: string[];
   /** Per value, true where masked (when the reader says). */
   masked?: boolean[];
+  bandDescriptions?: string[];
 }
 
 /** The read options alone, without the tile and selection parameters. */
@@ -115,6 +118,7 @@ function isOutside(err: unknown, kind: 'TileOutsideBounds' | 'PointOutsideBounds
 interface AssetImage {
   image: ImageData;
   placed?: { at: LayerPlacement; frame: { width: number; height: number; bounds: BBox } };
+  bandDescriptions?: string[] | undefined;
 }
 
 /** Composes the tiles and points of one mosaic request; built once per request from its parameters. */
@@ -155,10 +159,10 @@ export class MosaicCompositor<A> {
         if (isOutside(err, 'TileOutsideBounds')) return undefined;
         throw err;
       }
-      const { image, placement } = result;
-      if (!placement) return { image };
+      const { image, placement, bandDescriptions } = result;
+      if (!placement) return { image, bandDescriptions };
       const at = { col: placement.col, row: placement.row, width: image.width, height: image.height, stride: size, length: size * size };
-      return { image, placed: { at, frame } };
+      return { image, placed: { at, frame }, bandDescriptions };
     };
 
     const overview = opener ? index.overviewAt?.(tms, z, opts.pixelSelection) : undefined;
@@ -207,7 +211,8 @@ export class MosaicCompositor<A> {
     const read = async (k: number): Promise<AssetImage> => {
       const reader = await this.sources.open(assets[k]!);
       if (!reader.part) throw new TesseraError('Internal', `the reader of mosaic asset '${index.assetName(assets[k]!)}' reads no parts`);
-      return { image: (await reader.part(bbox, part, { ...values, limits })).image };
+      const { image, bandDescriptions } = await reader.part(bbox, part, { ...values, limits });
+      return { image, bandDescriptions };
     };
     return composite(
       assets.map((a) => index.assetName(a)),
@@ -251,7 +256,14 @@ export class MosaicCompositor<A> {
     });
     const out: AssetPoint[] = [];
     results.forEach((r, i) => {
-      if (r) out.push({ asset: index.assetName(assets[i]!), values: r.values, bandNames: r.bandNames, ...(r.masked ? { masked: r.masked } : {}) });
+      if (!r) return;
+      out.push({
+        asset: index.assetName(assets[i]!),
+        values: r.values,
+        bandNames: r.bandNames,
+        ...(r.masked ? { masked: r.masked } : {}),
+        ...(r.bandDescriptions ? { bandDescriptions: r.bandDescriptions } : {}),
+      });
     });
     return out;
   }
@@ -294,6 +306,7 @@ function composite(
   let started = 0;
   let next = 0;
   let first: ImageData | undefined;
+  let firstDescriptions: string[] | undefined;
   const used: string[] = [];
   const start = (): void => {
     while (started < assets.length && started < next + window) {
@@ -314,7 +327,10 @@ function composite(
     if (!settled.value) return false;
     const { image: img, placed } = settled.value;
     // The first image sets the tile's frame (its size, bounds, CRS and band names).
-    if (!first) first = placed ? { ...img, ...placed.frame } : img;
+    if (!first) {
+      first = placed ? { ...img, ...placed.frame } : img;
+      firstDescriptions = settled.value.bandDescriptions;
+    }
     if (placed) to.feed(sameBands(first, img, assets[i]!), placed.at);
     else to.feed(fitTo(first, img, assets[i]!));
     toUsed.push(assets[i]!);
@@ -334,7 +350,8 @@ function composite(
       crs: first.crs,
       assets: assetsUsed,
     };
-    return { image, assetsUsed };
+    const bandDescriptions = firstDescriptions?.slice(0, result.bands.length);
+    return { image, assetsUsed, ...(bandDescriptions ? { bandDescriptions } : {}) };
   };
   /** The rest of the composition, in asset order, until done; with `expired`, stops (undefined) once it resolves and the tile has something. */
   const carryOn = async (expired?: Promise<'late'>): Promise<'late' | undefined> => {

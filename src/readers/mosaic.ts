@@ -124,7 +124,11 @@ export class MosaicReader<A> implements Reader {
       headers[PARTIAL_HEADER] = `${tile.partial.read}/${tile.partial.assets}`;
       headers['cache-control'] = 'no-store';
     }
-    return { image: tile.image, ...(Object.keys(headers).length > 0 ? { headers } : {}) };
+    return {
+      image: tile.image,
+      ...(Object.keys(headers).length > 0 ? { headers } : {}),
+      ...(tile.bandDescriptions ? { bandDescriptions: tile.bandDescriptions } : {}),
+    };
   }
 
   /** An image of a bbox from the assets the index finds for it (TiTiler 2.x's mosaic `/bbox`, `/map`). */

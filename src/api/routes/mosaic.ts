@@ -202,16 +202,16 @@ async function mosaicRoutes(app: FastifyInstance, services: Services): Promise<v
       reply,
       choose<() => Record<string, unknown>>(services.settings, 'mosaicPoint', {
         '0.18': () => ({ coordinates: floats(lonlat), values: points.map((p) => [p.asset, floats(p.values), p.bandNames]) }),
-        // rio-tiler 8: masked values are null; a band is described by the dataset's description, else
-        // by its name (tessera's readers give no descriptions yet); an expression's outputs are named
-        // b1 … bn and described by their blocks.
+        // rio-tiler 9: masked values are null; a band is described by the dataset's description, else
+        // by its name; an expression's outputs are named b1 … bn and described by their blocks (each
+        // band in them replaced by its description).
         '2': () => ({
           coordinates: floats(lonlat),
           assets: points.map((pt) => ({
             name: pt.asset,
             values: pt.values.map((v, i) => (pt.masked?.[i] ? null : float(v))),
             band_names: p.layer.expression ? pt.bandNames.map((_, i) => `b${i + 1}`) : pt.bandNames,
-            band_descriptions: pt.bandNames,
+            band_descriptions: pt.bandDescriptions ?? pt.bandNames,
           })),
         }),
       })(),

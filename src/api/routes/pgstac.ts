@@ -159,7 +159,8 @@ function catalogueFamily<Q>(
       open: async (named, l) =>
         new SearchMosaicReader(
           await searchesOf(services).index(await source.hash(services, named, l.source), checkedLimits(services, l.limits)),
-          l.layer,
+          // rio-tiler 9 names an item's bands b1 … bn (as /stac under TESSERA_TITILER_API=2): the keys of /statistics.
+          l.layer.expression ? l.layer : { ...l.layer, positional: true },
           { pixelSelection: l.selection, strictZoom: services.settings.mosaicStrictZoom, assetsHeader: services.settings.mosaicAssetsHeader },
           services.mosaicContext,
         ),
