@@ -39,6 +39,8 @@ export const ogcMap: Verb<ReaderWith<'part'>> = {
         ...(p.map.width !== undefined ? { width: p.map.width } : {}),
         ...(p.map.height !== undefined ? { height: p.map.height } : {}),
         ...(p.map.width === undefined && p.map.height === undefined ? { maxSize: MAP_DEFAULT_MAX_SIZE } : {}),
+        // One of them alone: the other keeps the read's aspect ratio (rio-tiler 9's output_size).
+        keepAspect: true,
       };
       const dataset = ctx.dataset(request, p.url);
       const reader = await ctx.open(dataset, p.layer);

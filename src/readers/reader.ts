@@ -70,6 +70,8 @@ export interface PreviewSize {
   height?: number;
   width?: number;
   dstCrs?: string;
+  /** PartOptions.keepAspect. */
+  keepAspect?: boolean;
 }
 
 export interface ReaderImage {

@@ -172,9 +172,57 @@ const PIXEL_CASES: PixelCase[] = [
     path: '/stac/map?url={s2}&assets=B09&bbox=23.2,31.6,23.8,32.2&width=128&height=128&rescale=0,5000&colormap_name=viridis',
     kind: 'png',
   },
-  { id: 'map-mosaic', path: `/mosaicjson/map?url=${MOSAIC}`, kind: 'status', status: 404 },
+  // /mosaicjson/map is measured against the factory with add_ogc_maps (titiler2-mosaic-areas.test.ts): 2.4.0's application leaves it off.
+  // One of width/height: the other keeps the read's aspect ratio (rio-tiler 9's output_size).
+  { id: 'map-cog-width-only', path: `/cog/map?url=${COG}&bbox=-60,73,-55,74&width=300&rescale=0,1000`, kind: 'png' },
+  { id: 'map-cog-height-only', path: `/cog/map?url=${COG}&height=200&rescale=0,1000`, kind: 'png' },
+  { id: 'map-cog-width-only-crs', path: `/cog/map?url=${COG}&crs=EPSG:3857&width=250&rescale=0,1000`, kind: 'png' },
+  { id: 'map-stac-height-only', path: '/stac/map?url={s2}&assets=B01&bbox=23.2,31.6,23.8,32.2&height=150&rescale=0,10000', kind: 'png' },
+  // `/stac/map` draws in the item's CRS where its projection extension names one its assets share.
+  { id: 'map-stac-proj-crs', path: '/stac/map?url={proj}&assets=B01&width=128&height=128&rescale=0,10000', kind: 'png' },
+  { id: 'map-stac-proj-bbox', path: '/stac/map?url={proj}&assets=B09&bbox=23.2,31.6,23.8,32.2&width=100&rescale=0,10000', kind: 'png' },
+  { id: 'map-stac-no-proj', path: '/stac/map?url={s2}&assets=B01&width=128&height=128&rescale=0,10000', kind: 'png' },
+  // `tiff`, 2.x's other name of the GeoTIFF format.
+  { id: 'map-cog-tiff', path: `/cog/map?url=${COG}&f=tiff&width=128&height=128`, kind: 'image' },
+  { id: 'tile-tiff', path: `/cog/tiles/WebMercatorQuad/7/44/25.tiff?url=${COG}`, kind: 'image' },
+  { id: 'bbox-tiff', path: `/cog/bbox/-60,73,-55,74/64x64.tiff?url=${COG}`, kind: 'image' },
+  { id: 'preview-tiff', path: `/cog/preview.tiff?url=${COG}&max_size=64`, kind: 'image' },
   { id: 'map-bad-bbox', path: `/cog/map?url=${COG}&bbox=1,2,3`, kind: 'status', status: 422 },
 ];
+
+/** The s2 item with the projection extension: its assets' grids in EPSG:32634 (as their files), so rio-tiler 9 reads it in that CRS. */
+function projectedItem(base: string): string {
+  const bbox = [23.106076, 31.505174, 24.296465, 32.519335];
+  const asset = (file: string) => ({
+    href: `${base}/${file}`,
+    type: 'image/tiff; application=geotiff; profile=cloud-optimized',
+    'proj:epsg': 32634,
+    'proj:shape': [183, 183],
+    'proj:transform': [600, 0, 699960, 0, -600, 3600000],
+  });
+  return JSON.stringify({
+    type: 'Feature',
+    stac_version: '1.0.0',
+    stac_extensions: ['https://stac-extensions.github.io/projection/v1.1.0/schema.json'],
+    id: 'parity-proj',
+    properties: { datetime: '2020-01-01T00:00:00Z', 'proj:epsg': 32634 },
+    geometry: {
+      type: 'Polygon',
+      coordinates: [
+        [
+          [bbox[0], bbox[1]],
+          [bbox[2], bbox[1]],
+          [bbox[2], bbox[3]],
+          [bbox[0], bbox[3]],
+          [bbox[0], bbox[1]],
+        ],
+      ],
+    },
+    bbox,
+    links: [],
+    assets: { B01: asset('B01.tif'), B09: asset('B09.tif') },
+  });
+}
 
 /** The media type without parameters. */
 function mediaType(reply: Reply): string {
@@ -222,6 +270,7 @@ describe('parity with TiTiler 2.4.0 (TESSERA_TITILER_API=2): 2.x core requests',
   before(async () => {
     p = await startParity(TESSERA_COMMAND, { reference: titiler2Command(), candidateEnv: { TESSERA_TITILER_API: '2' } });
     serveItems(p);
+    p.fileserver.put('/items/proj.json', projectedItem(p.fileserver.url));
   });
 
   after(async () => {

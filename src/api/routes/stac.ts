@@ -56,7 +56,8 @@ export const stacFamily = defineFamily({
     },
     summary: async (url) => {
       const stac = await services.stac(url);
-      return { bounds: stac.bounds, zooms: async (tms) => stac.zooms(tms) };
+      // TiTiler 2.x's `/map` draws in the item's own CRS where its projection extension names one (stac/item.ts).
+      return { bounds: stac.bounds, zooms: async (tms) => stac.zooms(tms), ...(stac.item.crs ? { crs: stac.item.crs } : {}) };
     },
   }),
   verbs: [verb.point, verb.preview, verb.bbox, verb.feature, verb.statisticsOfPreview, verb.statisticsOfFeatures, ogcMap],
