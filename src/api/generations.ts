@@ -184,6 +184,7 @@ const FORMS: ReadonlyArray<{ match: RegExp; generation: Generation; note: string
   { match: /^\/(cog|stac|mosaicjson)\/tiles\/\{tileMatrixSetId\}$/, generation: '2', note: 'OGC API – Tiles tileset, TiTiler 2.x' },
   { match: /^\/(cog|stac|mosaicjson)\/\{tileMatrixSetId\}\/map\.html$/, generation: '2', note: 'the map page of TiTiler 2.x' },
   { match: /^\/conformance$/, generation: '2', note: 'OGC API conformance classes, TiTiler 2.x' },
+  { match: /^\/stac\/renders(\/|$)/, generation: '2', note: "a STAC item's renders (the render extension), TiTiler 2.x" },
 ];
 
 /** What /api says of a documented path: which generation's form it is here, and why; undefined for the forms both send. */

@@ -40,6 +40,8 @@ export interface StacItem {
    * item's), else the item's when it has a transform and shape too. TiTiler 2.x draws `/map` in it.
    */
   crs?: string;
+  /** The item's `renders` (the STAC render extension: named sets of tile parameters), as its document has them. */
+  renders?: Record<string, unknown>;
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {
@@ -95,7 +97,9 @@ export function parseItem(doc: unknown, url: string): StacItem {
     throw badRequest("No valid asset found. Asset's media types not supported");
   }
   const crs = projectionCrs(doc, assets);
-  return { id: typeof doc['id'] === 'string' ? doc['id'] : '', url, bbox, assets, ...(crs ? { crs } : {}) };
+  const properties = isRecord(doc['properties']) ? doc['properties'] : {};
+  const renders = isRecord(properties['renders']) ? properties['renders'] : undefined;
+  return { id: typeof doc['id'] === 'string' ? doc['id'] : '', url, bbox, assets, ...(crs ? { crs } : {}), ...(renders ? { renders } : {}) };
 }
 
 /** pystac's `crs_string` of an object carrying projection fields: `proj:code` (or `EPSG:{proj:epsg}`), else `proj:wkt2`, else `proj:projjson`. */

@@ -52,6 +52,13 @@ const GRIDS = [
 ];
 
 const CASES: Case[] = [
+  // A STAC item's renders (render extension): the list, one, a missing one, an item without, TileJSON's raster_layers.
+  { id: 'renders-list', path: '/stac/renders?url={renders}', kind: 'json', status: 200 },
+  { id: 'render-one', path: '/stac/renders/tci-bands?url={renders}', kind: 'json', status: 200 },
+  { id: 'render-broken', path: '/stac/renders/broken?url={renders}', kind: 'json', status: 200 },
+  { id: 'render-missing', path: '/stac/renders/nope?url={renders}', kind: 'json', status: 404 },
+  { id: 'renders-none', path: '/stac/renders?url={s2}', kind: 'json', status: 200 },
+  { id: 'tilejson-renders', path: '/stac/WebMercatorQuad/tilejson.json?url={renders}&assets=B01', kind: 'json', status: 200 },
   // The landing page (the collision `landing`, as 2.x) and conformance.
   { id: 'landing-json', path: '/', kind: 'json', status: 200, deliberate: DELIBERATE_2.landing },
   { id: 'landing-f-json', path: '/?f=json', kind: 'json', status: 200, headers: { accept: 'text/html' }, deliberate: DELIBERATE_2.landing },
@@ -224,6 +231,22 @@ function projectedItem(base: string): string {
   });
 }
 
+/** The s2 item with renders (the STAC render extension): valid ones, 0.18's per-asset forms, and one no tile takes. */
+function renderedItem(base: string): string {
+  const doc = JSON.parse(projectedItem(base)) as Record<string, Record<string, unknown>>;
+  doc['id'] = 'parity-renders' as never;
+  // Without the projection extension: rio-tiler 9 then reads it as tessera does, in its bbox at every zoom.
+  doc['stac_extensions'] = [] as never;
+  doc['assets']!['tci'] = { href: `${base}/TCI.tif`, type: 'image/tiff; application=geotiff; profile=cloud-optimized' };
+  doc['properties']!['renders'] = {
+    b01: { title: 'B01 in viridis', assets: ['B01'], rescale: [[0, 10000]], colormap_name: 'viridis' },
+    'tci-bands': { title: 'TCI', assets: ['tci'], asset_bidx: ['tci|3,2,1'], minmax_zoom: [6, 12] },
+    ratio: { assets: ['B01', 'B09'], expression: 'b1/b2', rescale: [[0, 2]], nodata: 0, resampling: 'bilinear' },
+    broken: { assets: ['B01'], colormap_name: 'not-a-colormap' },
+  };
+  return JSON.stringify(doc);
+}
+
 /** The media type without parameters. */
 function mediaType(reply: Reply): string {
   return (reply.headers.get('content-type') ?? '').split(';')[0]!.trim();
@@ -271,6 +294,7 @@ describe('parity with TiTiler 2.4.0 (TESSERA_TITILER_API=2): 2.x core requests',
     p = await startParity(TESSERA_COMMAND, { reference: titiler2Command(), candidateEnv: { TESSERA_TITILER_API: '2' } });
     serveItems(p);
     p.fileserver.put('/items/proj.json', projectedItem(p.fileserver.url));
+    p.fileserver.put('/items/renders.json', renderedItem(p.fileserver.url));
   });
 
   after(async () => {
