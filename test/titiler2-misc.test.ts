@@ -205,4 +205,21 @@ describe('TiTiler 2.x colormaps and mosaic lookups, under both settings', () => 
     assert.equal(stats018['b1']!['description'], undefined);
     assert.equal(stats2['b1']!['description'], 'Green');
   });
+  it('sizes a whole image asked with one of width and height as each generation does (collision outputSize)', async () => {
+    const cog = encodeURIComponent(`${files.url}/cog.tif`);
+    const shape = async (server: RunningTessera, path: string): Promise<number[]> => {
+      const res = await server.get(path);
+      assert.equal(res.status, 200, await res.clone().text());
+      return parseNpy(Buffer.from(await res.arrayBuffer())).shape;
+    };
+    // cog.tif is 2658 × 2667: under 0.18 max_size (1024 by default) wins over a width alone; 2.x keeps the aspect ratio.
+    const preview = `/cog/preview.npy?url=${cog}&width=100`;
+    assert.deepEqual(await shape(v018, preview), [2, 1024, 1021]);
+    assert.deepEqual(await shape(v2, preview), [2, Math.ceil(100 * (2667 / 2658)), 100]);
+    const bbox = `/cog/bbox/-60,73,-55,74.npy?url=${cog}&height=50`;
+    const [old, neu] = [await shape(v018, bbox), await shape(v2, bbox)];
+    assert.equal(old[1], 50);
+    assert.equal(neu[1], 50);
+    assert.notEqual(old[2], neu[2]);
+  });
 });

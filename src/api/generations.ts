@@ -129,6 +129,14 @@ export const COLLISIONS = {
       '2': "2.4.0's models: a point's masked `values` null and its `band_descriptions`; each statistics band's `description`, and `valid_percent` the share of the pixels a feature touches (its coverage); a band is described by its description in the file, else `b{i}` (`{asset}_…` on /stac), an expression's output by its block with each band replaced by its description, an algorithm's by its output band",
     },
   },
+  outputSize: {
+    where: '`/{prefix}/preview`, `/bbox/…`, `/feature`, `/statistics` (GET and POST) asked with only one of `width` and `height`',
+    paths: /^\/(cog|stac)\/(preview|statistics|feature|bbox\/)|^\/mosaicjson\/(feature|statistics|bbox\/)/,
+    answers: {
+      '0.18': "rio-tiler 6's sizing: the other side is the read's own (and `max_size`, where the route has one, still bounds the image)",
+      '2': "rio-tiler 9's `output_size`: the other side keeps the read's aspect ratio, `max_size` ignored (as OGC API – Maps' `/map`, only 2.x's, always does)",
+    },
+  },
   imageEncoding: {
     where: 'images without a format (`/{prefix}/tiles/…/{y}` without extension, `/preview`, `/bbox/…` …) and `.npy`, GeoTIFF and JPEG 2000 images with a mask',
     paths: /^$/,

@@ -78,6 +78,7 @@ export const preview: Verb<ReaderWith<'preview'>> = {
     const previewFamilies = { ...imageFamilies(ctx.layer, ctx.services.settings, ctx.datasetQuery), size: previewSize, dstCrs };
     const previewQuery = routeQuery(previewFamilies);
     const previewFormatQuery = routeQuery({ ...previewFamilies, format: formatQuery });
+    const aspect = keepsAspect(ctx);
     const answer = async (
       request: FastifyRequest,
       reply: FastifyReply,
@@ -86,7 +87,10 @@ export const preview: Verb<ReaderWith<'preview'>> = {
     ): Promise<FastifyReply> => {
       const reader = await ctx.open(ctx.dataset(request, p.url), p.layer);
       if (await ctx.unchanged(request, reply, reader)) return reply;
-      const result = await reader.preview({ ...p.size, ...(p.dstCrs ? { dstCrs: p.dstCrs } : {}) }, { ...p.values, limits: ctx.limits, deferExpression: true });
+      const result = await reader.preview(
+        { ...p.size, ...(p.dstCrs ? { dstCrs: p.dstCrs } : {}), ...(aspect ? { keepAspect: true } : {}) },
+        { ...p.values, limits: ctx.limits, deferExpression: true },
+      );
       return sendImage(reply, ctx.services.renderer, result.image, format, renderSpec(p.algorithm, p.render, result));
     };
     app.get<QueryRoute>('/preview', { schema: { querystring: previewFormatQuery.schema }, config: LARGE, ...ctx.routeOptions }, (request, reply) => {
@@ -105,6 +109,7 @@ export const preview: Verb<ReaderWith<'preview'>> = {
 export const bbox: Verb<ReaderWith<'part'>> = {
   mount: <L>(app: FastifyInstance, ctx: VerbContext<L, ReaderWith<'part'>>) => {
     const partQuery = routeQuery({ ...imageFamilies(ctx.layer, ctx.services.settings, ctx.datasetQuery), size: partSize, dstCrs, coordCrs });
+    const aspect = keepsAspect(ctx);
     app.get<PathRoute<{ '*': string }>>(
       '/bbox/*',
       { schema: { querystring: partQuery.schema }, config: LARGE, ...ctx.routeOptions },
@@ -121,7 +126,7 @@ export const bbox: Verb<ReaderWith<'part'>> = {
         if (await ctx.unchanged(request, reply, reader)) return reply;
         const result = await reader.part(
           parsed.bbox,
-          { ...size, boundsCrs: p.coordCrs, dstCrs: p.dstCrs ?? p.coordCrs },
+          { ...size, boundsCrs: p.coordCrs, dstCrs: p.dstCrs ?? p.coordCrs, ...(aspect ? { keepAspect: true } : {}) },
           { ...p.values, limits: ctx.limits, deferExpression: true },
         );
         if (result.headers) reply.headers(result.headers);
@@ -137,6 +142,7 @@ export const feature: Verb<ReaderWith<'feature'>> = {
     const partFamilies = { ...imageFamilies(ctx.layer, ctx.services.settings, ctx.datasetQuery), size: partSize, dstCrs, coordCrs };
     const partQuery = routeQuery(partFamilies);
     const featureFormatQuery = routeQuery({ ...partFamilies, format: formatQuery });
+    const aspect = keepsAspect(ctx);
     // The path's pieces, then the body, then the query, each refused before the next is read.
     const answer = async (
       request: FastifyRequest,
@@ -151,7 +157,7 @@ export const feature: Verb<ReaderWith<'feature'>> = {
       const result = await reader.feature(
         shape,
         p.coordCrs,
-        { ...size, dstCrs: p.dstCrs ?? p.coordCrs },
+        { ...size, dstCrs: p.dstCrs ?? p.coordCrs, ...(aspect ? { keepAspect: true } : {}) },
         { ...p.values, limits: ctx.limits, deferExpression: true },
       );
       if (result.headers) reply.headers(result.headers);
@@ -183,6 +189,11 @@ export const feature: Verb<ReaderWith<'feature'>> = {
 /** Which model the point and statistics bodies follow: a family only 2.x has answers 2.x's (collision describedBands). */
 function describedBands<L, R extends Reader>(ctx: VerbContext<L, R>): Generation {
   return ctx.generation === '2' ? '2' : choose(ctx.services.settings, 'describedBands', { '0.18': '0.18', '2': '2' });
+}
+
+/** Whether one of width/height sizes the other by the read's aspect ratio (collision outputSize); a family only 2.x has does. */
+function keepsAspect<L, R extends Reader>(ctx: VerbContext<L, R>): boolean {
+  return ctx.generation === '2' || choose(ctx.services.settings, 'outputSize', { '0.18': false, '2': true });
 }
 
 /**
@@ -227,12 +238,17 @@ export const statisticsOfPreview: Verb<ReaderWith<'preview'>> = {
   mount: <L>(app: FastifyInstance, ctx: VerbContext<L, ReaderWith<'preview'>>) => {
     const previewStatisticsQuery = statisticsQuery(ctx.datasetQuery, ctx.statisticsLayer, { size: previewSize }, ctx.services.settings);
     const gen = describedBands(ctx);
+    const aspect = keepsAspect(ctx);
     app.get<QueryRoute>('/statistics', { config: LARGE, schema: { querystring: previewStatisticsQuery.schema } }, async (request, reply) => {
       const p = previewStatisticsQuery.parse(request.query);
       const reader = await ctx.open(ctx.dataset(request, p.url), p.layer);
       if (await ctx.unchanged(request, reply, reader)) return reply;
       // Read here, summarised in a render thread: sorting 64 M values for percentiles takes seconds.
-      const result = await reader.preview(p.size, { ...p.values, limits: ctx.statisticsLimits, deferExpression: true });
+      const result = await reader.preview(aspect ? { ...p.size, keepAspect: true } : p.size, {
+        ...p.values,
+        limits: ctx.statisticsLimits,
+        deferExpression: true,
+      });
       const stats = await ctx.services.renderer.statistics(result.image, statisticsSpec(p.algorithm, p.statistics, result));
       return sendJson(reply, statisticsMapToJson(gen === '2' ? describeStatistics(stats, result, p.algorithm !== undefined) : stats));
     });
@@ -249,6 +265,7 @@ function featureStatistics(usedAssets: boolean): Verb<ReaderWith<'statisticsOfFe
     mount: <L>(app: FastifyInstance, ctx: VerbContext<L, ReaderWith<'statisticsOfFeatures'>>) => {
       const featureStatisticsQuery = statisticsQuery(ctx.datasetQuery, ctx.statisticsLayer, { size: partSize, dstCrs, coordCrs }, ctx.services.settings);
       const gen = describedBands(ctx);
+      const aspect = keepsAspect(ctx);
       app.post<QueryRoute>('/statistics', { config: LARGE, schema: { querystring: featureStatisticsQuery.schema } }, async (request, reply) => {
         const body = parseFeatureOrCollectionBody(request.body);
         if (body.features.length > MAX_STATISTICS_FEATURES) {
@@ -262,7 +279,7 @@ function featureStatistics(usedAssets: boolean): Verb<ReaderWith<'statisticsOfFe
         const stats = await reader.statisticsOfFeatures(
           body.features.map((f) => f.shape),
           p.coordCrs,
-          { ...size, boundsCrs: p.coordCrs, dstCrs: p.dstCrs ?? p.coordCrs, alignBoundsWithDataset: true },
+          { ...size, boundsCrs: p.coordCrs, dstCrs: p.dstCrs ?? p.coordCrs, alignBoundsWithDataset: true, ...(aspect ? { keepAspect: true } : {}) },
           { ...p.values, limits: ctx.statisticsLimits, deferExpression: true, weighByCoverage: ctx.coverageWeighted },
           FEATURE_CONCURRENCY,
           async (result) => {

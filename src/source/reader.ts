@@ -44,7 +44,7 @@ export interface PartOptions {
   buffer?: number;
   padding?: number;
   alignBoundsWithDataset?: boolean;
-  /** rio-tiler 9's `output_size` (TiTiler 2.x): one of width/height given sizes the other by the read's aspect ratio. */
+  /** rio-tiler 9's `output_size` (TiTiler 2.x): one of width/height given sizes the other by the read's aspect ratio, `maxSize` then ignored. */
   keepAspect?: boolean;
   /** The caller already knows the bounds touch the data (tiles, after `tileExists`): no footprint check. */
   covered?: boolean;
@@ -137,8 +137,8 @@ export class RasterReads {
       bounds = align(bounds);
       let grid = vrtGrid(native, bounds, height, width);
       bounds = arrayBounds(grid.height, grid.width, grid.gt);
-      if (opts.maxSize && !(width && height)) [height, width] = sizeForMaxSize(opts.maxSize, grid.height, grid.width);
-      else if (opts.keepAspect) [height, width] = keptAspect(height, width, grid.height, grid.width);
+      if (opts.keepAspect && (width || height)) [height, width] = keptAspect(height, width, grid.height, grid.width);
+      else if (opts.maxSize && !(width && height)) [height, width] = sizeForMaxSize(opts.maxSize, grid.height, grid.width);
       height ||= grid.height;
       width ||= grid.width;
       if (opts.buffer) {
@@ -166,10 +166,10 @@ export class RasterReads {
       window = roundWindowOut(window);
       bounds = windowBounds(window, gt);
     }
-    if (opts.maxSize && !(width && height)) {
-      [height, width] = sizeForMaxSize(opts.maxSize, pyRound(window.height), pyRound(window.width));
-    } else if (opts.keepAspect) {
+    if (opts.keepAspect && (width || height)) {
       [height, width] = keptAspect(height, width, pyRound(window.height), pyRound(window.width));
+    } else if (opts.maxSize && !(width && height)) {
+      [height, width] = sizeForMaxSize(opts.maxSize, pyRound(window.height), pyRound(window.width));
     }
     height ||= Math.max(1, pyRound(window.height));
     width ||= Math.max(1, pyRound(window.width));
@@ -208,8 +208,8 @@ export class RasterReads {
     if (opts.dstCrs && !sameCrs(srsFrom(opts.dstCrs), dsSrs)) {
       const out = await this.source.use((ds) => gdal.suggestedWarpOutputAsync({ src: ds, s_srs: dsSrs, t_srs: srsFrom(opts.dstCrs!) }));
       const grid: Grid = { gt: out.geoTransform as GeoTransform, width: out.rasterSize.x, height: out.rasterSize.y };
-      if (opts.maxSize && !(width && height)) [height, width] = sizeForMaxSize(opts.maxSize, grid.height, grid.width);
-      else if (opts.keepAspect) [height, width] = keptAspect(height, width, grid.height, grid.width);
+      if (opts.keepAspect && (width || height)) [height, width] = keptAspect(height, width, grid.height, grid.width);
+      else if (opts.maxSize && !(width && height)) [height, width] = sizeForMaxSize(opts.maxSize, grid.height, grid.width);
       if (!(height && width)) [height, width] = [grid.height, grid.width];
       const bounds = arrayBounds(grid.height, grid.width, grid.gt);
       return {
@@ -223,8 +223,8 @@ export class RasterReads {
         empty: false,
       };
     }
-    if (opts.maxSize && !(width && height)) [height, width] = sizeForMaxSize(opts.maxSize, meta.height, meta.width);
-    else if (opts.keepAspect) [height, width] = keptAspect(height, width, meta.height, meta.width);
+    if (opts.keepAspect && (width || height)) [height, width] = keptAspect(height, width, meta.height, meta.width);
+    else if (opts.maxSize && !(width && height)) [height, width] = sizeForMaxSize(opts.maxSize, meta.height, meta.width);
     if (!(height && width)) [height, width] = [meta.height, meta.width];
     const window = { colOff: 0, rowOff: 0, width: meta.width, height: meta.height };
     return {

@@ -53,6 +53,7 @@ const GRIDS = [
 
 const CASES: Case[] = [
   // A STAC item's renders (render extension): the list, one, a missing one, an item without, TileJSON's raster_layers.
+  { id: 'statistics-width-only', path: `/cog/statistics?url=${COG}&width=120`, kind: 'json', status: 200 },
   { id: 'renders-list', path: '/stac/renders?url={renders}', kind: 'json', status: 200 },
   { id: 'render-one', path: '/stac/renders/tci-bands?url={renders}', kind: 'json', status: 200 },
   { id: 'render-broken', path: '/stac/renders/broken?url={renders}', kind: 'json', status: 200 },
@@ -185,6 +186,11 @@ const PIXEL_CASES: PixelCase[] = [
   { id: 'map-cog-height-only', path: `/cog/map?url=${COG}&height=200&rescale=0,1000`, kind: 'png' },
   { id: 'map-cog-width-only-crs', path: `/cog/map?url=${COG}&crs=EPSG:3857&width=250&rescale=0,1000`, kind: 'png' },
   { id: 'map-stac-height-only', path: '/stac/map?url={s2}&assets=B01&bbox=23.2,31.6,23.8,32.2&height=150&rescale=0,10000', kind: 'png' },
+  // The collision `outputSize`, as 2.x: one of width/height keeps the aspect ratio on every whole-image route, max_size ignored.
+  { id: 'bbox-width-only', path: `/cog/bbox/-60,73,-55,74.png?url=${COG}&width=300&rescale=0,1000`, kind: 'png' },
+  { id: 'preview-width-only', path: `/cog/preview.png?url=${COG}&width=200&rescale=0,1000`, kind: 'png' },
+  { id: 'preview-height-max-size', path: `/cog/preview.png?url=${COG}&height=150&max_size=64&rescale=0,1000`, kind: 'png' },
+  { id: 'stac-preview-width-only', path: '/stac/preview.png?url={s2}&assets=B01&width=100&rescale=0,10000', kind: 'png' },
   // `/stac/map` draws in the item's CRS where its projection extension names one its assets share.
   { id: 'map-stac-proj-crs', path: '/stac/map?url={proj}&assets=B01&width=128&height=128&rescale=0,10000', kind: 'png' },
   { id: 'map-stac-proj-bbox', path: '/stac/map?url={proj}&assets=B09&bbox=23.2,31.6,23.8,32.2&width=100&rescale=0,10000', kind: 'png' },
