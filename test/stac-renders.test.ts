@@ -103,4 +103,23 @@ describe('STAC renders: /stac/renders, /stac/renders/{render_id}, raster_layers'
     assert.deepEqual(Object.keys(doc.raster_layers), ['gray', 'rgb', 'broken']);
     assert.deepEqual(doc.raster_layers['rgb'], { assets: ['tci'], asset_bidx: 'tci|3,2,1', minmax_zoom: [8, 14] });
   });
+  it("lists a WMTS layer per valid render and grid before the query's own (under 2), their tiles carrying the item", async () => {
+    const res = await v2.get(`/stac/WMTSCapabilities.xml?url=${url}&assets=B01`);
+    assert.equal(res.status, 200, await res.clone().text());
+    const xml = await res.text();
+    const ids = [...xml.matchAll(/<Layer>\s*<ows:Title>([^<]+)<\/ows:Title>/g)].map((m) => m[1]!);
+    const title = `${files.url}/renders.json`;
+    const grids = ids.filter((id) => id.endsWith('_default')).map((id) => id.slice(title.length + 1, -'_default'.length));
+    assert.ok(grids.includes('WebMercatorQuad'));
+    assert.deepEqual(
+      ids,
+      [...grids.map((g) => `${title}_${g}_gray`), ...grids.map((g) => `${title}_${g}_rgb`), ...grids.map((g) => `${title}_${g}_default`)],
+      'gray and rgb (valid), not broken, then the default layer',
+    );
+    const template = /template="([^"]+)"/.exec(xml.slice(xml.indexOf('_WebMercatorQuad_gray')))![1]!.replace(/&amp;/g, '&');
+    assert.match(template, /\?url=[^&]+&title=B01&assets=B01&rescale=/);
+    // The template's tile answers.
+    const tile = await v2.get(template.replace(v2.url, '').replace('{TileMatrix}', '8').replace('{TileCol}', '144').replace('{TileRow}', '103'));
+    assert.equal(tile.status, 200, await tile.clone().text());
+  });
 });

@@ -7,18 +7,23 @@
  * matrices say 256 px). With TESSERA_TITILER_API=2 only: under 0.18 the same URL is the one-grid
  * document TiTiler 0.18 deprecated (api/generations.ts, api/factory.ts).
  *
- * Not yet: layers from a STAC item's `renders` (TiTiler 2.x adds one per render).
+ * A dataset's renders (a STAC item's, api/stac-renders.ts) come first, each a layer per grid named
+ * `{url}_{grid}_{render}`, where the tile route takes its parameters (its `tilematrixsets` zooms and
+ * `spatial_extent` box when it names them). Their tile URLs carry the dataset's `url` (TiTiler 2.4.0
+ * leaves it out, so its render layers' tiles fail).
  */
-import type { FastifyInstance, preValidationAsyncHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyRequest, preValidationAsyncHookHandler } from 'fastify';
 import type { DatasetSummary } from './factory.js';
 import { datasetUrl, gridZooms, routeQuery, tileDocument, wmtsEpsg, type ParamFamily, type QueryRoute } from './params/index.js';
 import { baseUrl, queryPairs, requestUrl, urlencode } from './urls.js';
 import { getTms, tmsIds } from '../tms/registry.js';
-import type { TileMatrixSet } from '../tms/grid.js';
+import type { BBox, TileMatrixSet } from '../tms/grid.js';
 import type { Zooms } from '../readers/reader.js';
 import { tileMatrixLimits } from '../ogc/tilesets.js';
 import { wmtsGridsCapabilities, type WmtsGridLayer } from '../ogc/wmts-grids.js';
-import { MEDIA_TYPES } from '../image/formats.js';
+import { MEDIA_TYPES, type ImageFormat } from '../image/formats.js';
+import { MAX_RENDERS, tileRouteTakes, urlencodeDoseq } from './stac-renders.js';
+import { badRequest } from '../errors.js';
 import { pyFloatRepr } from '../pyjson.js';
 import { WGS84 } from '../gdal/crs.js';
 
@@ -34,6 +39,54 @@ function epsgName(tms: TileMatrixSet): string {
 /** The zooms a grid's layer lists: the query's for it, else the query's `*`, else the dataset's. */
 async function layerZooms(tms: TileMatrixSet, asked: Map<string, Zooms>, summary: DatasetSummary): Promise<Zooms> {
   return asked.get(tms.id) ?? asked.get('*') ?? (await summary.zooms(tms));
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** A render's `[min, max]` zooms for a grid from its `tilematrixsets` (`{grid: [min, max]}`, `*` for any), if it names them. */
+function renderZooms(tilematrixsets: unknown, id: string): Zooms | undefined {
+  if (!isRecord(tilematrixsets)) return undefined;
+  const z = tilematrixsets[id] ?? tilematrixsets['*'];
+  return Array.isArray(z) && z.length === 2 && z.every((v) => Number.isInteger(v)) ? { minzoom: z[0] as number, maxzoom: z[1] as number } : undefined;
+}
+
+/** The layers of the dataset's renders whose parameters the tile route takes, render by render, every grid. */
+async function renderLayers(
+  app: FastifyInstance,
+  request: FastifyRequest,
+  prefix: string,
+  url: string,
+  summary: DatasetSummary,
+  format: ImageFormat,
+): Promise<WmtsGridLayer[]> {
+  const renders = Object.entries(summary.renders ?? {});
+  if (renders.length > MAX_RENDERS) throw badRequest(`The dataset has ${renders.length} renders: a WMTS document lists at most ${MAX_RENDERS}`);
+  const base = `${baseUrl(request)}${prefix}`;
+  const out: WmtsGridLayer[] = [];
+  for (const [name, given] of renders) {
+    if (!isRecord(given)) continue;
+    // A render's tiles are cut at the matrices' size: its `tilesize` is not carried.
+    const { tilesize: _size, ...values } = given;
+    const query = urlencodeDoseq({ url, ...values });
+    if (!(await tileRouteTakes(app, request, prefix, query))) continue;
+    const extent = values['spatial_extent'];
+    const bounds = Array.isArray(extent) && extent.length === 4 && extent.every((v) => typeof v === 'number') ? (extent as BBox) : undefined;
+    for (const id of tmsIds) {
+      const tms = getTms(id)!;
+      const zooms = renderZooms(values['tilematrixsets'], id) ?? (await summary.zooms(tms));
+      out.push({
+        tms,
+        limits: tileMatrixLimits(tms, bounds ?? summary.bounds, zooms, WGS84),
+        tileUrl: `${base}/tiles/${id}/{TileMatrix}/{TileCol}/{TileRow}.${format}`,
+        name,
+        query,
+        ...(bounds ? { bounds } : {}),
+      });
+    }
+  }
+  return out;
 }
 
 /** Mounts the every-grid WMTS document under a family; `families` are what its tiles take (checked here too). */
@@ -54,7 +107,7 @@ export function allGridsWmts(
     const summary = await summaryOf(url);
     const format = p.document.tileFormat ?? 'png';
     const base = `${baseUrl(request)}${prefix}`;
-    const layers: WmtsGridLayer[] = [];
+    const layers: WmtsGridLayer[] = await renderLayers(app, request, prefix, url, summary, format);
     for (const id of tmsIds) {
       const tms = getTms(id)!;
       const zooms = await layerZooms(tms, p.zooms, summary);

@@ -81,7 +81,7 @@ function pyRepr(v: unknown): string {
 }
 
 /** Python's `urlencode(params, doseq=True)`. */
-function urlencodeDoseq(params: Record<string, unknown>): string {
+export function urlencodeDoseq(params: Record<string, unknown>): string {
   const pairs: string[] = [];
   for (const [key, v] of Object.entries(params)) {
     for (const x of Array.isArray(v) ? v : [v]) pairs.push(`${quotePlus(key)}=${quotePlus(pyStr(x))}`);
@@ -99,23 +99,28 @@ interface RenderLink {
 }
 
 /** Renders one list answers: each is checked by a request of its own (a TileJSON's parsing), so their number is bounded. */
-const MAX_RENDERS = 100;
+export const MAX_RENDERS = 100;
+
+/**
+ * Whether the TileJSON route of the family at `prefix` takes `query` (as TiTiler's check_query_params
+ * asks its tile route's dependencies), asked in process with the request's access token.
+ */
+export async function tileRouteTakes(app: FastifyInstance, request: FastifyRequest, prefix: string, query: string): Promise<boolean> {
+  const token = queryPairs(request).find(([k]) => k === 'access_token');
+  const res = await app.inject({
+    method: 'GET',
+    url: `${prefix}/WebMercatorQuad/tilejson.json?${query}${token ? `&access_token=${quotePlus(token[1])}` : ''}`,
+    headers: { ...(request.headers.authorization ? { authorization: request.headers.authorization } : {}) },
+  });
+  return res.statusCode === 200;
+}
 
 export async function stacRenderRoutes(app: FastifyInstance, services: Services, prefix: string): Promise<void> {
   const urlOnly = routeQuery({ url: datasetUrl });
 
   const rendersOf = async (url: string): Promise<Record<string, unknown>> => (await services.stac(url)).item.renders ?? {};
 
-  /** Whether the family's TileJSON route takes the render's parameters (as TiTiler's check_query_params asks its tile route). */
-  const takesParams = async (request: FastifyRequest, query: string): Promise<boolean> => {
-    const token = queryPairs(request).find(([k]) => k === 'access_token');
-    const res = await app.inject({
-      method: 'GET',
-      url: `${prefix}/WebMercatorQuad/tilejson.json?${query}${token ? `&access_token=${quotePlus(token[1])}` : ''}`,
-      headers: { ...(request.headers.authorization ? { authorization: request.headers.authorization } : {}) },
-    });
-    return res.statusCode === 200;
-  };
+  const takesParams = (request: FastifyRequest, query: string): Promise<boolean> => tileRouteTakes(app, request, prefix, query);
 
   const item = async (request: FastifyRequest, id: string, given: unknown, url: string): Promise<Record<string, unknown>> => {
     const at = `${baseUrl(request)}${prefix}`;

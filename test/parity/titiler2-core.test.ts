@@ -107,6 +107,14 @@ const CASES: Case[] = [
   { id: 'wmts-stac', path: '/stac/WMTSCapabilities.xml?url={s2}&assets=B01&rescale=0,10000', kind: 'xml', status: 200, deliberate: DELIBERATE_2.wmtsGrids },
   { id: 'wmts-mosaic', path: `/mosaicjson/WMTSCapabilities.xml?url=${MOSAIC}`, kind: 'xml', status: 200, deliberate: DELIBERATE_2.wmtsGrids },
   { id: 'wmts-stac-no-assets', path: '/stac/WMTSCapabilities.xml?url={s2}', kind: 'status', status: 400 },
+  // A layer per render whose parameters a tile takes, before the query's own.
+  {
+    id: 'wmts-stac-renders',
+    path: '/stac/WMTSCapabilities.xml?url={renders}&assets=B01&rescale=0,10000',
+    kind: 'xml',
+    status: 200,
+    deliberate: DELIBERATE_2.wmtsRenders,
+  },
   // A 422 on both; the message lists the formats each takes (2.x also `tiff`, a form outside this slice).
   { id: 'wmts-bad-format', path: `/cog/WMTSCapabilities.xml?url=${COG}&tile_format=gif`, kind: 'status', status: 422 },
 
