@@ -1,7 +1,9 @@
 /**
  * The optional verbs of a reader family, each a route group of TiTiler's TilerFactory (`point`,
  * `preview`, `part` as /bbox, `feature`, `statistics` GET and POST). A family lists the ones it
- * offers (api/routes/cog.ts: all; api/routes/mosaic.ts: none, as TiTiler's MosaicTilerFactory); a
+ * offers (api/routes/cog.ts: all; api/routes/mosaic.ts: the areas, as TiTiler 2.x's MosaicTilerFactory
+ * with add_part, add_statistics and add_ogc_maps); a family whose path names its dataset (a pgSTAC
+ * search) reads no `url` (VerbContext.datasetQuery); a
  * verb is typed by the reader method it calls (readers/reader.ts), so a family whose reader lacks
  * the method cannot list it (api/factory.ts, `Verb`). A verb not listed is not mounted: its URLs
  * are the router's 404 and absent from /api.

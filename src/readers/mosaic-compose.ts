@@ -17,6 +17,10 @@
  * the block of the tile it covers, and past a deadline the tile is answered with the assets read so
  * far and finished after the answer. Where the index names a low-zoom overview for the tile's zoom
  * (AssetIndex.overviewAt), the tile is read from that one raster instead.
+ *
+ * Areas (rio-tiler 9's mosaic `part` and `feature`): the assets the index finds for a bbox, each read
+ * for the whole area as its reader reads a part, composed the same way (no deadline), the first image
+ * read fixing the size, bounds and CRS; a feature's image is then cut to its shape.
  */
 import { TransformMemo, WGS84 } from '../gdal/crs.js';
 import { applyCutline, type PartOptions, type ValueOptions } from '../source/reader.js';

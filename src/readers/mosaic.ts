@@ -1,8 +1,10 @@
 /**
  * Mosaics as readers (TiTiler's MosaicTilerFactory over a cogeo-mosaic backend): tiles composed
  * from an asset index's assets by the pixel selection (mosaic-compose.ts), with the assets used
- * named in the answer's `X-Assets` header. Bounds, zooms and version are the index's. A mosaic has
- * no preview, part or feature; its point answer lists every asset (the family's own route).
+ * named in the answer's `X-Assets` header. Bounds, zooms and version are the index's. Areas (parts,
+ * feature images and their statistics: TiTiler 2.x's `add_part`, `add_statistics`) are composed the
+ * same way from the assets the index finds for them; a mosaic has no preview, and its point answer
+ * lists every asset (the family's own route).
  *
  * `MosaicReader` works over any asset index and opener; `MosaicDocumentReader` is it over a
  * MosaicJSON document, whose assets are COGs or STAC items (the document's `asset_type`, or a JSON
