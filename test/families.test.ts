@@ -126,9 +126,21 @@ describe('a family is one registration', () => {
     );
     assert.equal(FAMILIES.length, 6);
     assert.deepEqual(
-      Object.keys(api.paths).filter((p) => /^\/mosaicjson\/(preview|bbox|feature|statistics|point)/.test(p)),
-      ['/mosaicjson/point/{lon},{lat}', '/mosaicjson/point/{lon},{lat}/assets', '/mosaicjson/bbox/{minx},{miny},{maxx},{maxy}/assets'],
-      "the mosaic's own point route and asset lookups, none of the factory's verbs",
+      Object.keys(api.paths)
+        .filter((p) => /^\/mosaicjson\/(preview|bbox|feature|statistics|point)/.test(p))
+        .sort(),
+      [
+        '/mosaicjson/bbox/{minx},{miny},{maxx},{maxy}.{format}',
+        '/mosaicjson/bbox/{minx},{miny},{maxx},{maxy}/assets',
+        '/mosaicjson/bbox/{minx},{miny},{maxx},{maxy}/{width}x{height}.{format}',
+        '/mosaicjson/feature',
+        '/mosaicjson/feature.{format}',
+        '/mosaicjson/feature/{width}x{height}.{format}',
+        '/mosaicjson/point/{lon},{lat}',
+        '/mosaicjson/point/{lon},{lat}/assets',
+        '/mosaicjson/statistics',
+      ],
+      "the mosaic's own point route and asset lookups, and the area verbs it lists (bbox, feature, POST statistics; no preview)",
     );
   });
 

@@ -194,7 +194,8 @@ describe('OpenAPI document', () => {
       assert.match(map018.description ?? '', /with 2: OGC API – Maps/);
       assert.equal(map2['x-titiler-generation'], '2');
       assert.ok('image/png' in map2.responses['200']!.content!);
-      assert.ok(!doc2.paths['/mosaicjson/map'], 'no /map on the mosaic under 2, as TiTiler 2.4.0');
+      // The mosaic's OGC API – Maps image (MosaicTilerFactory's add_ogc_maps) under 2, its 0.18 map page otherwise.
+      assert.equal(doc2.paths['/mosaicjson/map']!['get']!['x-titiler-generation'], '2');
       assert.equal(doc2.paths['/cog/WMTSCapabilities.xml']!['get']!['x-titiler-generation'], '2');
     } finally {
       await v2.close();

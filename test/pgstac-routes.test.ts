@@ -214,6 +214,59 @@ describe('/searches over a pgSTAC catalogue', () => {
     assert.deepEqual(alpha.band_descriptions, ['visual_b1', 'visual_b2', 'visual_b3', 'data_b1']);
   });
 
+  it('reads areas of a search and a collection: /bbox, /feature and POST /statistics (titiler-pgstac add_part, add_statistics)', async () => {
+    const id = await register(tessera, { collections: ['alpha'], sortby: [{ field: 'datetime', direction: 'desc' }] });
+    const box = await tessera.get(`/searches/${id}/bbox/6.2,44.2,7.4,45.3/128x96.png?assets=visual`);
+    assert.equal(box.status, 200, await box.clone().text());
+    assert.equal(box.headers.get('content-type'), 'image/png');
+    assert.deepEqual([(await sharp(Buffer.from(await box.arrayBuffer())).metadata()).width], [128]);
+    const used = (box.headers.get('x-assets') ?? '').split(',');
+    assert.ok(used.length > 0 && used.every((a) => /^alpha\/alpha-\d+-\d+$/.test(a)), used.join(','));
+    // The items the search finds for the box are those the image may use, first ones first.
+    const found = ((await (await tessera.get(`/searches/${id}/bbox/6.2,44.2,7.4,45.3/assets?assets=visual`)).json()) as Array<{ id: string }>).map(
+      (i) => `alpha/${i.id}`,
+    );
+    assert.deepEqual(used, found.slice(0, used.length));
+    const square = {
+      type: 'Feature',
+      properties: { name: 'square' },
+      geometry: {
+        type: 'Polygon',
+        coordinates: [
+          [
+            [6.3, 44.3],
+            [7.2, 44.3],
+            [7.2, 45.1],
+            [6.3, 44.3],
+          ],
+        ],
+      },
+    };
+    const feature = await tessera.request(`/searches/${id}/feature.png?assets=visual&max_size=128`, {
+      method: 'POST',
+      headers: JSON_HEADERS,
+      body: JSON.stringify(square),
+    });
+    assert.equal(feature.status, 200, await feature.clone().text());
+    const stats = await tessera.request(`/searches/${id}/statistics?assets=visual&max_size=128`, {
+      method: 'POST',
+      headers: JSON_HEADERS,
+      body: JSON.stringify(square),
+    });
+    assert.equal(stats.status, 200, await stats.clone().text());
+    const body = (await stats.json()) as { properties: { statistics: Record<string, { count: number }>; name: string; used_assets: string[] } };
+    assert.deepEqual(Object.keys(body.properties.statistics), ['b1', 'b2', 'b3']);
+    assert.ok(body.properties.statistics['b1']!.count > 0);
+    assert.ok(body.properties.used_assets.length > 0);
+    const collection = await tessera.get('/collections/alpha/bbox/6.2,44.2,7.4,45.3.png?assets=visual&max_size=64&sortby=-datetime');
+    assert.equal(collection.status, 200, await collection.clone().text());
+    // Far from every item: nothing to draw; the layer is required, as on tiles.
+    assert.equal((await tessera.get(`/searches/${id}/bbox/20,20,21,21.png?assets=visual`)).status, 204);
+    assert.equal((await tessera.get(`/searches/${id}/bbox/6.2,44.2,7.4,45.3.png`)).status, 400);
+    // titiler-pgstac has no OGC API – Maps on searches.
+    assert.equal((await tessera.get(`/searches/${id}/map?assets=visual&bbox=6.2,44.2,7.4,45.3`)).status, 404);
+  });
+
   it("serves a collection's mosaic through the search titiler-pgstac registers for it and the query's filters", async () => {
     const res = await tessera.get('/collections/alpha/info?bbox=5,43,8,46&sortby=-datetime&datetime=2023-03-01T00:00:00Z/..');
     assert.equal(res.status, 200, await res.clone().text());

@@ -50,7 +50,7 @@ interface ReaderCase {
   bandNames: string[];
   /** A point inside the data and its values (TiTiler's), where the reader has the point verb. */
   point?: { at: [number, number]; values: number[]; bandNames: string[] };
-  /** The reader has preview, part, feature and feature statistics. */
+  /** The reader has preview, part, feature and feature statistics (a mosaic has all but preview: 'across readers'). */
   wholeImages: boolean;
 }
 
@@ -162,6 +162,8 @@ describe('the reader contract, asked of each reader directly', () => {
             values: c.point.values,
             bandNames: c.point.bandNames,
             masked: c.point.values.map(() => false),
+            // TiTiler 2.x's descriptions: the files have none, so the names.
+            bandDescriptions: c.point.bandNames,
           });
           await assert.rejects(reader.point!(0, 0, WGS84, VALUES), { kind: 'PointOutsideBounds' });
         },
@@ -176,10 +178,10 @@ describe('the reader contract, asked of each reader directly', () => {
         assert.equal(await one.version({ tms: TMS, z: c.inside.z }), v, 'a tile of it has the same');
       });
 
-      it(c.wholeImages ? 'makes previews, parts, feature images and feature statistics' : 'has no whole-image verbs (as in TiTiler)', async () => {
+      it(c.wholeImages ? 'makes previews, parts, feature images and feature statistics' : 'has no preview (as TiTiler 2.x mosaic backends)', async () => {
         const reader = await c.open();
         if (!c.wholeImages) {
-          assert.deepEqual([reader.preview, reader.part, reader.feature, reader.statisticsOfFeatures], [undefined, undefined, undefined, undefined]);
+          assert.equal(reader.preview, undefined);
           return;
         }
         const opts = { ...VALUES, limits: limits() };
@@ -224,6 +226,36 @@ describe('the reader contract, asked of each reader directly', () => {
       assert.deepEqual(b.image.masks, a.image.masks);
     });
 
+    it("the mosaic's parts, feature images and feature statistics are `first` over its assets' parts", async () => {
+      const mosaic = await cases[2]!.open();
+      const opts = { ...VALUES, limits: limits() };
+      // Inside cog1, west of cog2: the first asset fills it, so it is cog1's own part.
+      const bbox: BBox = [-75.5, 45.5, -74.8, 46];
+      const part = await mosaic.part!(bbox, { width: 64, height: 48, boundsCrs: WGS84, dstCrs: WGS84 }, opts);
+      const cog1 = await cogReader(services.cog(url('cog1.tif')), url('cog1.tif'), {});
+      const own = await cog1.part(bbox, { width: 64, height: 48, boundsCrs: WGS84, dstCrs: WGS84 }, opts);
+      assert.deepEqual(part.image.bands, own.image.bands);
+      assert.equal(part.headers?.['x-assets'], url('cog1.tif'));
+      const shape = gdal.Geometry.fromGeoJson({
+        type: 'Polygon',
+        coordinates: [
+          [
+            [-75.5, 45.5],
+            [-74.8, 45.5],
+            [-74.8, 46],
+            [-75.5, 45.5],
+          ],
+        ],
+      });
+      const feature = await mosaic.feature!(shape, WGS84, { width: 64, height: 48, dstCrs: WGS84 }, opts);
+      assert.ok(validPixels(feature.image) > 0 && validPixels(feature.image) < 64 * 48, 'the triangle masks part of its bbox');
+      const statistics = parseStatisticsOptions({});
+      const stats = await mosaic.statisticsOfFeatures!([shape], WGS84, { width: 64, height: 48, boundsCrs: WGS84, dstCrs: WGS84 }, opts, 1, async (r) =>
+        imageStatistics(r.image, statistics),
+      );
+      assert.deepEqual([...stats[0]!.keys()], ['b1', 'b2', 'b3']);
+    });
+
     it("the mosaic's tile is `first` over its assets' COG tiles, and names them in X-Assets", async () => {
       const mosaic = await cases[2]!.open();
       const opts = { ...VALUES, limits: limits(), tilesize: 256 };
@@ -250,7 +282,7 @@ describe('the reader contract, asked of each reader directly', () => {
       );
       for (const p of points) {
         const own = await (await cogReader(services.cog(p.asset), p.asset, {})).point!(-73, 46, WGS84, VALUES);
-        assert.deepEqual({ values: p.values, bandNames: p.bandNames, masked: p.masked }, own);
+        assert.deepEqual({ values: p.values, bandNames: p.bandNames, masked: p.masked, bandDescriptions: p.bandDescriptions }, own);
       }
     });
   });

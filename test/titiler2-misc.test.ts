@@ -171,4 +171,55 @@ describe('TiTiler 2.x colormaps and mosaic lookups, under both settings', () => 
     assert.notDeepEqual(mosaicOld.center, mosaicNew.center);
     assert.equal(mosaicNew.band_descriptions, undefined);
   });
+  it("answers `tiff`, TiTiler 2.x's other name of the GeoTIFF format, under both settings", async () => {
+    const cog = encodeURIComponent(`${files.url}/cog.tif`);
+    for (const server of [v018, v2]) {
+      for (const path of [`/cog/tiles/WebMercatorQuad/7/44/25.tiff?url=${cog}`, `/cog/bbox/-60,73,-55,74/64x64.tiff?url=${cog}`]) {
+        const res = await server.get(path);
+        assert.equal(res.status, 200, path);
+        assert.equal(res.headers.get('content-type'), 'image/tiff; application=geotiff');
+        assert.deepEqual([...Buffer.from(await res.arrayBuffer()).subarray(0, 2)], [0x49, 0x49], 'a little-endian TIFF');
+      }
+      // Other names are refused as before, the message listing 0.18's formats.
+      const bad = await server.get(`/cog/tiles/WebMercatorQuad/7/44/25.gif?url=${cog}`);
+      assert.equal(bad.status, 422);
+      assert.doesNotMatch(await bad.text(), /tiff/);
+    }
+    const map = await v2.get(`/cog/map?url=${cog}&f=tiff&width=32&height=32`);
+    assert.equal(map.headers.get('content-type'), 'image/tiff; application=geotiff');
+  });
+
+  it('writes points and statistics in the model of each generation (collision describedBands)', async () => {
+    const cog = encodeURIComponent(`${files.url}/cog_scale.tif`);
+    const point = '/cog/point/127.35,37.44';
+    const old = (await (await v018.get(`${point}?url=${cog}`)).json()) as Record<string, unknown>;
+    const neu = (await (await v2.get(`${point}?url=${cog}`)).json()) as Record<string, unknown>;
+    assert.deepEqual(Object.keys(old), ['coordinates', 'values', 'band_names']);
+    assert.deepEqual(Object.keys(neu), ['coordinates', 'values', 'band_names', 'band_descriptions']);
+    // The file describes its band: 'Green'.
+    assert.deepEqual(neu['band_descriptions'], ['Green']);
+    const expr = (await (await v2.get(`${point}?url=${cog}&expression=b1*2`)).json()) as Record<string, unknown>;
+    assert.deepEqual([expr['band_names'], expr['band_descriptions']], [['b1'], ['Green*2']]);
+    const stats018 = (await (await v018.get(`/cog/statistics?url=${cog}&max_size=64`)).json()) as Record<string, Record<string, unknown>>;
+    const stats2 = (await (await v2.get(`/cog/statistics?url=${cog}&max_size=64`)).json()) as Record<string, Record<string, unknown>>;
+    assert.equal(stats018['b1']!['description'], undefined);
+    assert.equal(stats2['b1']!['description'], 'Green');
+  });
+  it('sizes a whole image asked with one of width and height as each generation does (collision outputSize)', async () => {
+    const cog = encodeURIComponent(`${files.url}/cog.tif`);
+    const shape = async (server: RunningTessera, path: string): Promise<number[]> => {
+      const res = await server.get(path);
+      assert.equal(res.status, 200, await res.clone().text());
+      return parseNpy(Buffer.from(await res.arrayBuffer())).shape;
+    };
+    // cog.tif is 2658 × 2667: under 0.18 max_size (1024 by default) wins over a width alone; 2.x keeps the aspect ratio.
+    const preview = `/cog/preview.npy?url=${cog}&width=100`;
+    assert.deepEqual(await shape(v018, preview), [2, 1024, 1021]);
+    assert.deepEqual(await shape(v2, preview), [2, Math.ceil(100 * (2667 / 2658)), 100]);
+    const bbox = `/cog/bbox/-60,73,-55,74.npy?url=${cog}&height=50`;
+    const [old, neu] = [await shape(v018, bbox), await shape(v2, bbox)];
+    assert.equal(old[1], 50);
+    assert.equal(neu[1], 50);
+    assert.notEqual(old[2], neu[2]);
+  });
 });

@@ -147,8 +147,8 @@ export interface RouteFamily<L, M extends keyof Reader> {
   /**
    * Where a request names its dataset: the `url` query parameter (default), or this piece of the
    * prefix's path (`/searches/:search_id`: 'search_id'), whose value `open` and `summary` are given; several
-   * pieces (`['collection_id', 'item_id']`) give them the JSON list of their values.
-   * Such a family offers no optional verb yet (their routes read `url`): familyRoutes refuses one.
+   * pieces (`['collection_id', 'item_id']`) give them the JSON list of their values (its verbs then
+   * read no `url`: VerbContext.datasetQuery and dataset).
    */
   datasetParam?: string | readonly string[];
   /**
@@ -248,7 +248,6 @@ function gridOf(request: GridRequest): TileMatrixSet {
 function familyRoutes<L, M extends keyof Reader>(services: Services, family: RouteFamily<L, M>): FastifyPluginAsync {
   const settings = services.settings;
   const named = family.datasetParam;
-  if (named !== undefined && family.verbs.length > 0) throw new Error(`${family.prefix}: the optional verbs read \`url\`, not a dataset named by the path`);
   // Several path pieces (`/collections/:collection_id/items/:item_id`) name the dataset together: their values as a JSON list.
   const pieces = named === undefined ? [] : typeof named === 'string' ? [named] : named;
   const pieceOf = (request: FastifyRequest, piece: string): string => (request.params as Record<string, string | undefined>)[piece] ?? '';

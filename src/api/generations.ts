@@ -54,7 +54,7 @@ export const COLLISIONS = {
     answers: {
       '0.18':
         'the HTML map page, in the grid of the `tileMatrixSetId` query parameter (WebMercatorQuad by default): the grid-less form TiTiler 0.18 deprecated',
-      '2': 'OGC API – Maps: an image of the dataset on `/cog` and `/stac` (`bbox`, `bbox-crs`, `crs`, `width`, `height`, format from `f` or `Accept`); `/mosaicjson/map` is 404, as in TiTiler 2.4.0',
+      '2': "OGC API – Maps: an image of the dataset (`bbox`, `bbox-crs`, `crs`, `width`, `height`, format from `f` or `Accept`); on `/mosaicjson` an image of `bbox` composed from the mosaic's assets, as TiTiler 2.4.0's MosaicTilerFactory with `add_ogc_maps` (without `bbox`: 400, where 2.4.0 answers 501)",
     },
   },
   wmts: {
@@ -123,6 +123,23 @@ export const COLLISIONS = {
       '2': "2.4.0's body: `{coordinates, assets: [{name, values, band_names, band_descriptions}, …]}`",
     },
   },
+  describedBands: {
+    where: "`/cog` and `/stac` `/point/{lon},{lat}` and `/statistics` (GET and POST) bodies, and a mosaic's POST `/statistics`",
+    paths: /^\/(cog|stac)\/(point\/\{lon\},\{lat\}|statistics)$|^\/mosaicjson\/statistics$/,
+    answers: {
+      '0.18':
+        "0.18.10's models: a point's `values` as read (masked ones too) and `band_names`; each statistics band without a `description`, its `valid_percent` the share of the image's pixels that are valid",
+      '2': "2.4.0's models: a point's masked `values` null and its `band_descriptions`; each statistics band's `description`, and `valid_percent` the share of the pixels a feature touches (its coverage); a band is described by its description in the file, else `b{i}` (`{asset}_…` on /stac), an expression's output by its block with each band replaced by its description, an algorithm's by its output band",
+    },
+  },
+  outputSize: {
+    where: '`/{prefix}/preview`, `/bbox/…`, `/feature`, `/statistics` (GET and POST) asked with only one of `width` and `height`',
+    paths: /^\/(cog|stac)\/(preview|statistics|feature|bbox\/)|^\/mosaicjson\/(feature|statistics|bbox\/)/,
+    answers: {
+      '0.18': "rio-tiler 6's sizing: the other side is the read's own (and `max_size`, where the route has one, still bounds the image)",
+      '2': "rio-tiler 9's `output_size`: the other side keeps the read's aspect ratio, `max_size` ignored (as OGC API – Maps' `/map`, only 2.x's, always does)",
+    },
+  },
   imageEncoding: {
     where: 'images without a format (`/{prefix}/tiles/…/{y}` without extension, `/preview`, `/bbox/…` …) and `.npy`, GeoTIFF and JPEG 2000 images with a mask',
     paths: /^$/,
@@ -186,6 +203,7 @@ const FORMS: ReadonlyArray<{ match: RegExp; generation: Generation; note: string
   { match: /^\/(cog|stac|mosaicjson)\/tiles\/\{tileMatrixSetId\}$/, generation: '2', note: 'OGC API – Tiles tileset, TiTiler 2.x' },
   { match: /^\/(cog|stac|mosaicjson)\/\{tileMatrixSetId\}\/map\.html$/, generation: '2', note: 'the map page of TiTiler 2.x' },
   { match: /^\/conformance$/, generation: '2', note: 'OGC API conformance classes, TiTiler 2.x' },
+  { match: /^\/stac\/renders(\/|$)/, generation: '2', note: "a STAC item's renders (the render extension), TiTiler 2.x" },
 ];
 
 /** What /api says of a documented path: which generation's form it is here, and why; undefined for the forms both send. */

@@ -184,12 +184,14 @@ const floatList = (values: readonly number[]): PyFloat[] => values.map(float);
  * whose value is null dropped), `id` (when given); coordinates and bboxes as floats; other
  * members of the objects are not kept. `statistics[i]` belongs to feature i.
  */
-export function featureBodyToJson(body: FeatureBody, statistics: readonly unknown[]): unknown {
+export function featureBodyToJson(body: FeatureBody, statistics: readonly unknown[], extra?: ReadonlyArray<Record<string, unknown>>): unknown {
   const features = body.features.map((f, i) => {
     const properties: Json = { statistics: statistics[i] };
     for (const [key, value] of Object.entries(f.properties ?? {})) {
       if (key !== 'statistics' && value !== null) properties[key] = value;
     }
+    // Set after the feature's own, as TiTiler's `properties.update` (a mosaic's `used_assets`).
+    for (const [key, value] of Object.entries(extra?.[i] ?? {})) properties[key] = value;
     const geometry: Json = {};
     if (f.geometry.bbox) geometry['bbox'] = floatList(f.geometry.bbox);
     geometry['type'] = f.geometry.type;

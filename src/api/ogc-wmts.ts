@@ -7,18 +7,27 @@
  * matrices say 256 px). With TESSERA_TITILER_API=2 only: under 0.18 the same URL is the one-grid
  * document TiTiler 0.18 deprecated (api/generations.ts, api/factory.ts).
  *
- * Layers from a summary's `renders` (a catalogue search's `defaults`) come first, one per render and grid.
+ * A dataset's renders come first, each a layer per grid named `{title}_{grid}_{render}`, as the TiTiler
+ * whose URLs the family answers writes them:
+ * - a dataset named by `url` (a STAC item's renders, api/stac-renders.ts; titiler.extensions' WMTS):
+ *   the renders whose parameters the tile route takes, with their `tilematrixsets` zooms and
+ *   `spatial_extent` box when they name them; their tile URLs carry the dataset's `url` (TiTiler
+ *   2.4.0 leaves it out, so its render layers' tiles fail);
+ * - a dataset named by the path (a catalogue search's `defaults`, an item of the catalogue;
+ *   titiler.mosaic 2.3's wmtsExtension): every render as given, without its tile size, zooms or box.
  */
 import type { FastifyInstance, FastifyRequest, preValidationAsyncHookHandler } from 'fastify';
 import type { DatasetSummary } from './factory.js';
-import { gridZooms, routeQuery, tileDocument, wmtsEpsg, type ParamFamily, type QueryRoute } from './params/index.js';
+import { datasetUrl, gridZooms, routeQuery, tileDocument, wmtsEpsg, type ParamFamily, type QueryRoute } from './params/index.js';
 import { baseUrl, queryPairs, requestUrl, urlencode } from './urls.js';
 import { getTms, tmsIds } from '../tms/registry.js';
-import type { TileMatrixSet } from '../tms/grid.js';
+import type { BBox, TileMatrixSet } from '../tms/grid.js';
 import type { Zooms } from '../readers/reader.js';
 import { tileMatrixLimits } from '../ogc/tilesets.js';
 import { wmtsGridsCapabilities, type WmtsGridLayer } from '../ogc/wmts-grids.js';
-import { MEDIA_TYPES } from '../image/formats.js';
+import { MEDIA_TYPES, type ImageFormat } from '../image/formats.js';
+import { MAX_RENDERS, tileRouteTakes, urlencodeDoseq } from './stac-renders.js';
+import { badRequest } from '../errors.js';
 import { pyFloatRepr } from '../pyjson.js';
 import { WGS84 } from '../gdal/crs.js';
 
@@ -65,10 +74,69 @@ function renderPairs(values: Record<string, unknown>): Array<[string, string]> {
   return pairs;
 }
 
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** A render's `[min, max]` zooms for a grid from its `tilematrixsets` (`{grid: [min, max]}`, `*` for any), if it names them. */
+function renderZooms(tilematrixsets: unknown, id: string): Zooms | undefined {
+  if (!isRecord(tilematrixsets)) return undefined;
+  const z = tilematrixsets[id] ?? tilematrixsets['*'];
+  return Array.isArray(z) && z.length === 2 && z.every((v) => Number.isInteger(v)) ? { minzoom: z[0] as number, maxzoom: z[1] as number } : undefined;
+}
+
+/**
+ * The layers of the dataset's renders, render by render, every grid (see the module's comment): `url`
+ * the dataset's where the query names it, undefined where the path does.
+ */
+async function renderLayers(
+  app: FastifyInstance,
+  request: FastifyRequest,
+  prefix: string,
+  url: string | undefined,
+  summary: DatasetSummary,
+  format: ImageFormat,
+): Promise<WmtsGridLayer[]> {
+  const renders = Object.entries(summary.renders ?? {});
+  if (renders.length > MAX_RENDERS) throw badRequest(`The dataset has ${renders.length} renders: a WMTS document lists at most ${MAX_RENDERS}`);
+  const base = `${baseUrl(request)}${prefix}`;
+  const out: WmtsGridLayer[] = [];
+  for (const [name, given] of renders) {
+    if (!isRecord(given)) continue;
+    if (url === undefined) {
+      const query = urlencode(renderPairs(given));
+      for (const id of tmsIds) {
+        const tms = getTms(id)!;
+        const tileUrl = `${base}/tiles/${id}/{TileMatrix}/{TileCol}/{TileRow}.${format}`;
+        out.push({ tms, limits: tileMatrixLimits(tms, summary.bounds, await summary.zooms(tms), WGS84), tileUrl, name, query });
+      }
+      continue;
+    }
+    // A render's tiles are cut at the matrices' size: its `tilesize` is not carried.
+    const { tilesize: _size, ...values } = given;
+    const query = urlencodeDoseq({ url, ...values });
+    if (!(await tileRouteTakes(app, request, prefix, query))) continue;
+    const extent = values['spatial_extent'];
+    const bounds = Array.isArray(extent) && extent.length === 4 && extent.every((v) => typeof v === 'number') ? (extent as BBox) : undefined;
+    for (const id of tmsIds) {
+      const tms = getTms(id)!;
+      const zooms = renderZooms(values['tilematrixsets'], id) ?? (await summary.zooms(tms));
+      out.push({
+        tms,
+        limits: tileMatrixLimits(tms, bounds ?? summary.bounds, zooms, WGS84),
+        tileUrl: `${base}/tiles/${id}/{TileMatrix}/{TileCol}/{TileRow}.${format}`,
+        name,
+        query,
+        ...(bounds ? { bounds } : {}),
+      });
+    }
+  }
+  return out;
+}
+
 /**
  * Mounts the every-grid WMTS document under a family; `families` are what its tiles take (checked
- * here too). A summary with `renders` (a catalogue search's `defaults`) adds, before the query's own
- * layer, one layer per render and grid with the render's query (titiler.mosaic 2.3's wmtsExtension).
+ * here too). The dataset's renders come first (the module's comment), then the query's own layer.
  */
 export function allGridsWmts(
   app: FastifyInstance,
@@ -86,26 +154,19 @@ export function allGridsWmts(
     const summary = await family.summary(named, all.layer);
     const title = summary.title ?? named;
     const format = p.document.tileFormat ?? 'png';
-    const base = `${baseUrl(request)}${family.prefixOf(request)}`;
-    const layers: WmtsGridLayer[] = [];
-    const gridLayers = async (render: string | undefined, query: string | undefined, asked: Map<string, Zooms>): Promise<void> => {
-      for (const id of tmsIds) {
-        const tms = getTms(id)!;
-        const zooms = await layerZooms(tms, asked, summary);
-        layers.push({
-          tms,
-          limits: tileMatrixLimits(tms, summary.bounds, zooms, WGS84),
-          tileUrl: `${base}/tiles/${id}/{TileMatrix}/{TileCol}/{TileRow}.${format}`,
-          ...(render !== undefined ? { render } : {}),
-          ...(query !== undefined ? { query } : {}),
-        });
-      }
-    };
-    for (const [name, values] of Object.entries(summary.renders ?? {})) {
-      if (typeof values !== 'object' || values === null) continue;
-      await gridLayers(name, urlencode(renderPairs(values as Record<string, unknown>)), new Map());
+    const prefix = family.prefixOf(request);
+    const base = `${baseUrl(request)}${prefix}`;
+    const url = family.datasetQuery === datasetUrl ? named : undefined;
+    const layers: WmtsGridLayer[] = await renderLayers(app, request, prefix, url, summary, format);
+    for (const id of tmsIds) {
+      const tms = getTms(id)!;
+      const zooms = await layerZooms(tms, p.zooms, summary);
+      layers.push({
+        tms,
+        limits: tileMatrixLimits(tms, summary.bounds, zooms, WGS84),
+        tileUrl: `${base}/tiles/${id}/{TileMatrix}/{TileCol}/{TileRow}.${format}`,
+      });
     }
-    await gridLayers(undefined, undefined, p.zooms);
     const kept = queryPairs(request).filter(([k]) => !DROPPED.includes(k.toLowerCase()));
     const xml = wmtsGridsCapabilities({
       title,

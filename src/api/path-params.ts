@@ -4,7 +4,7 @@
  * what FastAPI's path validation does, with the same 422 bodies for bad numbers and formats.
  */
 import { ValidationError, expectedList, type ValidationDetail } from './errors.js';
-import { IMAGE_FORMATS, type ImageFormat } from '../image/formats.js';
+import { IMAGE_FORMATS, formatNamed, type ImageFormat } from '../image/formats.js';
 
 const INT_RE = /^[+-]?\d+$/;
 const FLOAT_RE = /^[+-]?(\d+\.?\d*(e[+-]?\d+)?|\.\d+(e[+-]?\d+)?|inf|infinity|nan)$/i;
@@ -51,11 +51,10 @@ class PathErrors {
   }
   format(text: string | undefined): ImageFormat | undefined {
     if (text === undefined) return undefined;
-    if (!(IMAGE_FORMATS as readonly string[]).includes(text)) {
-      this.details.push(formatDetail(text));
-      return undefined;
-    }
-    return text as ImageFormat;
+    // `.tiff` is TiTiler 2.x's other name of `.tif`; the message lists 0.18's names (the 0.18 parity suite compares it).
+    const format = formatNamed(text);
+    if (!format) this.details.push(formatDetail(text));
+    return format;
   }
   done(): void {
     if (this.details.length > 0) throw new ValidationError(this.details);

@@ -6,6 +6,15 @@
 export const IMAGE_FORMATS = ['png', 'npy', 'tif', 'jpeg', 'jpg', 'jp2', 'webp', 'pngraw'] as const;
 export type ImageFormat = (typeof IMAGE_FORMATS)[number];
 
+/** TiTiler 2.x's ImageType (1.0 added `tiff`, the GeoTIFF under its other name), in its order: the formats of routes only 2.x has. */
+export const TITILER2_FORMATS = ['png', 'npy', 'tif', 'tiff', 'jpeg', 'jpg', 'jp2', 'webp', 'pngraw'] as const;
+
+/** The format a name asks for: one of IMAGE_FORMATS, or `tiff` (TiTiler 2.x) for `tif`; undefined for anything else. */
+export function formatNamed(name: string): ImageFormat | undefined {
+  if (name === 'tiff') return 'tif';
+  return (IMAGE_FORMATS as readonly string[]).includes(name) ? (name as ImageFormat) : undefined;
+}
+
 /** As TiTiler 0.18 sends them: `jpg` is `image/jpg` (sic) and `pngraw` is a plain PNG. */
 export const MEDIA_TYPES: Readonly<Record<ImageFormat, string>> = {
   png: 'image/png',

@@ -25,6 +25,8 @@ export function statisticsToJson(s: BandStatistics): Record<string, unknown> {
     masked_pixels: float(s.maskedPixels),
     valid_pixels: float(s.validPixels),
   };
+  // rio-tiler 9's model declares it last; the percentiles are extras after the declared fields.
+  if (s.description !== undefined) out['description'] = s.description;
   // A repeated percentile keeps its first position, as in the Python dict rio-tiler builds.
   for (const { percentile, value } of s.percentiles) out[`percentile_${percentile}`] = float(value);
   return out;

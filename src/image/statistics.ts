@@ -47,6 +47,8 @@ export interface BandStatistics {
   validPixels: number;
   /** One entry per requested percentile, in request order. */
   percentiles: Array<{ percentile: number; value: number }>;
+  /** What the band is described by (rio-tiler 9's BandStatistics, TiTiler 2.x); absent in 0.18's model. */
+  description?: string;
 }
 
 export type Coverage = Float32Array | Float64Array;

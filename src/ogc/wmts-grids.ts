@@ -1,7 +1,7 @@
 /**
  * OGC WMTS 1.0.0 capabilities with every grid as a layer, laid out as TiTiler 2.x's template
  * (titiler/extensions/templates/wmts.xml and titiler/extensions/wmts.py 2.4.0; the mosaic extension
- * writes the same): one `Layer` per grid named `{title}_{grid}_default`, with the dataset's
+ * writes the same): one `Layer` per grid named `{title}_{grid}_default` (and per render `{title}_{grid}_{render}`), with the dataset's
  * longitude/latitude box and the rows and columns each zoom covers (ogc/tilesets.ts), then every
  * grid's matrices. Scale denominators are those that give the cell size tiles are cut with
  * (tms/document.ts), as in tessera's one-grid document (ogc/wmts.ts), so GDAL, QGIS and OpenLayers
@@ -12,16 +12,18 @@ import { scaleDenominatorOf } from '../tms/document.js';
 import type { TileMatrixLimits } from './tilesets.js';
 import { operation, xmlEscape } from './wmts.js';
 
-/** One grid's layer. */
+/** One grid's layer: of the request's query (`default`), or of one of the dataset's renders. */
 export interface WmtsGridLayer {
   tms: TileMatrixSet;
   limits: TileMatrixLimits[];
   /** Tile URL with `{TileMatrix}`, `{TileCol}`, `{TileRow}`, without its query. */
   tileUrl: string;
-  /** The render it shows (`{title}_{grid}_{render}`; TiTiler 2.x's mosaic WMTS): 'default', the query's. */
-  render?: string;
-  /** Its tile URLs' query, where not the document's (a render's own). */
+  /** The last piece of the layer's name (`{title}_{grid}_{name}`): a render's name; default `default`. */
+  name?: string;
+  /** The layer's own tile query (a render's parameters); default the document's. */
   query?: string;
+  /** The layer's own longitude/latitude box (a render's `spatial_extent`); default the dataset's. */
+  bounds?: BBox;
 }
 
 export interface WmtsGridsOptions {
@@ -44,8 +46,9 @@ export interface WmtsGridsOptions {
 }
 
 function layer(o: WmtsGridsOptions, l: WmtsGridLayer, media: string): string {
-  const name = xmlEscape(`${o.title}_${l.tms.id}_${l.render ?? 'default'}`);
-  const [minx, miny, maxx, maxy] = o.boundsText ?? o.bounds.map(o.num);
+  const name = xmlEscape(`${o.title}_${l.tms.id}_${l.name ?? 'default'}`);
+  // A render's own box as it names it; the dataset's as it writes it (a STAC item's ints stay ints).
+  const [minx, miny, maxx, maxy] = l.bounds ?? o.boundsText ?? o.bounds.map(o.num);
   const limits = l.limits.map(
     (m) => `
                     <TileMatrixLimits>

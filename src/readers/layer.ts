@@ -58,17 +58,28 @@ function positionalNames(names: readonly string[]): string[] {
   return names.map((_, i) => `b${i + 1}`);
 }
 
+/**
+ * rio-tiler 9's descriptions of an expression's outputs: each block's text with every band it names
+ * (`b1`, `bA` …: rio-tiler's `\bb[0-9A-Z]+\b`) replaced by that band's description.
+ */
+function describeBlocks(expr: Expression, names: readonly string[], descriptions: readonly string[]): string[] {
+  const byName = new Map(names.map((n, i) => [n, descriptions[i] ?? n]));
+  return expr.blocks.map((b) => b.name.replace(/\bb[0-9A-Z]+\b/g, (token) => byName.get(token) ?? token));
+}
+
 /** What to read: the sources (in order) and the expression, checked against the band names. */
 export class LayerPlan {
   constructor(
     readonly reads: SourceRead[],
     readonly expression: Expression | undefined,
     readonly naming: BandNaming,
+    /** `asset_as_band` with positional names (a 2.x request): each band is described by its asset's name. */
+    private readonly assetAsBand = false,
   ) {}
 
   /** A layer whose expression has been checked against its band names (400 for an unknown name). */
-  static async checked(reads: SourceRead[], expression: Expression | undefined, naming: BandNaming): Promise<LayerPlan> {
-    const plan = new LayerPlan(reads, expression, naming);
+  static async checked(reads: SourceRead[], expression: Expression | undefined, naming: BandNaming, assetAsBand = false): Promise<LayerPlan> {
+    const plan = new LayerPlan(reads, expression, naming, assetAsBand);
     if (expression) expression.checkVariables(await plan.bandNames());
     return plan;
   }
@@ -101,6 +112,34 @@ export class LayerPlan {
       }),
     );
     return this.naming === 'positional' ? positionalNames(lists.flat()) : lists.flat();
+  }
+
+  /**
+   * What TiTiler 2.x (rio-tiler 9) describes the layer's bands with, after its expression: a band's
+   * description in the file, else `b{index}`; an asset's prefixed `{asset}_` (its name alone with
+   * asset_as_band); an expression's outputs its blocks with each band replaced by its description.
+   */
+  async bandDescriptions(): Promise<string[]> {
+    const lists = await Promise.all(
+      this.reads.map(async (r) => {
+        const meta = await r.raster.meta();
+        const own = (i: number): string => meta.bands[i - 1]?.description || `b${i}`;
+        let descriptions = (r.indexes ?? nonAlphaIndexes(meta)).map(own);
+        if (r.expression) {
+          const names = meta.bands.map((_, k) => `b${k + 1}`);
+          descriptions = describeBlocks(
+            r.expression,
+            names,
+            names.map((_, k) => own(k + 1)),
+          );
+        }
+        if (this.naming === 'bands') return descriptions;
+        if (this.naming === 'asset-as-band' || this.assetAsBand) return descriptions.map(() => r.name);
+        return descriptions.map((d) => `${r.name}_${d}`);
+      }),
+    );
+    const stack = lists.flat();
+    return this.expression ? describeBlocks(this.expression, await this.bandNames(), stack) : stack;
   }
 
   /**
@@ -190,6 +229,14 @@ export class LayerPlan {
    */
   defers(opts: ReadOptions): boolean {
     return opts.deferExpression === true && this.naming !== 'positional';
+  }
+
+  /**
+   * Whether TiTiler 2.x numbers the outputs of this layer's expression `b1 … bn`: a COG's, and a 2.x
+   * read of an item's; an expression over 0.18's `{asset}_b{i}` keeps 0.18's names (its blocks).
+   */
+  numbersOutputs(): boolean {
+    return this.expression !== undefined && (this.naming === 'bands' || this.naming === 'positional');
   }
 
   rasters(): RasterReads[] {
@@ -301,12 +348,14 @@ export class LayerReader implements Reader {
     return this.result(await this.plan.read(plans, opts, !this.plan.defers(opts)), opts);
   }
 
-  private result(image: ImageData, opts: ReadOptions): ReaderImage {
+  private async result(image: ImageData, opts: ReadOptions): Promise<ReaderImage> {
     const colormap = this.dataset.colormap;
     return {
       image,
       ...(this.plan.defers(opts) && this.plan.expression ? { expression: this.plan.expression.text } : {}),
       ...(colormap ? { colormap } : {}),
+      bandDescriptions: await this.plan.bandDescriptions(),
+      ...(this.plan.numbersOutputs() ? { numberedOutputs: true } : {}),
     };
   }
 
@@ -395,7 +444,7 @@ export class LayerReader implements Reader {
       if (featurePlans.every((p) => p.empty)) return this.emptyFeatureStatistics(featurePlans, opts, summarise);
       const image = await applyCutline(await layer.read(featurePlans, opts, !layer.defers(opts)), shape, shapeCrs);
       const coverage = opts.weighByCoverage ? await coverageArray(image, shape, shapeCrs) : undefined;
-      return summarise({ ...this.result(image, opts), ...(coverage ? { coverage } : {}) });
+      return summarise({ ...(await this.result(image, opts)), ...(coverage ? { coverage } : {}) });
     });
   }
 
@@ -409,7 +458,7 @@ export class LayerReader implements Reader {
     summarise: (result: ReaderImage) => Promise<Map<string, BandStatistics>>,
   ): Promise<Map<string, BandStatistics>> {
     const standIn = plans.map((p) => ({ ...p, width: Math.min(p.width, 16), height: Math.min(p.height, 16) }));
-    const stats = await summarise(this.result(await this.plan.read(standIn, opts, !this.plan.defers(opts)), opts));
+    const stats = await summarise(await this.result(await this.plan.read(standIn, opts, !this.plan.defers(opts)), opts));
     const total = Math.max(...plans.map((p) => p.width)) * Math.max(...plans.map((p) => p.height));
     for (const band of stats.values()) band.maskedPixels = total - band.validPixels;
     return stats;
@@ -429,11 +478,19 @@ export class LayerReader implements Reader {
     const stackNames = points.flatMap((p) => p.bandNames);
     const bandNames = layer.naming === 'positional' ? positionalNames(stackNames) : stackNames;
     const masked = points.flatMap((p) => p.masks);
+    const bandDescriptions = await layer.bandDescriptions();
     const expr = layer.expression;
-    if (!expr) return { values, bandNames, masked };
+    if (!expr) return { values, bandNames, masked, bandDescriptions };
+    // TiTiler 2.x numbers an expression's outputs (0.18 names them by their blocks).
     // numexpr sees the concatenated values in their promoted dtype, which decides its arithmetic.
     const out = pointExpression(expr, { values, bandNames, masks: masked, dtype: points.map((p) => p.dtype).reduce(promote) });
-    return { values: out.values, bandNames: layer.naming === 'positional' ? positionalNames(out.bandNames) : out.bandNames, masked: out.masks };
+    return {
+      values: out.values,
+      bandNames: layer.naming === 'positional' ? positionalNames(out.bandNames) : out.bandNames,
+      masked: out.masks,
+      bandDescriptions,
+      ...(layer.numbersOutputs() ? { numberedOutputs: true } : {}),
+    };
   }
 }
 

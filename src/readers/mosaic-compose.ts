@@ -17,12 +17,17 @@
  * the block of the tile it covers, and past a deadline the tile is answered with the assets read so
  * far and finished after the answer. Where the index names a low-zoom overview for the tile's zoom
  * (AssetIndex.overviewAt), the tile is read from that one raster instead.
+ *
+ * Areas (rio-tiler 9's mosaic `part` and `feature`): the assets the index finds for a bbox, each read
+ * for the whole area as its reader reads a part, composed the same way (no deadline), the first image
+ * read fixing the size, bounds and CRS; a feature's image is then cut to its shape.
  */
-import { TransformMemo } from '../gdal/crs.js';
-import type { ValueOptions } from '../source/reader.js';
+import { TransformMemo, WGS84 } from '../gdal/crs.js';
+import { applyCutline, type PartOptions, type ValueOptions } from '../source/reader.js';
 import type { PixelLimits } from '../source/limits.js';
 import { mapLimited } from '../concurrency.js';
-import type { Reader, ReaderImage, SourcePixelBudget } from './reader.js';
+import type { ReadOptions, Reader, ReaderImage, SourcePixelBudget } from './reader.js';
+import type { gdal } from '../gdal/gdal.js';
 import type { ImageData } from '../image/image-data.js';
 import { resizeNearest } from '../image/stack.js';
 import type { BBox, TileMatrixSet } from '../tms/grid.js';
@@ -84,6 +89,8 @@ export interface MosaicTile {
   partial?: { read: number; assets: number };
   /** With `partial`: the whole tile, made after the answer. */
   later?: Promise<MosaicTile>;
+  /** The first asset's band descriptions (rio-tiler's mosaic takes the first image's). */
+  bandDescriptions?: string[];
 }
 
 /** Values at a point of one asset that covers it. */
@@ -93,6 +100,7 @@ export interface AssetPoint {
   bandNames: string[];
   /** Per value, true where masked (when the reader says). */
   masked?: boolean[];
+  bandDescriptions?: string[];
 }
 
 /** The read options alone, without the tile and selection parameters. */
@@ -114,6 +122,7 @@ function isOutside(err: unknown, kind: 'TileOutsideBounds' | 'PointOutsideBounds
 interface AssetImage {
   image: ImageData;
   placed?: { at: LayerPlacement; frame: { width: number; height: number; bounds: BBox } };
+  bandDescriptions?: string[] | undefined;
 }
 
 /** Composes the tiles and points of one mosaic request; built once per request from its parameters. */
@@ -154,10 +163,10 @@ export class MosaicCompositor<A> {
         if (isOutside(err, 'TileOutsideBounds')) return undefined;
         throw err;
       }
-      const { image, placement } = result;
-      if (!placement) return { image };
+      const { image, placement, bandDescriptions } = result;
+      if (!placement) return { image, bandDescriptions };
       const at = { col: placement.col, row: placement.row, width: image.width, height: image.height, stride: size, length: size * size };
-      return { image, placed: { at, frame } };
+      return { image, placed: { at, frame }, bandDescriptions };
     };
 
     const overview = opener ? index.overviewAt?.(tms, z, opts.pixelSelection) : undefined;
@@ -183,6 +192,55 @@ export class MosaicCompositor<A> {
     );
   }
 
+  /**
+   * An image of a bbox (given in `part.boundsCrs`) composed from every asset the index says it
+   * touches, each read for the whole bbox as the asset's reader reads a part (rio-tiler 9's mosaic
+   * `part`): the first image read fixes the size, bounds and CRS, later ones of another size are
+   * resized onto it. The assets share one source-pixel limit (`opts.limits.sourcePixelBudget`, or
+   * one of their own), and each read reserves its bytes at the whole-image gate the limits name.
+   */
+  async part(bbox: BBox, part: PartOptions, opts: ReadOptions, pixelSelection: PixelSelection): Promise<MosaicTile> {
+    const { index } = this.sources;
+    this.sources.checkLayer?.();
+    const assets = await index.assetsForBbox(bbox, part.boundsCrs ?? WGS84);
+    if (assets.length === 0) throw new TesseraError('NoContent', 'No assets found for bbox input');
+    checkAssetCount(assets.length, this.ctx.maxAssets ?? Number.POSITIVE_INFINITY, 'The area of the mosaic');
+    const budget: SourcePixelBudget = opts.limits.sourcePixelBudget ?? {
+      used: 0,
+      what: "the area's assets",
+      hint: 'use a smaller area, max_size or width/height',
+    };
+    const limits = { ...opts.limits, sourcePixelBudget: budget };
+    const values = valuesOf(opts);
+    const read = async (k: number): Promise<AssetImage> => {
+      const reader = await this.sources.open(assets[k]!);
+      if (!reader.part) throw new TesseraError('Internal', `the reader of mosaic asset '${index.assetName(assets[k]!)}' reads no parts`);
+      const { image, bandDescriptions } = await reader.part(bbox, part, { ...values, limits });
+      return { image, bandDescriptions };
+    };
+    return composite(
+      assets.map((a) => index.assetName(a)),
+      read,
+      pixelSelection,
+      this.ctx.concurrency,
+    );
+  }
+
+  /**
+   * An image of a GeoJSON shape's area (rio-tiler 9's mosaic `feature`): the mosaic of its bounding
+   * box, in `part.dstCrs` (default the shape's CRS), then everything outside the shape masked.
+   */
+  async feature(shape: gdal.Geometry, shapeCrs: string, part: PartOptions, opts: ReadOptions, pixelSelection: PixelSelection): Promise<MosaicTile> {
+    const env = shape.getEnvelope();
+    const tile = await this.part(
+      [env.minX, env.minY, env.maxX, env.maxY],
+      { ...part, boundsCrs: shapeCrs, dstCrs: part.dstCrs ?? shapeCrs },
+      opts,
+      pixelSelection,
+    );
+    return { ...tile, image: await applyCutline(tile.image, shape, shapeCrs) };
+  }
+
   /** Values at a point for every asset that covers it, in asset order (no pixel selection). */
   async point(lon: number, lat: number, coordCrs: string, opts: ValueOptions): Promise<AssetPoint[]> {
     const { index, open } = this.sources;
@@ -202,7 +260,14 @@ export class MosaicCompositor<A> {
     });
     const out: AssetPoint[] = [];
     results.forEach((r, i) => {
-      if (r) out.push({ asset: index.assetName(assets[i]!), values: r.values, bandNames: r.bandNames, ...(r.masked ? { masked: r.masked } : {}) });
+      if (!r) return;
+      out.push({
+        asset: index.assetName(assets[i]!),
+        values: r.values,
+        bandNames: r.bandNames,
+        ...(r.masked ? { masked: r.masked } : {}),
+        ...(r.bandDescriptions ? { bandDescriptions: r.bandDescriptions } : {}),
+      });
     });
     return out;
   }
@@ -245,6 +310,7 @@ function composite(
   let started = 0;
   let next = 0;
   let first: ImageData | undefined;
+  let firstDescriptions: string[] | undefined;
   const used: string[] = [];
   const start = (): void => {
     while (started < assets.length && started < next + window) {
@@ -265,7 +331,10 @@ function composite(
     if (!settled.value) return false;
     const { image: img, placed } = settled.value;
     // The first image sets the tile's frame (its size, bounds, CRS and band names).
-    if (!first) first = placed ? { ...img, ...placed.frame } : img;
+    if (!first) {
+      first = placed ? { ...img, ...placed.frame } : img;
+      firstDescriptions = settled.value.bandDescriptions;
+    }
     if (placed) to.feed(sameBands(first, img, assets[i]!), placed.at);
     else to.feed(fitTo(first, img, assets[i]!));
     toUsed.push(assets[i]!);
@@ -285,7 +354,8 @@ function composite(
       crs: first.crs,
       assets: assetsUsed,
     };
-    return { image, assetsUsed };
+    const bandDescriptions = firstDescriptions?.slice(0, result.bands.length);
+    return { image, assetsUsed, ...(bandDescriptions ? { bandDescriptions } : {}) };
   };
   /** The rest of the composition, in asset order, until done; with `expired`, stops (undefined) once it resolves and the tile has something. */
   const carryOn = async (expired?: Promise<'late'>): Promise<'late' | undefined> => {

@@ -1,8 +1,10 @@
 /**
  * Mosaics as readers (TiTiler's MosaicTilerFactory over a cogeo-mosaic backend): tiles composed
  * from an asset index's assets by the pixel selection (mosaic-compose.ts), with the assets used
- * named in the answer's `X-Assets` header. Bounds, zooms and version are the index's. A mosaic has
- * no preview, part or feature; its point answer lists every asset (the family's own route).
+ * named in the answer's `X-Assets` header. Bounds, zooms and version are the index's. Areas (parts,
+ * feature images and their statistics: TiTiler 2.x's `add_part`, `add_statistics`) are composed the
+ * same way from the assets the index finds for them; a mosaic has no preview, and its point answer
+ * lists every asset (the family's own route).
  *
  * `MosaicReader` works over any asset index and opener; `MosaicDocumentReader` is it over a
  * MosaicJSON document, whose assets are COGs or STAC items (the document's `asset_type`, or a JSON
@@ -19,7 +21,11 @@ import { badRequest } from '../errors.js';
 import { MosaicCompositor, type CompositorContext, type MosaicSources, type MosaicTile } from './mosaic-compose.js';
 import { cogBands, cogBandsReader, type CogBands } from './cog.js';
 import { stacItemReader, type StacLayerOptions } from './stac.js';
-import type { Reader, ReaderImage, TileReadOptions, Zooms } from './reader.js';
+import type { ReadOptions, Reader, ReaderImage, SourcePixelBudget, TileReadOptions, Zooms } from './reader.js';
+import { coverageArray, type PartOptions } from '../source/reader.js';
+import type { BandStatistics } from '../image/statistics.js';
+import type { gdal } from '../gdal/gdal.js';
+import { mapLimited } from '../concurrency.js';
 
 /**
  * On a mosaic tile made before every asset arrived (below minzoom, past the low-zoom deadline):
@@ -104,21 +110,60 @@ export class MosaicReader<A> implements Reader {
       ...(opts.padding !== undefined ? { padding: opts.padding } : {}),
       pixelSelection: this.settings.pixelSelection,
     });
-    const image = (tile: MosaicTile): ReaderImage => {
-      const header = this.settings.assetsHeader ? assetsHeaderValue(tile.assetsUsed) : undefined;
-      const headers: Record<string, string> = {};
-      if (header !== undefined) headers['x-assets'] = header;
-      // A tile made before all its assets arrived: said, and kept by no cache (api/tile-cache.ts, etag.ts).
-      if (tile.partial) {
-        headers[PARTIAL_HEADER] = `${tile.partial.read}/${tile.partial.assets}`;
-        headers['cache-control'] = 'no-store';
-      }
-      return { image: tile.image, ...(Object.keys(headers).length > 0 ? { headers } : {}) };
-    };
+    const image = (tile: MosaicTile): ReaderImage => this.answer(tile);
     const later = result.later?.then(image);
     // Whoever takes `later` may drop it (no tile cache): its failure must never be an unhandled rejection.
     later?.catch(() => undefined);
     return { ...image(result), ...(later ? { later } : {}) };
+  }
+  /** A composed image as an answer: the assets it used in `X-Assets` (when the settings say), and whether it is partial. */
+  private answer(tile: MosaicTile): ReaderImage {
+    const header = this.settings.assetsHeader ? assetsHeaderValue(tile.assetsUsed) : undefined;
+    const headers: Record<string, string> = {};
+    if (header !== undefined) headers['x-assets'] = header;
+    // A tile made before all its assets arrived: said, and kept by no cache (api/tile-cache.ts, etag.ts).
+    if (tile.partial) {
+      headers[PARTIAL_HEADER] = `${tile.partial.read}/${tile.partial.assets}`;
+      headers['cache-control'] = 'no-store';
+    }
+    return {
+      image: tile.image,
+      ...(Object.keys(headers).length > 0 ? { headers } : {}),
+      ...(tile.bandDescriptions ? { bandDescriptions: tile.bandDescriptions } : {}),
+    };
+  }
+
+  /** An image of a bbox from the assets the index finds for it (TiTiler 2.x's mosaic `/bbox`, `/map`). */
+  async part(bbox: BBox, part: PartOptions, opts: ReadOptions): Promise<ReaderImage> {
+    return this.answer(await this.compositor.part(bbox, part, opts, this.settings.pixelSelection));
+  }
+
+  /** An image of a GeoJSON shape's area, outside it masked (TiTiler 2.x's mosaic `/feature`). */
+  async feature(shape: gdal.Geometry, shapeCrs: string, part: PartOptions, opts: ReadOptions): Promise<ReaderImage> {
+    return this.answer(await this.compositor.feature(shape, shapeCrs, part, opts, this.settings.pixelSelection));
+  }
+
+  /**
+   * Statistics of each shape's mosaic (TiTiler 2.x's mosaic POST `/statistics`): each shape's
+   * `feature`, its pixels weighed by the fraction the shape covers when asked. Every shape's assets
+   * share one source-pixel limit, so the request as a whole is bounded; a shape no asset touches
+   * makes the whole answer a 204, as rio-tiler's NoAssetFoundError does.
+   */
+  async statisticsOfFeatures(
+    shapes: gdal.Geometry[],
+    shapeCrs: string,
+    part: PartOptions,
+    opts: ReadOptions & { weighByCoverage?: boolean },
+    concurrency: number,
+    summarise: (result: ReaderImage) => Promise<Map<string, BandStatistics>>,
+  ): Promise<Array<Map<string, BandStatistics>>> {
+    const budget: SourcePixelBudget = { used: 0, what: `the ${shapes.length} feature(s)' assets`, hint: 'use smaller areas, max_size or width/height' };
+    const shared = { ...opts, limits: { ...opts.limits, sourcePixelBudget: budget } };
+    return mapLimited(shapes, concurrency, async (shape) => {
+      const result = await this.feature(shape, shapeCrs, part, shared);
+      const coverage = opts.weighByCoverage ? await coverageArray(result.image, shape, shapeCrs) : undefined;
+      return summarise({ ...result, ...(coverage ? { coverage } : {}) });
+    });
   }
 }
 

@@ -70,6 +70,8 @@ export interface PreviewSize {
   height?: number;
   width?: number;
   dstCrs?: string;
+  /** PartOptions.keepAspect. */
+  keepAspect?: boolean;
 }
 
 export interface ReaderImage {
@@ -87,6 +89,10 @@ export interface ReaderImage {
   colormap?: ColorMap;
   /** A tile answered in part (a mosaic past its low-zoom deadline): the whole tile, made after the answer. */
   later?: Promise<ReaderImage>;
+  /** What TiTiler 2.x describes the bands with after the layer's expression (LayerPlan.bandDescriptions); none where unknown. */
+  bandDescriptions?: string[];
+  /** The bands are the layer expression's outputs, which TiTiler 2.x names `b1 … bn` (0.18 by their blocks). */
+  numberedOutputs?: boolean;
   /** A tile read for its covered part (TileReadOptions.coveredPart): the tile pixel where the image's first pixel goes. */
   placement?: { col: number; row: number };
 }
@@ -97,6 +103,10 @@ export interface ReaderPoint {
   bandNames: string[];
   /** Per value, true where the data is masked there (nodata, outside the mask): TiTiler 2.x answers such values as null. */
   masked?: boolean[];
+  /** What TiTiler 2.x describes each value's band with (ReaderImage.bandDescriptions). */
+  bandDescriptions?: string[];
+  /** ReaderImage.numberedOutputs. */
+  numberedOutputs?: boolean;
 }
 
 export interface Reader {

@@ -112,7 +112,7 @@ async function stacLayer(stac: StacItemSources, layer: StacLayerOptions): Promis
     ...assetRead(asset, layer),
     statistics: asset.statistics,
   }));
-  return LayerPlan.checked(reads, expression, positional ? 'positional' : layer.assetAsBand ? 'asset-as-band' : 'assets');
+  return LayerPlan.checked(reads, expression, positional ? 'positional' : layer.assetAsBand ? 'asset-as-band' : 'assets', positional && layer.assetAsBand);
 }
 
 /** The reader of one STAC item and layer. */

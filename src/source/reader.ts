@@ -44,6 +44,8 @@ export interface PartOptions {
   buffer?: number;
   padding?: number;
   alignBoundsWithDataset?: boolean;
+  /** rio-tiler 9's `output_size` (TiTiler 2.x): one of width/height given sizes the other by the read's aspect ratio, `maxSize` then ignored. */
+  keepAspect?: boolean;
   /** The caller already knows the bounds touch the data (tiles, after `tileExists`): no footprint check. */
   covered?: boolean;
 }
@@ -72,6 +74,14 @@ export interface PointValues {
 }
 
 const WEB_MERCATOR = 'EPSG:3857';
+
+/** rio-tiler 9's `output_size` without max_size: the missing one of `height`/`width` from the other and the read's shape. */
+function keptAspect(height: number | undefined, width: number | undefined, readHeight: number, readWidth: number): [number | undefined, number | undefined] {
+  const ratio = readHeight / readWidth;
+  if (width && !height) return [Math.max(1, Math.ceil(width * ratio)), width];
+  if (height && !width) return [height, Math.max(1, Math.ceil(height / ratio))];
+  return [height, width];
+}
 
 /** The reads of one raster source: each planned from its metadata, then executed under a pooled handle. */
 export class RasterReads {
@@ -127,7 +137,8 @@ export class RasterReads {
       bounds = align(bounds);
       let grid = vrtGrid(native, bounds, height, width);
       bounds = arrayBounds(grid.height, grid.width, grid.gt);
-      if (opts.maxSize && !(width && height)) [height, width] = sizeForMaxSize(opts.maxSize, grid.height, grid.width);
+      if (opts.keepAspect && (width || height)) [height, width] = keptAspect(height, width, grid.height, grid.width);
+      else if (opts.maxSize && !(width && height)) [height, width] = sizeForMaxSize(opts.maxSize, grid.height, grid.width);
       height ||= grid.height;
       width ||= grid.width;
       if (opts.buffer) {
@@ -155,7 +166,9 @@ export class RasterReads {
       window = roundWindowOut(window);
       bounds = windowBounds(window, gt);
     }
-    if (opts.maxSize && !(width && height)) {
+    if (opts.keepAspect && (width || height)) {
+      [height, width] = keptAspect(height, width, pyRound(window.height), pyRound(window.width));
+    } else if (opts.maxSize && !(width && height)) {
       [height, width] = sizeForMaxSize(opts.maxSize, pyRound(window.height), pyRound(window.width));
     }
     height ||= Math.max(1, pyRound(window.height));
@@ -188,14 +201,15 @@ export class RasterReads {
   }
 
   /** rio-tiler `preview` (= `read` of the whole dataset with max_size), optionally warped to `dstCrs`. */
-  async planPreview(opts: { maxSize?: number; height?: number; width?: number; dstCrs?: string }): Promise<ReadPlan> {
+  async planPreview(opts: { maxSize?: number; height?: number; width?: number; dstCrs?: string; keepAspect?: boolean }): Promise<ReadPlan> {
     const meta = await this.meta();
     const dsSrs = srsFrom(meta.crs);
     let { height, width } = opts;
     if (opts.dstCrs && !sameCrs(srsFrom(opts.dstCrs), dsSrs)) {
       const out = await this.source.use((ds) => gdal.suggestedWarpOutputAsync({ src: ds, s_srs: dsSrs, t_srs: srsFrom(opts.dstCrs!) }));
       const grid: Grid = { gt: out.geoTransform as GeoTransform, width: out.rasterSize.x, height: out.rasterSize.y };
-      if (opts.maxSize && !(width && height)) [height, width] = sizeForMaxSize(opts.maxSize, grid.height, grid.width);
+      if (opts.keepAspect && (width || height)) [height, width] = keptAspect(height, width, grid.height, grid.width);
+      else if (opts.maxSize && !(width && height)) [height, width] = sizeForMaxSize(opts.maxSize, grid.height, grid.width);
       if (!(height && width)) [height, width] = [grid.height, grid.width];
       const bounds = arrayBounds(grid.height, grid.width, grid.gt);
       return {
@@ -209,7 +223,8 @@ export class RasterReads {
         empty: false,
       };
     }
-    if (opts.maxSize && !(width && height)) [height, width] = sizeForMaxSize(opts.maxSize, meta.height, meta.width);
+    if (opts.keepAspect && (width || height)) [height, width] = keptAspect(height, width, meta.height, meta.width);
+    else if (opts.maxSize && !(width && height)) [height, width] = sizeForMaxSize(opts.maxSize, meta.height, meta.width);
     if (!(height && width)) [height, width] = [meta.height, meta.width];
     const window = { colOff: 0, rowOff: 0, width: meta.width, height: meta.height };
     return {

@@ -34,6 +34,14 @@ export interface StacItem {
   bbox: BBox;
   /** Readable assets, in item order. */
   assets: StacAsset[];
+  /**
+   * The item's own CRS from its projection extension, where rio-tiler 9's STACReader finds one
+   * (`_extract_proj_info`): the CRS its readable assets with a transform and shape share (with the
+   * item's), else the item's when it has a transform and shape too. TiTiler 2.x draws `/map` in it.
+   */
+  crs?: string;
+  /** The item's `renders` (the STAC render extension: named sets of tile parameters), as its document has them. */
+  renders?: Record<string, unknown>;
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {
@@ -88,7 +96,44 @@ export function parseItem(doc: unknown, url: string): StacItem {
   if (assets.length === 0) {
     throw badRequest("No valid asset found. Asset's media types not supported");
   }
-  return { id: typeof doc['id'] === 'string' ? doc['id'] : '', url, bbox, assets };
+  const crs = projectionCrs(doc, assets);
+  const properties = isRecord(doc['properties']) ? doc['properties'] : {};
+  const renders = isRecord(properties['renders']) ? properties['renders'] : undefined;
+  return { id: typeof doc['id'] === 'string' ? doc['id'] : '', url, bbox, assets, ...(crs ? { crs } : {}), ...(renders ? { renders } : {}) };
+}
+
+/** pystac's `crs_string` of an object carrying projection fields: `proj:code` (or `EPSG:{proj:epsg}`), else `proj:wkt2`, else `proj:projjson`. */
+function crsString(fields: Record<string, unknown>): string | undefined {
+  const code = fields['proj:code'];
+  if (typeof code === 'string' && code !== '') return code;
+  const epsg = fields['proj:epsg'];
+  if (typeof epsg === 'number' && Number.isInteger(epsg)) return `EPSG:${epsg}`;
+  const wkt = fields['proj:wkt2'];
+  if (typeof wkt === 'string' && wkt !== '') return wkt;
+  const projjson = fields['proj:projjson'];
+  return isRecord(projjson) ? JSON.stringify(projjson) : undefined;
+}
+
+/** Whether an object has a `proj:transform` and a `proj:shape` (non-empty, as pystac's `all([...])` asks). */
+function hasGrid(fields: Record<string, unknown>): boolean {
+  const full = (v: unknown): boolean => Array.isArray(v) && v.length > 0;
+  return full(fields['proj:transform']) && full(fields['proj:shape']);
+}
+
+/** rio-tiler 9's CRS of an item (`_extract_proj_info`), or undefined (it then reads in WGS84). */
+function projectionCrs(doc: Record<string, unknown>, assets: readonly StacAsset[]): string | undefined {
+  const extensions = Array.isArray(doc['stac_extensions']) ? doc['stac_extensions'] : [];
+  if (!extensions.some((e) => typeof e === 'string' && e.startsWith('https://stac-extensions.github.io/projection/'))) return undefined;
+  const properties = isRecord(doc['properties']) ? doc['properties'] : {};
+  const itemCrs = crsString(properties);
+  const gridded = assets.filter((a) => hasGrid(a.fields));
+  if (gridded.length > 0) {
+    const crss = new Set(gridded.map((a) => crsString(a.fields) ?? itemCrs));
+    if (itemCrs) crss.add(itemCrs);
+    // One CRS for every asset: the item's. Several would be too costly to read together, so rio-tiler looks no further at the assets.
+    if (crss.size === 1) return [...crss][0];
+  }
+  return hasGrid(properties) && itemCrs ? itemCrs : undefined;
 }
 
 /**

@@ -52,6 +52,14 @@ const GRIDS = [
 ];
 
 const CASES: Case[] = [
+  // A STAC item's renders (render extension): the list, one, a missing one, an item without, TileJSON's raster_layers.
+  { id: 'statistics-width-only', path: `/cog/statistics?url=${COG}&width=120`, kind: 'json', status: 200 },
+  { id: 'renders-list', path: '/stac/renders?url={renders}', kind: 'json', status: 200 },
+  { id: 'render-one', path: '/stac/renders/tci-bands?url={renders}', kind: 'json', status: 200 },
+  { id: 'render-broken', path: '/stac/renders/broken?url={renders}', kind: 'json', status: 200 },
+  { id: 'render-missing', path: '/stac/renders/nope?url={renders}', kind: 'json', status: 404 },
+  { id: 'renders-none', path: '/stac/renders?url={s2}', kind: 'json', status: 200 },
+  { id: 'tilejson-renders', path: '/stac/WebMercatorQuad/tilejson.json?url={renders}&assets=B01', kind: 'json', status: 200 },
   // The landing page (the collision `landing`, as 2.x) and conformance.
   { id: 'landing-json', path: '/', kind: 'json', status: 200, deliberate: DELIBERATE_2.landing },
   { id: 'landing-f-json', path: '/?f=json', kind: 'json', status: 200, headers: { accept: 'text/html' }, deliberate: DELIBERATE_2.landing },
@@ -99,6 +107,14 @@ const CASES: Case[] = [
   { id: 'wmts-stac', path: '/stac/WMTSCapabilities.xml?url={s2}&assets=B01&rescale=0,10000', kind: 'xml', status: 200, deliberate: DELIBERATE_2.wmtsGrids },
   { id: 'wmts-mosaic', path: `/mosaicjson/WMTSCapabilities.xml?url=${MOSAIC}`, kind: 'xml', status: 200, deliberate: DELIBERATE_2.wmtsGrids },
   { id: 'wmts-stac-no-assets', path: '/stac/WMTSCapabilities.xml?url={s2}', kind: 'status', status: 400 },
+  // A layer per render whose parameters a tile takes, before the query's own.
+  {
+    id: 'wmts-stac-renders',
+    path: '/stac/WMTSCapabilities.xml?url={renders}&assets=B01&rescale=0,10000',
+    kind: 'xml',
+    status: 200,
+    deliberate: DELIBERATE_2.wmtsRenders,
+  },
   // A 422 on both; the message lists the formats each takes (2.x also `tiff`, a form outside this slice).
   { id: 'wmts-bad-format', path: `/cog/WMTSCapabilities.xml?url=${COG}&tile_format=gif`, kind: 'status', status: 422 },
 
@@ -172,9 +188,78 @@ const PIXEL_CASES: PixelCase[] = [
     path: '/stac/map?url={s2}&assets=B09&bbox=23.2,31.6,23.8,32.2&width=128&height=128&rescale=0,5000&colormap_name=viridis',
     kind: 'png',
   },
-  { id: 'map-mosaic', path: `/mosaicjson/map?url=${MOSAIC}`, kind: 'status', status: 404 },
+  // /mosaicjson/map is measured against the factory with add_ogc_maps (titiler2-mosaic-areas.test.ts): 2.4.0's application leaves it off.
+  // One of width/height: the other keeps the read's aspect ratio (rio-tiler 9's output_size).
+  { id: 'map-cog-width-only', path: `/cog/map?url=${COG}&bbox=-60,73,-55,74&width=300&rescale=0,1000`, kind: 'png' },
+  { id: 'map-cog-height-only', path: `/cog/map?url=${COG}&height=200&rescale=0,1000`, kind: 'png' },
+  { id: 'map-cog-width-only-crs', path: `/cog/map?url=${COG}&crs=EPSG:3857&width=250&rescale=0,1000`, kind: 'png' },
+  { id: 'map-stac-height-only', path: '/stac/map?url={s2}&assets=B01&bbox=23.2,31.6,23.8,32.2&height=150&rescale=0,10000', kind: 'png' },
+  // The collision `outputSize`, as 2.x: one of width/height keeps the aspect ratio on every whole-image route, max_size ignored.
+  { id: 'bbox-width-only', path: `/cog/bbox/-60,73,-55,74.png?url=${COG}&width=300&rescale=0,1000`, kind: 'png' },
+  { id: 'preview-width-only', path: `/cog/preview.png?url=${COG}&width=200&rescale=0,1000`, kind: 'png' },
+  { id: 'preview-height-max-size', path: `/cog/preview.png?url=${COG}&height=150&max_size=64&rescale=0,1000`, kind: 'png' },
+  { id: 'stac-preview-width-only', path: '/stac/preview.png?url={s2}&assets=B01&width=100&rescale=0,10000', kind: 'png' },
+  // `/stac/map` draws in the item's CRS where its projection extension names one its assets share.
+  { id: 'map-stac-proj-crs', path: '/stac/map?url={proj}&assets=B01&width=128&height=128&rescale=0,10000', kind: 'png' },
+  { id: 'map-stac-proj-bbox', path: '/stac/map?url={proj}&assets=B09&bbox=23.2,31.6,23.8,32.2&width=100&rescale=0,10000', kind: 'png' },
+  { id: 'map-stac-no-proj', path: '/stac/map?url={s2}&assets=B01&width=128&height=128&rescale=0,10000', kind: 'png' },
+  // `tiff`, 2.x's other name of the GeoTIFF format.
+  { id: 'map-cog-tiff', path: `/cog/map?url=${COG}&f=tiff&width=128&height=128`, kind: 'image' },
+  { id: 'tile-tiff', path: `/cog/tiles/WebMercatorQuad/7/44/25.tiff?url=${COG}`, kind: 'image' },
+  { id: 'bbox-tiff', path: `/cog/bbox/-60,73,-55,74/64x64.tiff?url=${COG}`, kind: 'image' },
+  { id: 'preview-tiff', path: `/cog/preview.tiff?url=${COG}&max_size=64`, kind: 'image' },
   { id: 'map-bad-bbox', path: `/cog/map?url=${COG}&bbox=1,2,3`, kind: 'status', status: 422 },
 ];
+
+/** The s2 item with the projection extension: its assets' grids in EPSG:32634 (as their files), so rio-tiler 9 reads it in that CRS. */
+function projectedItem(base: string): string {
+  const bbox = [23.106076, 31.505174, 24.296465, 32.519335];
+  const asset = (file: string) => ({
+    href: `${base}/${file}`,
+    type: 'image/tiff; application=geotiff; profile=cloud-optimized',
+    'proj:epsg': 32634,
+    'proj:shape': [183, 183],
+    'proj:transform': [600, 0, 699960, 0, -600, 3600000],
+  });
+  return JSON.stringify({
+    type: 'Feature',
+    stac_version: '1.0.0',
+    stac_extensions: ['https://stac-extensions.github.io/projection/v1.1.0/schema.json'],
+    id: 'parity-proj',
+    properties: { datetime: '2020-01-01T00:00:00Z', 'proj:epsg': 32634 },
+    geometry: {
+      type: 'Polygon',
+      coordinates: [
+        [
+          [bbox[0], bbox[1]],
+          [bbox[2], bbox[1]],
+          [bbox[2], bbox[3]],
+          [bbox[0], bbox[3]],
+          [bbox[0], bbox[1]],
+        ],
+      ],
+    },
+    bbox,
+    links: [],
+    assets: { B01: asset('B01.tif'), B09: asset('B09.tif') },
+  });
+}
+
+/** The s2 item with renders (the STAC render extension): valid ones, 0.18's per-asset forms, and one no tile takes. */
+function renderedItem(base: string): string {
+  const doc = JSON.parse(projectedItem(base)) as Record<string, Record<string, unknown>>;
+  doc['id'] = 'parity-renders' as never;
+  // Without the projection extension: rio-tiler 9 then reads it as tessera does, in its bbox at every zoom.
+  doc['stac_extensions'] = [] as never;
+  doc['assets']!['tci'] = { href: `${base}/TCI.tif`, type: 'image/tiff; application=geotiff; profile=cloud-optimized' };
+  doc['properties']!['renders'] = {
+    b01: { title: 'B01 in viridis', assets: ['B01'], rescale: [[0, 10000]], colormap_name: 'viridis' },
+    'tci-bands': { title: 'TCI', assets: ['tci'], asset_bidx: ['tci|3,2,1'], minmax_zoom: [6, 12] },
+    ratio: { assets: ['B01', 'B09'], expression: 'b1/b2', rescale: [[0, 2]], nodata: 0, resampling: 'bilinear' },
+    broken: { assets: ['B01'], colormap_name: 'not-a-colormap' },
+  };
+  return JSON.stringify(doc);
+}
 
 /** The media type without parameters. */
 function mediaType(reply: Reply): string {
@@ -222,6 +307,8 @@ describe('parity with TiTiler 2.4.0 (TESSERA_TITILER_API=2): 2.x core requests',
   before(async () => {
     p = await startParity(TESSERA_COMMAND, { reference: titiler2Command(), candidateEnv: { TESSERA_TITILER_API: '2' } });
     serveItems(p);
+    p.fileserver.put('/items/proj.json', projectedItem(p.fileserver.url));
+    p.fileserver.put('/items/renders.json', renderedItem(p.fileserver.url));
   });
 
   after(async () => {

@@ -159,4 +159,29 @@ export const DELIBERATE_2 = {
     accept: (x) =>
       listed(compareXml(comparable(parseXml(x.titiler.body)), comparable(withoutExtraGrids(parseXml(x.tessera.body))), { normalise: x.normalise })),
   },
+  wmtsRenders: {
+    id: 'wmts-renders',
+    what: "as `wmts-grids`, and the tile URLs of the layers of a STAC item's renders carry the dataset's `url` first (TiTiler 2.4.0 writes the render's parameters alone, so its render layers' tiles are 422s)",
+    accept: (x) =>
+      listed(
+        compareXml(comparable(parseXml(x.titiler.body)), comparable(withoutRenderUrls(withoutExtraGrids(parseXml(x.tessera.body)))), {
+          normalise: x.normalise,
+        }),
+      ),
+  },
 } satisfies Record<string, Deliberate2>;
+
+/** A WMTS document whose render layers' tile templates have their leading `url=…&` taken out (the `_default` layers keep theirs). */
+function withoutRenderUrls(root: XmlElement): XmlElement {
+  const walk = (e: XmlElement, renderLayer: boolean): XmlElement => {
+    const id = e.name === 'Layer' ? e.children.find((c) => c.name === 'ows:Identifier')?.text.trim() : undefined;
+    const inRender = id !== undefined ? !id.endsWith('_default') : renderLayer;
+    if (e.name === 'ResourceURL' && inRender) {
+      const attrs = new Map(e.attrs);
+      attrs.set('template', (attrs.get('template') ?? '').replace(/\?url=[^&]*&/, '?'));
+      return { ...e, attrs };
+    }
+    return { ...e, children: e.children.map((c) => walk(c, inRender)) };
+  };
+  return walk(root, false);
+}

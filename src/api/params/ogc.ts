@@ -6,7 +6,7 @@
  */
 import { badRequest } from '../../errors.js';
 import { ValidationError } from '../errors.js';
-import { IMAGE_FORMATS, type ImageFormat } from '../../image/formats.js';
+import { TITILER2_FORMATS, formatNamed, type ImageFormat } from '../../image/formats.js';
 import { parseUserCrs } from '../../gdal/crs.js';
 import { getTms } from '../../tms/registry.js';
 import type { BBox } from '../../tms/grid.js';
@@ -82,7 +82,7 @@ export const mapArea = family(
     crs: { schema: str, doc: CRS_DOC },
     width: { schema: { ...int, exclusiveMinimum: 0 }, doc: 'Output width in pixels.' },
     height: { schema: { ...int, exclusiveMinimum: 0 }, doc: 'Output height in pixels.' },
-    f: { schema: { type: 'string', enum: [...IMAGE_FORMATS] }, doc: F_DOC },
+    f: { schema: { type: 'string', enum: [...TITILER2_FORMATS] }, doc: F_DOC },
   },
   (q): MapOptions => {
     const raw = text(q, 'bbox');
@@ -103,7 +103,7 @@ export const mapArea = family(
       crs: userCrs(text(q, 'crs'), 'crs'),
       width: q['width'] as number | undefined,
       height: q['height'] as number | undefined,
-      format: q['f'] as ImageFormat | undefined,
+      format: typeof q['f'] === 'string' ? formatNamed(q['f']) : undefined,
     };
   },
 );

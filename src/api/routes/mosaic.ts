@@ -1,8 +1,9 @@
 /**
  * /mosaicjson (TiTiler 0.18.10's MosaicTilerFactory over cogeo-mosaic 7), as one family
  * registration (api/factory.ts): tiles with pixel selection, TileJSON, WMTS and the map page come
- * from the route factory over the MosaicJSON reader (readers/mosaic.ts), which has none of the
- * optional verbs (no preview, part, feature or statistics, as TiTiler's mosaic factory); here are
+ * from the route factory over the MosaicJSON reader (readers/mosaic.ts), with the area verbs TiTiler
+ * 2.x's mosaic factory offers when asked (`/bbox`, `/feature`, POST `/statistics`, `/map` under
+ * TESSERA_TITILER_API=2; TiTiler 0.18 has none, and 2.4.0's application leaves them off); here are
  * the document, validate, bounds, info, point values (every asset's) and the asset lookups, also at
  * TiTiler 2.x's paths (titiler/mosaic/factory.py 2.4.0: `/tiles/{tms}/{z}/{x}/{y}/assets`,
  * `/point/{lon},{lat}/assets`, `/bbox/…/assets`); the point body is the collision `mosaicPoint`.
@@ -38,6 +39,8 @@ import { mosaicDocumentJson, parseMosaicDocument } from '../../mosaic/document.j
 import type { Mosaic, MosaicInfo } from '../../mosaic/mosaic.js';
 import { TesseraError } from '../../errors.js';
 import { choose } from '../generations.js';
+import * as verb from '../verbs.js';
+import { ogcMap } from '../ogc-maps.js';
 
 /** The path of a tile's asset lookup (the grid in it, or in the query for the form without). */
 type TileAssetsRoute = PathRoute<{ tileMatrixSetId?: string; z: string; x: string; y: string }>;
@@ -140,8 +143,12 @@ export const mosaicFamily = defineFamily({
       return { bounds: mosaic.bounds, zooms: async (tms) => mosaic.zooms(tms), center: mosaic.doc.center };
     },
   }),
-  // A mosaic has no whole-image verbs, and its point answer lists every asset (below).
-  verbs: [],
+  // TiTiler 2.x's MosaicTilerFactory with add_part, add_statistics and add_ogc_maps: areas composed
+  // from the assets the document finds for them (readers/mosaic-compose.ts). A mosaic has no preview
+  // (nor GET /statistics), and its point answer lists every asset (below).
+  verbs: [verb.bbox, verb.feature, verb.mosaicStatisticsOfFeatures, ogcMap],
+  // rio-tiler 9's mosaic statistics weigh each pixel by the fraction of it the feature covers.
+  coverageWeighted: true,
   // TiTiler 0.18 leaves SupportedCRS empty for mosaics (fixed in 0.19) and takes no use_epsg.
   wmts: { layerName: 'Mosaic', useEpsg: false },
   routes: mosaicRoutes,
@@ -195,16 +202,16 @@ async function mosaicRoutes(app: FastifyInstance, services: Services): Promise<v
       reply,
       choose<() => Record<string, unknown>>(services.settings, 'mosaicPoint', {
         '0.18': () => ({ coordinates: floats(lonlat), values: points.map((p) => [p.asset, floats(p.values), p.bandNames]) }),
-        // rio-tiler 8: masked values are null; a band is described by the dataset's description, else
-        // by its name (tessera's readers give no descriptions yet); an expression's outputs are named
-        // b1 … bn and described by their blocks.
+        // rio-tiler 9: masked values are null; a band is described by the dataset's description, else
+        // by its name; an expression's outputs are named b1 … bn and described by their blocks (each
+        // band in them replaced by its description).
         '2': () => ({
           coordinates: floats(lonlat),
           assets: points.map((pt) => ({
             name: pt.asset,
             values: pt.values.map((v, i) => (pt.masked?.[i] ? null : float(v))),
             band_names: p.layer.expression ? pt.bandNames.map((_, i) => `b${i + 1}`) : pt.bandNames,
-            band_descriptions: pt.bandNames,
+            band_descriptions: pt.bandDescriptions ?? pt.bandNames,
           })),
         }),
       })(),

@@ -30,6 +30,7 @@ import { baseUrl, queryPairs, urlencode } from '../urls.js';
 import { installPyJsonBodyParser } from '../json-body.js';
 import { defineFamily, type FamilyRegistration } from '../factory.js';
 import { ValidationError } from '../errors.js';
+import * as verb from '../verbs.js';
 
 const LIMIT_DOCS = {
   scan_limit: 'Return as soon as pgSTAC has scanned N items (default TESSERA_PGSTAC_SCAN_LIMIT, 10000).',
@@ -175,7 +176,8 @@ function catalogueFamily<Q>(
       open: async (named, l) =>
         new SearchMosaicReader(
           await searchesOf(services).index(await source.hash(services, named, l.source), checkedLimits(services, l.limits)),
-          l.layer,
+          // rio-tiler 9 names an item's bands b1 … bn (as /stac under TESSERA_TITILER_API=2): the keys of /statistics.
+          l.layer.expression ? l.layer : { ...l.layer, positional: true },
           { pixelSelection: l.selection, strictZoom: services.settings.mosaicStrictZoom, assetsHeader: services.settings.mosaicAssetsHeader },
           services.mosaicContext,
         ),
@@ -187,7 +189,9 @@ function catalogueFamily<Q>(
         return { bounds: index.bounds, zooms: async (tms) => index.zooms(tms), renders: searchRenders(index.record.metadata), title: index.hash };
       },
     }),
-    verbs: [],
+    // titiler-pgstac 3.2.0's add_part and add_statistics (not add_ogc_maps): areas of the search's mosaic.
+    verbs: [verb.bbox, verb.feature, verb.mosaicStatisticsOfFeatures],
+    coverageWeighted: true,
     routes: (app, services) => catalogueRoutes(app, services, prefix, source),
   });
 }

@@ -31,6 +31,7 @@ import { defineFamily } from '../factory.js';
 import * as verb from '../verbs.js';
 import { ogcMap } from '../ogc-maps.js';
 import { choose } from '../generations.js';
+import { stacRenderRoutes } from '../stac-renders.js';
 
 export const stacFamily = defineFamily({
   prefix: '/stac',
@@ -38,6 +39,8 @@ export const stacFamily = defineFamily({
   docs: [
     { match: /^\/assets$/, summary: "Names of the item's assets", answer: 'json' },
     { match: /^\/asset_statistics$/, summary: "Statistics of each asset's bands, asset by asset", answer: 'json' },
+    { match: /^\/renders$/, summary: "The item's renders (STAC render extension), with links to their TileJSON and WMTS", answer: 'json' },
+    { match: /^\/renders\//, summary: "One of the item's renders", answer: 'json' },
   ],
   metricsLabel: 'stac',
   disabledBy: 'stac',
@@ -56,7 +59,14 @@ export const stacFamily = defineFamily({
     },
     summary: async (url) => {
       const stac = await services.stac(url);
-      return { bounds: stac.bounds, zooms: async (tms) => stac.zooms(tms) };
+      // TiTiler 2.x's `/map` draws in the item's own CRS where its projection extension names one (stac/item.ts).
+      return {
+        bounds: stac.bounds,
+        zooms: async (tms) => stac.zooms(tms),
+        ...(stac.item.crs ? { crs: stac.item.crs } : {}),
+        // TiTiler 2.x's TileJSON `raster_layers`: the item's renders as its document has them.
+        ...(stac.item.renders ? { renders: stac.item.renders } : {}),
+      };
     },
   }),
   verbs: [verb.point, verb.preview, verb.bbox, verb.feature, verb.statisticsOfPreview, verb.statisticsOfFeatures, ogcMap],
@@ -107,4 +117,6 @@ async function stacRoutes(app: FastifyInstance, services: Services): Promise<voi
     );
     return sendJson(reply, Object.fromEntries(results.map(([name, stats]) => [name, statisticsMapToJson(stats)])));
   });
+
+  await stacRenderRoutes(app, services, '/stac');
 }
