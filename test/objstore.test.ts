@@ -34,6 +34,8 @@ const AWS_NAMES = [
   'AWS_VIRTUAL_HOSTING',
   'AWS_REQUEST_PAYER',
   'AWS_NO_SIGN_REQUEST',
+  'GS_ACCESS_KEY_ID',
+  'GS_SECRET_ACCESS_KEY',
 ];
 
 /** Runs `fn` with a tessera started under `env` (the credential chain reads it; the gateway's thread copies it at start), then puts the environment back. */
@@ -249,6 +251,23 @@ describe('object stores: s3:// against a signature-checking S3 server', () => {
       const tile = await t.get(`/mosaicjson/tiles/WebMercatorQuad/9/150/182.png?url=${q('s3://private-cogs/mosaic.json')}`);
       assert.equal(tile.status, 200, tile.status === 200 ? '' : await tile.text());
       assert.equal(tile.headers.get('content-type'), 'image/png');
+    });
+  });
+
+  it('reads gs:// through the S3-compatible XML API with HMAC keys (GS_ACCESS_KEY_ID, GS_SECRET_ACCESS_KEY)', async () => {
+    const hmac = { GS_ACCESS_KEY_ID: moto.keys.reader.access_key_id, GS_SECRET_ACCESS_KEY: moto.keys.reader.secret_access_key };
+    const settings = { ...store, gsEndpoint: `http://${recorder.host}`, allowedBuckets: ['gs://private-cogs'] };
+    await withTessera(hmac, settings, async (t) => {
+      recorder.reset();
+      const res = await t.get(`${TILE}?url=${q('gs://private-cogs/cog.tif')}`);
+      assert.equal(res.status, 200, res.status === 200 ? '' : await res.text());
+      assert.ok(recorder.requests.length > 0);
+      for (const r of recorder.requests) assert.match(String(r.headers['authorization']), /Credential=[^/]+\/\d{8}\/auto\/s3\/aws4_request/);
+      // The allow-list is per scheme: the same bucket as s3:// is not allowed by gs://.
+      assert.equal((await t.get(`/cog/info?url=${q('s3://private-cogs/cog.tif')}`)).status, 400);
+    });
+    await withTessera({ GS_ACCESS_KEY_ID: moto.keys.nobody.access_key_id, GS_SECRET_ACCESS_KEY: moto.keys.nobody.secret_access_key }, settings, async (t) => {
+      assert.equal((await t.get(`/cog/info?url=${q('gs://private-cogs/cog.tif')}`)).status, 403);
     });
   });
 
