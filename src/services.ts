@@ -24,7 +24,7 @@ import { MosaicStore } from './mosaic/store.js';
 import type { MosaicContext } from './readers/mosaic.js';
 import { PgstacCatalogue } from './pgstac/database.js';
 import { Searches } from './pgstac/searches.js';
-import { ObjectStores, awsCredentialChain, cachedCredentials, gcsHmacKeys, type ObjectStoreOptions } from './upstream/object-stores.js';
+import { ObjectStores, awsCredentialChain, azureSas, cachedCredentials, gcsHmacKeys, type ObjectStoreOptions } from './upstream/object-stores.js';
 
 /** The object stores' settings, as the upstream clients of both threads take them. */
 function objectStoreOptions(settings: Settings): ObjectStoreOptions {
@@ -39,6 +39,7 @@ function objectStoreOptions(settings: Settings): ObjectStoreOptions {
       noSignRequest: settings.s3NoSignRequest,
     },
     gs: { endpoint: settings.gsEndpoint, noSignRequest: settings.gsNoSignRequest },
+    az: { account: settings.azureAccount, endpoint: settings.azureBlobEndpoint, noSignRequest: settings.azureNoSignRequest },
   };
 }
 
@@ -95,8 +96,12 @@ export class Services {
     const gateway = this.gateway;
     // The gateway's thread holds the credentials (one fetch per expiry for the process); this thread keeps what it was given.
     const credentials = gateway
-      ? { s3: cachedCredentials(() => gateway.credentials('s3')), gs: cachedCredentials(() => gateway.credentials('gs')) }
-      : { s3: awsCredentialChain(), gs: gcsHmacKeys() };
+      ? {
+          s3: cachedCredentials(() => gateway.credentials('s3')),
+          gs: cachedCredentials(() => gateway.credentials('gs')),
+          az: cachedCredentials(() => gateway.credentials('az')),
+        }
+      : { s3: awsCredentialChain(), gs: gcsHmacKeys(), az: azureSas(stores.az) };
     this.client = new UpstreamClient({
       policy: this.policy,
       connectTimeoutMs: settings.upstreamConnectTimeoutMs,

@@ -14,7 +14,19 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Settings } from '../src/config.js';
 import { FIXTURES, startFileServer, type FileServer } from './helpers/fileserver.js';
-import { installMoto, startMoto, startRecorder, type Keys, type Moto, type Recorder } from './helpers/objstore.js';
+import {
+  AZURITE_ACCOUNT,
+  AZURITE_KEY,
+  installMoto,
+  startAzurite,
+  startMoto,
+  startRecorder,
+  type Azurite,
+  type Keys,
+  type Moto,
+  type Recorder,
+} from './helpers/objstore.js';
+import { BlobServiceClient, ContainerSASPermissions, StorageSharedKeyCredential, generateBlobSASQueryParameters } from '@azure/storage-blob';
 import { startTessera, type RunningTessera } from './helpers/tessera.js';
 
 const AWS_NAMES = [
@@ -36,6 +48,10 @@ const AWS_NAMES = [
   'AWS_NO_SIGN_REQUEST',
   'GS_ACCESS_KEY_ID',
   'GS_SECRET_ACCESS_KEY',
+  'AZURE_STORAGE_ACCOUNT',
+  'AZURE_STORAGE_SAS_TOKEN',
+  'AZURE_STORAGE_ACCESS_KEY',
+  'AZURE_STORAGE_CONNECTION_STRING',
 ];
 
 /** Runs `fn` with a tessera started under `env` (the credential chain reads it; the gateway's thread copies it at start), then puts the environment back. */
@@ -296,5 +312,75 @@ describe('object stores: s3:// against a signature-checking S3 server', () => {
     } finally {
       await new Promise((resolve) => creds.close(resolve));
     }
+  });
+});
+
+describe('object stores: az:// against Azurite, which checks SAS and shared-key signatures', () => {
+  let azurite: Azurite;
+  let tmp: string;
+  let files: FileServer;
+  let connection: string;
+  /** A read-only SAS for the container `cogs`, made with the account key as a data owner would. */
+  let sas: string;
+
+  before(async () => {
+    tmp = mkdtempSync(path.join(os.tmpdir(), 'tessera-azurite-'));
+    azurite = await startAzurite(tmp);
+    files = await startFileServer(FIXTURES);
+    connection = `DefaultEndpointsProtocol=http;AccountName=${AZURITE_ACCOUNT};AccountKey=${AZURITE_KEY};BlobEndpoint=${azurite.blobEndpoint};`;
+    const service = BlobServiceClient.fromConnectionString(connection);
+    for (const name of ['cogs', 'other']) {
+      const container = service.getContainerClient(name);
+      await container.create();
+      await container.getBlockBlobClient('cog.tif').uploadFile(path.join(FIXTURES, 'cog.tif'));
+    }
+    sas = generateBlobSASQueryParameters(
+      { containerName: 'cogs', permissions: ContainerSASPermissions.parse('r'), expiresOn: new Date(Date.now() + 3600_000) },
+      new StorageSharedKeyCredential(AZURITE_ACCOUNT, AZURITE_KEY),
+    ).toString();
+  });
+
+  after(async () => {
+    await Promise.all([azurite?.close(), files?.close()]);
+    if (tmp) rmSync(tmp, { recursive: true, force: true });
+  });
+
+  const settings = (): Partial<Settings> => ({ azureBlobEndpoint: azurite.blobEndpoint, allowedBuckets: ['az://cogs'] });
+
+  it('reads a COG with a SAS token: the same pixels as over https', async () => {
+    const overHttps = await withTessera({}, {}, async (t) => Buffer.from(await (await t.get(`${TILE}?url=${q(`${files.url}/cog.tif`)}`)).arrayBuffer()));
+    await withTessera({ AZURE_STORAGE_ACCOUNT: AZURITE_ACCOUNT, AZURE_STORAGE_SAS_TOKEN: sas }, settings(), async (t) => {
+      const info = await t.get(`/cog/info?url=${q('az://cogs/cog.tif')}`);
+      assert.equal(info.status, 200, await info.clone().text());
+      const tile = await t.get(`${TILE}?url=${q('az://cogs/cog.tif')}`);
+      assert.equal(tile.status, 200);
+      assert.deepEqual(Buffer.from(await tile.arrayBuffer()), overHttps);
+      const missing = await t.get(`/cog/info?url=${q('az://cogs/missing.tif')}`);
+      assert.equal(missing.status, 404, await missing.clone().text());
+    });
+  });
+
+  it('reads with a shared key from a connection string, and answers 403 for a wrong key', async () => {
+    await withTessera({ AZURE_STORAGE_CONNECTION_STRING: connection }, settings(), async (t) => {
+      const res = await t.get(`${TILE}?url=${q('az://cogs/cog.tif')}`);
+      assert.equal(res.status, 200, res.status === 200 ? '' : await res.text());
+    });
+    const wrong = Buffer.alloc(64, 7).toString('base64');
+    await withTessera({ AZURE_STORAGE_ACCOUNT: AZURITE_ACCOUNT, AZURE_STORAGE_ACCESS_KEY: wrong }, settings(), async (t) => {
+      const res = await t.get(`/cog/info?url=${q('az://cogs/cog.tif')}`);
+      assert.equal(res.status, 403);
+      assert.match(
+        ((await res.json()) as { detail: string }).detail,
+        /az:\/\/cogs\/cog\.tif.*access refused \(the store answered 403 (AuthorizationFailure|AuthenticationFailed)\)/,
+      );
+    });
+  });
+
+  it('refuses a container outside TESSERA_ALLOWED_BUCKETS', async () => {
+    await withTessera({ AZURE_STORAGE_CONNECTION_STRING: connection }, settings(), async (t) => {
+      const res = await t.get(`/cog/info?url=${q('az://other/cog.tif')}`);
+      assert.equal(res.status, 400);
+      assert.match(((await res.json()) as { detail: string }).detail, /TESSERA_ALLOWED_BUCKETS/);
+    });
   });
 });

@@ -39,7 +39,7 @@ describe('settings', () => {
       if (s.alias)
         assert.match(
           s.alias,
-          /^(TITILER_API_[A-Z_]+|TITILER_PGSTAC_[A-Z_]+|DATABASE_URL|DB_MAX_CONN_SIZE|AWS_[A-Z0-9_]+|CPL_GS_ENDPOINT|GS_NO_SIGN_REQUEST)$/,
+          /^(TITILER_API_[A-Z_]+|TITILER_PGSTAC_[A-Z_]+|DATABASE_URL|DB_MAX_CONN_SIZE|AWS_[A-Z0-9_]+|CPL_GS_ENDPOINT|GS_NO_SIGN_REQUEST|AZURE_STORAGE_ACCOUNT|AZURE_NO_SIGN_REQUEST)$/,
           key,
         );
       assert.ok(s.description.length > 0, key);
@@ -74,6 +74,9 @@ describe('settings', () => {
       s3NoSignRequest: false,
       gsEndpoint: 'https://storage.googleapis.com',
       gsNoSignRequest: false,
+      azureAccount: '',
+      azureBlobEndpoint: '',
+      azureNoSignRequest: false,
       allowedDrivers: ['GTiff'],
       upstreamGateway: true,
       upstreamConnectTimeoutMs: 5000,

@@ -22,7 +22,8 @@ describe('URL policy', () => {
     refused(() => open.resolve('/vsizip//tmp/a.zip'), /virtual file systems/);
     refused(() => open.resolve('ftp://example.com/a.tif'), /scheme 'ftp'/);
     refused(() => open.resolve('s3://bucket/a.tif'), /not in the buckets TESSERA_ALLOWED_BUCKETS allows/);
-    refused(() => open.resolve('az://container/a.tif'), /scheme 'az'/);
+    refused(() => open.resolve('az://container/a.tif'), /not in the buckets TESSERA_ALLOWED_BUCKETS allows/);
+    refused(() => open.resolve('wasb://container/a.tif'), /scheme 'wasb'/);
     refused(() => open.resolve('http://user:pw@example.com/a.tif'), /credentials/);
     refused(() => open.resolve(''), /empty/);
   });

@@ -77,6 +77,6 @@ export function withSettingsTables(page: string): string {
 /** Whose name an alias is: TiTiler's, titiler-pgstac's, or GDAL's (the object stores', which TiTiler users set for GDAL). */
 function aliasOwner(alias: string): string {
   if (alias.startsWith('TITILER_API_')) return 'TiTiler';
-  if (/^(AWS_|CPL_GS_|GS_)/.test(alias)) return 'GDAL';
+  if (/^(AWS_|CPL_GS_|GS_|AZURE_)/.test(alias)) return 'GDAL';
   return 'titiler-pgstac';
 }

@@ -240,6 +240,28 @@ const UPSTREAM = {
     default: false,
     description: 'read gs:// URLs unsigned (public buckets), without HMAC keys',
   }),
+  azureAccount: setting({
+    env: 'TESSERA_AZURE_STORAGE_ACCOUNT',
+    alias: 'AZURE_STORAGE_ACCOUNT',
+    kind: text,
+    default: '',
+    description:
+      "the Azure storage account az://container/blob URLs are read from (credentials: AZURE_STORAGE_SAS_TOKEN, AZURE_STORAGE_ACCESS_KEY or AZURE_STORAGE_CONNECTION_STRING); none: the connection string's",
+  }),
+  azureBlobEndpoint: setting({
+    env: 'TESSERA_AZURE_BLOB_ENDPOINT',
+    kind: text,
+    default: '',
+    description:
+      "the Blob service's URL (an emulator, a sovereign cloud); none: the connection string's BlobEndpoint, else https://ACCOUNT.blob.core.windows.net",
+  }),
+  azureNoSignRequest: setting({
+    env: 'TESSERA_AZURE_NO_SIGN_REQUEST',
+    alias: 'AZURE_NO_SIGN_REQUEST',
+    kind: boolean,
+    default: false,
+    description: 'read az:// URLs without a SAS (public containers)',
+  }),
   allowedDrivers: setting({
     env: 'TESSERA_ALLOWED_DRIVERS',
     kind: list,

@@ -205,7 +205,7 @@ function keepCurlOffProxies(): void {
   process.env['no_proxy'] = current ? `${current},127.0.0.1` : '127.0.0.1';
 }
 
-const GATEWAY_URL = /http:\/\/127\.0\.0\.1:\d+\/[0-9a-f]{32}\/\d+\/(https?|s3|gs)\//g;
+const GATEWAY_URL = /http:\/\/127\.0\.0\.1:\d+\/[0-9a-f]{32}\/\d+\/(https?|s3|gs|az)\//g;
 
 /** `text` (a GDAL message) with gateway URLs turned back into the upstream URLs they stand for. */
 export function redactGateway(text: string): string {

@@ -1,8 +1,10 @@
 /**
- * Object stores: `s3://bucket/key` (AWS S3 and S3-compatible stores such as MinIO, Ceph or R2) and
- * `gs://bucket/key` (Google Cloud Storage through its S3-compatible XML API with HMAC keys), read as
- * GDAL's /vsis3/ and /vsigs/ read them, with the settings GDAL users know (AWS_S3_ENDPOINT,
- * AWS_HTTPS, AWS_VIRTUAL_HOSTING, AWS_REGION, AWS_REQUEST_PAYER, AWS_NO_SIGN_REQUEST …).
+ * Object stores: `s3://bucket/key` (AWS S3 and S3-compatible stores such as MinIO, Ceph or R2),
+ * `gs://bucket/key` (Google Cloud Storage through its S3-compatible XML API with HMAC keys) and
+ * `az://container/blob` (Azure Blob Storage with a SAS token or a shared key), read as GDAL's
+ * /vsis3/, /vsigs/ and /vsiaz/ read them, with the settings GDAL users know (AWS_S3_ENDPOINT,
+ * AWS_HTTPS, AWS_VIRTUAL_HOSTING, AWS_REGION, AWS_REQUEST_PAYER, AWS_NO_SIGN_REQUEST,
+ * AZURE_STORAGE_ACCOUNT, AZURE_STORAGE_SAS_TOKEN, AZURE_STORAGE_ACCESS_KEY, AZURE_STORAGE_CONNECTION_STRING …).
  *
  * An object URL stays what the client wrote everywhere above this module (locations, cache keys,
  * gateway paths, messages); only the upstream client (client.ts) turns it into a request: the
@@ -24,7 +26,7 @@ import { TesseraError, badRequest } from '../errors.js';
 const ALLOWED_BUCKETS_SETTING = 'TESSERA_ALLOWED_BUCKETS';
 
 /** The URL schemes of object stores. */
-export type ObjectScheme = 's3' | 'gs';
+export type ObjectScheme = 's3' | 'gs' | 'az';
 
 /** How to reach the object stores (settings.ts declares each; plain data, so that it crosses to the gateway's thread). */
 export interface ObjectStoreOptions {
@@ -45,6 +47,13 @@ export interface ObjectStoreOptions {
     endpoint: string;
     noSignRequest: boolean;
   };
+  az: {
+    /** The storage account ('': the connection string's AccountName). */
+    account: string;
+    /** The Blob service's address ('': the connection string's BlobEndpoint, else https://ACCOUNT.blob.core.windows.net). */
+    endpoint: string;
+    noSignRequest: boolean;
+  };
 }
 
 /** An object URL taken apart. */
@@ -55,12 +64,13 @@ export interface ObjectRef {
   key: string;
 }
 
-/** Credentials as the signer takes them. */
+/** Credentials as the signer takes them; for Azure, `sas` is the SAS query that authorises a read (the keys are then empty). */
 export interface Credentials {
   accessKeyId: string;
   secretAccessKey: string;
   sessionToken?: string | undefined;
   expiration?: Date | undefined;
+  sas?: string | undefined;
 }
 
 /** Where credentials come from: the provider chain in the thread that holds them, a question to that thread elsewhere. */
@@ -73,7 +83,7 @@ export interface PreparedRequest {
 }
 
 export function isObjectUrl(text: string): boolean {
-  return /^(s3|gs):\/\//i.test(text.trim());
+  return /^(s3|gs|az):\/\//i.test(text.trim());
 }
 
 const BUCKET_NAME = /^[a-z0-9][a-z0-9._-]{1,253}[a-z0-9]$/;
@@ -103,8 +113,8 @@ function parseObjectUrl(text: string, what = 'url'): ObjectRef {
 
 /** An allow-list entry: a bucket, or a bucket and a key prefix. */
 function parseAllowed(entry: string): ObjectRef {
-  const m = /^(s3|gs):\/\/([^/]+)(?:\/(.*))?$/i.exec(entry.trim());
-  if (!m) throw new Error(`${ALLOWED_BUCKETS_SETTING}: '${entry}' is not s3://bucket[/prefix] or gs://bucket[/prefix]`);
+  const m = /^(s3|gs|az):\/\/([^/]+)(?:\/(.*))?$/i.exec(entry.trim());
+  if (!m) throw new Error(`${ALLOWED_BUCKETS_SETTING}: '${entry}' is not s3://bucket[/prefix], gs://bucket[/prefix] or az://container[/prefix]`);
   return { scheme: m[1]!.toLowerCase() as ObjectScheme, bucket: m[2]!, key: m[3] ?? '' };
 }
 
@@ -196,24 +206,92 @@ export function gcsHmacKeys(env: NodeJS.ProcessEnv = process.env): CredentialSou
   };
 }
 
+/** An Azure connection string's fields (`AccountName=…;AccountKey=…;BlobEndpoint=…`). */
+function connectionString(env: NodeJS.ProcessEnv): Record<string, string> {
+  const fields: Record<string, string> = {};
+  for (const part of (env['AZURE_STORAGE_CONNECTION_STRING'] ?? '').split(';')) {
+    const at = part.indexOf('=');
+    if (at > 0) fields[part.slice(0, at).trim()] = part.slice(at + 1).trim();
+  }
+  return fields;
+}
+
+/** The Azure account and Blob endpoint: the settings, else the connection string's (as GDAL reads them). */
+function azureTarget(opts: ObjectStoreOptions['az'], env: NodeJS.ProcessEnv): { account: string; endpoint: string } {
+  const cs = connectionString(env);
+  const account = opts.account || cs['AccountName'] || '';
+  const suffix = cs['EndpointSuffix'] ?? 'core.windows.net';
+  const endpoint = opts.endpoint || cs['BlobEndpoint'] || (account ? `${cs['DefaultEndpointsProtocol'] ?? 'https'}://${account}.blob.${suffix}` : '');
+  return { account, endpoint };
+}
+
+/** How long a SAS made from a shared key lasts; it is made again five minutes before. */
+const SAS_LIFETIME_MS = 60 * 60_000;
+
+/**
+ * Azure's credentials as GDAL takes them: a SAS token (AZURE_STORAGE_SAS_TOKEN, or the connection
+ * string's SharedAccessSignature) as it is; a shared key (AZURE_STORAGE_ACCESS_KEY, or the
+ * connection string's AccountKey) makes a read-only account SAS for an hour, by the Azure SDK
+ * (@azure/storage-blob, loaded only then): every read carries a SAS, none is signed one by one.
+ */
+export function azureSas(opts: ObjectStoreOptions['az'], env: NodeJS.ProcessEnv = process.env): CredentialSource {
+  return cachedCredentials(async () => {
+    const cs = connectionString(env);
+    const { account } = azureTarget(opts, env);
+    const token = env['AZURE_STORAGE_SAS_TOKEN'] || cs['SharedAccessSignature'];
+    if (token) return { accessKeyId: '', secretAccessKey: '', sas: token.replace(/^\?/, '') };
+    const key = env['AZURE_STORAGE_ACCESS_KEY'] || cs['AccountKey'];
+    if (!key || !account) {
+      throw new TesseraError(
+        'UpstreamError',
+        'no Azure credentials were found: set AZURE_STORAGE_ACCOUNT with AZURE_STORAGE_SAS_TOKEN or AZURE_STORAGE_ACCESS_KEY, or AZURE_STORAGE_CONNECTION_STRING (AZURE_NO_SIGN_REQUEST=YES for public containers)',
+      );
+    }
+    const blob = await import('@azure/storage-blob');
+    const expiresOn = new Date(Date.now() + SAS_LIFETIME_MS);
+    const sas = blob
+      .generateAccountSASQueryParameters(
+        {
+          expiresOn,
+          // Clocks differ a little; a SAS that starts now may be refused by a store a few seconds behind.
+          startsOn: new Date(Date.now() - 5 * 60_000),
+          permissions: blob.AccountSASPermissions.parse('r'),
+          services: blob.AccountSASServices.parse('b').toString(),
+          resourceTypes: blob.AccountSASResourceTypes.parse('o').toString(),
+          protocol: blob.SASProtocol.HttpsAndHttp,
+        },
+        new blob.StorageSharedKeyCredential(account, key),
+      )
+      .toString();
+    return { accessKeyId: '', secretAccessKey: '', sas, expiration: expiresOn };
+  });
+}
+
 function endpointBase(endpoint: string, https: boolean): URL {
   return new URL(/^https?:\/\//i.test(endpoint) ? endpoint : `${https ? 'https' : 'http'}://${endpoint}`);
 }
 
 export class ObjectStores {
   private readonly signers: Partial<Record<ObjectScheme, SignatureV4>> = {};
+  private readonly azure: { account: string; endpoint: string };
 
   constructor(
     readonly opts: ObjectStoreOptions,
     private readonly credentials: Record<ObjectScheme, CredentialSource>,
+    env: NodeJS.ProcessEnv = process.env,
   ) {
     checkAllowedBuckets(opts.allowedBuckets);
+    this.azure = azureTarget(opts.az, env);
   }
 
   /** The HTTP request (URL and headers, signed unless the store is read unsigned) that GETs the object at `url`. */
   async prepare(url: string): Promise<PreparedRequest> {
     const ref = parseObjectUrl(url);
     const target = this.httpUrl(ref);
+    if (ref.scheme === 'az') {
+      if (!this.opts.az.noSignRequest) target.search = (await this.credentials.az()).sas ?? '';
+      return { url: target.href, headers: {} };
+    }
     const headers: Record<string, string> = {};
     if (ref.scheme === 's3' && this.opts.s3.requestPayer) headers['x-amz-request-payer'] = this.opts.s3.requestPayer;
     const unsigned = ref.scheme === 's3' ? this.opts.s3.noSignRequest : this.opts.gs.noSignRequest;
@@ -236,6 +314,11 @@ export class ObjectStores {
   /** Where the object is served: virtual-hosted or path-style (GDAL's rules), on AWS or the configured endpoint. */
   httpUrl(ref: ObjectRef): URL {
     const key = encodeKey(ref.key);
+    if (ref.scheme === 'az') {
+      if (!this.azure.endpoint) throw new TesseraError('UpstreamError', `'${objectUrl(ref)}': no Azure storage account is set (AZURE_STORAGE_ACCOUNT)`);
+      const base = new URL(this.azure.endpoint);
+      return new URL(`${base.origin}${base.pathname.replace(/\/$/, '')}/${ref.bucket}/${key}`);
+    }
     if (ref.scheme === 'gs') {
       const base = endpointBase(this.opts.gs.endpoint, true);
       return new URL(`${base.origin}${base.pathname.replace(/\/$/, '')}/${ref.bucket}/${key}`);
@@ -277,6 +360,7 @@ export class ObjectStores {
  * or malformed session token comes as a 400 (ExpiredToken, InvalidToken), not a 403.
  */
 const REFUSED_CREDENTIALS = new Set([
+  // S3's and GCS's
   'AccessDenied',
   'AllAccessDisabled',
   'ExpiredToken',
@@ -284,6 +368,15 @@ const REFUSED_CREDENTIALS = new Set([
   'InvalidToken',
   'SignatureDoesNotMatch',
   'TokenRefreshRequired',
+  // Azure's
+  'AuthenticationFailed',
+  'AuthorizationFailure',
+  'AuthorizationPermissionMismatch',
+  'AuthorizationResourceTypeMismatch',
+  'AuthorizationServiceMismatch',
+  'InsufficientAccountPermissions',
+  'NoAuthenticationInformation',
+  'PublicAccessNotPermitted',
 ]);
 
 /** The error code of a store's answer that is not a success (its XML body's <Code>), from its first 16 KiB; undefined when it has none. The body is consumed. */
@@ -310,6 +403,7 @@ export function storeError(status: number, code: string | undefined, label: stri
   if (status === 401 || status === 403 || (code !== undefined && REFUSED_CREDENTIALS.has(code))) {
     return new TesseraError('UpstreamForbidden', `${label}: access refused (${answered})`);
   }
-  if (status === 404 || code === 'NoSuchKey' || code === 'NoSuchBucket') return new TesseraError('UpstreamNotFound', `${label} not found (${answered})`);
+  if (status === 404 || code === 'NoSuchKey' || code === 'NoSuchBucket' || code === 'BlobNotFound' || code === 'ContainerNotFound')
+    return new TesseraError('UpstreamNotFound', `${label} not found (${answered})`);
   return undefined;
 }

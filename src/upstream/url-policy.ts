@@ -22,7 +22,7 @@ export interface UrlPolicyOptions {
 
 /**
  * Where a raster or document is. `http` is anything read through the upstream client: an http(s)
- * URL, or an object URL (`s3://…`, `gs://…`) that the client turns into a signed request to its store.
+ * URL, or an object URL (`s3://…`, `gs://…`, `az://…`) that the client turns into a signed request to its store.
  */
 export type Location = { kind: 'http'; url: string } | { kind: 'file'; path: string };
 
@@ -62,7 +62,7 @@ export class UrlPolicy {
     if (isObjectUrl(text)) return { kind: 'http', url: checkObjectUrl(text, this.opts.allowedBuckets ?? [], what) };
     if (scheme === 'file') return { kind: 'file', path: this.checkFile(decodeURIComponent(new URL(text).pathname), input, what) };
     if (scheme !== undefined && !/^[a-z]:[\\/]/i.test(text)) {
-      throw badRequest(`${what} '${input}' is not allowed: scheme '${scheme}' is not supported (use http, https, s3 or gs)`);
+      throw badRequest(`${what} '${input}' is not allowed: scheme '${scheme}' is not supported (use http, https, s3, gs or az)`);
     }
     return { kind: 'file', path: this.checkFile(text, input, what) };
   }

@@ -130,3 +130,53 @@ export async function startRecorder(target: string): Promise<Recorder> {
       }),
   };
 }
+
+/** Azurite's well-known development account (documented by Microsoft; it guards nothing). */
+export const AZURITE_ACCOUNT = 'devstoreaccount1';
+export const AZURITE_KEY = 'Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw==';
+
+export interface Azurite {
+  /** http://127.0.0.1:PORT/devstoreaccount1, the Blob endpoint. */
+  blobEndpoint: string;
+  close(): Promise<void>;
+}
+
+/** Starts Azure's storage emulator (Azurite, tools/objstore/azurite.sh) on a free loopback port, its data in `location`. */
+export async function startAzurite(location: string): Promise<Azurite> {
+  const setup = await run('bash', [path.join(REPO_ROOT, 'tools/objstore/azurite.sh')]);
+  if (setup.status !== 0) throw new Error(`tools/objstore/azurite.sh failed: ${setup.stderr.slice(-2000)}`);
+  const bin = setup.stdout.trim();
+  const port = await freePort();
+  const child = spawn(
+    process.execPath,
+    [path.join(bin, 'azurite-blob'), '--blobHost', '127.0.0.1', '--blobPort', String(port), '--location', location, '--silent', '--skipApiVersionCheck'],
+    {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
+  let stderr = '';
+  child.stderr?.setEncoding('utf8').on('data', (d: string) => {
+    stderr = (stderr + d).slice(-4000);
+  });
+  const close = async (): Promise<void> => {
+    if (child.exitCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    // Its graceful stop waits for idle keep-alive connections (a minute and more); its data is thrown away.
+    child.kill('SIGKILL');
+    await exited;
+  };
+  const blobEndpoint = `http://127.0.0.1:${port}/${AZURITE_ACCOUNT}`;
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`azurite exited with ${child.exitCode}: ${stderr}`);
+    try {
+      // Any answer (an authentication error included) means it listens.
+      await (await fetch(`${blobEndpoint}?comp=list`)).arrayBuffer();
+      return { blobEndpoint, close };
+    } catch {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  await close();
+  throw new Error('azurite did not start within 30 s');
+}
