@@ -287,6 +287,16 @@ describe('object stores: s3:// against a signature-checking S3 server', () => {
     });
   });
 
+  it('with the gateway off, reads documents with its own credential chain and refuses rasters with a 400 naming the setting', async () => {
+    await withTessera(keyEnv(moto.keys.reader), { ...store, upstreamGateway: false }, async (t) => {
+      const doc = await t.get(`/mosaicjson/info?url=${q('s3://private-cogs/mosaic.json')}`);
+      assert.equal(doc.status, 200, await doc.clone().text());
+      const raster = await t.get(`/cog/info?url=${q('s3://private-cogs/cog.tif')}`);
+      assert.equal(raster.status, 400);
+      assert.match(((await raster.json()) as { detail: string }).detail, /TESSERA_UPSTREAM_GATEWAY is off/);
+    });
+  });
+
   it('fetches credentials from the chain once, for GDAL reads and documents alike', async () => {
     // Container credentials (ECS, EKS Pod Identity): the AWS SDK's provider asks this address for them.
     let fetches = 0;

@@ -38,7 +38,7 @@ export interface UpstreamClientOptions {
   userAgent?: string;
   /** Called for every request sent (each redirect hop too): the current request's count, for its log line. */
   onRequest?: () => void;
-  /** How object URLs (`s3://…`, `gs://…`) become signed requests; without it they fail. */
+  /** How object URLs (`s3://…`, `gs://…`, `az://…`) become signed requests; without it they fail. */
   stores?: ObjectStores | undefined;
 }
 

@@ -20,7 +20,6 @@
 import type { IncomingMessage } from 'node:http';
 import { Hash } from '@smithy/hash-node';
 import { SignatureV4 } from '@smithy/signature-v4';
-import { fromNodeProviderChain } from '@aws-sdk/credential-providers';
 import { TesseraError, badRequest } from '../errors.js';
 
 const ALLOWED_BUCKETS_SETTING = 'TESSERA_ALLOWED_BUCKETS';
@@ -179,9 +178,11 @@ export function cachedCredentials(fetch: () => Promise<Credentials>, refreshBefo
  * process, web identity, container, instance metadata), each answer kept until near its expiry.
  */
 export function awsCredentialChain(): CredentialSource {
-  const chain = fromNodeProviderChain();
+  let chain: (() => Promise<Credentials>) | undefined;
   return cachedCredentials(async () => {
     try {
+      // Loaded on first use: a server that reads no s3:// URL never loads the AWS SDK.
+      chain ??= (await import('@aws-sdk/credential-providers')).fromNodeProviderChain();
       return await chain();
     } catch (err) {
       throw new TesseraError(
