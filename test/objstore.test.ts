@@ -28,6 +28,8 @@ import {
 } from './helpers/objstore.js';
 import { BlobServiceClient, ContainerSASPermissions, StorageSharedKeyCredential, generateBlobSASQueryParameters } from '@azure/storage-blob';
 import { startTessera, type RunningTessera } from './helpers/tessera.js';
+import { BUILT_CLI } from './helpers/paths.js';
+import { run } from './helpers/run.js';
 
 const AWS_NAMES = [
   'AWS_ACCESS_KEY_ID',
@@ -285,6 +287,28 @@ describe('object stores: s3:// against a signature-checking S3 server', () => {
     await withTessera({ GS_ACCESS_KEY_ID: moto.keys.nobody.access_key_id, GS_SECRET_ACCESS_KEY: moto.keys.nobody.secret_access_key }, settings, async (t) => {
       assert.equal((await t.get(`/cog/info?url=${q('gs://private-cogs/cog.tif')}`)).status, 403);
     });
+  });
+
+  it('tessera mosaic create takes s3:// COGs, and its document names them as given', async () => {
+    const env = {
+      ...keyEnv(moto.keys.reader),
+      AWS_SHARED_CREDENTIALS_FILE: '/nonexistent',
+      AWS_CONFIG_FILE: '/nonexistent',
+      AWS_EC2_METADATA_DISABLED: 'true',
+      AWS_S3_ENDPOINT: recorder.host,
+      AWS_HTTPS: 'NO',
+      AWS_VIRTUAL_HOSTING: 'FALSE',
+      TESSERA_ALLOWED_BUCKETS: 's3://private-cogs',
+      TESSERA_ALLOWED_NETWORKS: '127.0.0.0/8',
+    };
+    const urls = ['s3://private-cogs/cog1.tif', 's3://private-cogs/cog2.tif'];
+    const made = await run(process.execPath, [BUILT_CLI, 'mosaic', 'create', '--minzoom', '7', '--maxzoom', '9'], { input: urls.join('\n'), env });
+    assert.equal(made.status, 0, made.stderr);
+    const doc = JSON.parse(made.stdout) as { tiles: Record<string, string[]> };
+    assert.deepEqual([...new Set(Object.values(doc.tiles).flat())].sort(), urls);
+    const refused = await run(process.execPath, [BUILT_CLI, 'mosaic', 'create'], { input: 's3://other-cogs/cog.tif', env });
+    assert.notEqual(refused.status, 0);
+    assert.match(refused.stderr, /TESSERA_ALLOWED_BUCKETS/);
   });
 
   it('with the gateway off, reads documents with its own credential chain and refuses rasters with a 400 naming the setting', async () => {
