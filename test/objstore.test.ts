@@ -144,14 +144,16 @@ describe('object stores: s3:// against a signature-checking S3 server', () => {
     if (tmp) rmSync(tmp, { recursive: true, force: true });
   });
 
-  it('reads a COG signed: the same info and pixels as over https, at the same upstream cost', async () => {
+  it('reads a COG signed: the same info and pixels as over https, at the same upstream cost', async (ctx) => {
     const overHttps = await withTessera({}, {}, async (t) => {
+      files.resetStats();
       const info = await t.get(`/cog/info?url=${q(`${files.url}/cog.tif`)}`);
       assert.equal(info.status, 200);
+      const infoRequests = files.stats().requests;
       files.resetStats();
       const tile = await t.get(`${TILE}?url=${q(`${files.url}/cog.tif`)}`);
       assert.equal(tile.status, 200);
-      return { info: await info.json(), tile: Buffer.from(await tile.arrayBuffer()), tileRequests: files.stats().requests };
+      return { info: await info.json(), tile: Buffer.from(await tile.arrayBuffer()), infoRequests, tileRequests: files.stats().requests };
     });
     await withTessera(keyEnv(moto.keys.reader), store, async (t) => {
       recorder.reset();
@@ -163,11 +165,16 @@ describe('object stores: s3:// against a signature-checking S3 server', () => {
         assert.match(String(r.headers['authorization']), /^AWS4-HMAC-SHA256 Credential=[^/]+\/\d{8}\/us-east-1\/s3\/aws4_request/);
         assert.equal(r.path.split('?')[0], '/private-cogs/cog.tif');
       }
+      const infoRequests = recorder.requests.length;
+      assert.equal(infoRequests, overHttps.infoRequests, 'opening a COG on s3:// costs the upstream requests it costs over https');
       recorder.reset();
       const tile = await t.get(`${TILE}?url=${q('s3://private-cogs/cog.tif')}`);
       assert.equal(tile.status, 200);
       assert.deepEqual(Buffer.from(await tile.arrayBuffer()), overHttps.tile);
       assert.equal(recorder.requests.length, overHttps.tileRequests, 'a tile from s3:// costs the upstream requests it costs over https');
+      ctx.diagnostic(
+        `upstream requests: /info (cold open) https ${overHttps.infoRequests}, s3:// ${infoRequests}; the tile after it https ${overHttps.tileRequests}, s3:// ${recorder.requests.length}`,
+      );
     });
   });
 
