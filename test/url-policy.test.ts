@@ -39,6 +39,9 @@ describe('URL policy', () => {
     assert.deepEqual(buckets.resolve('s3://shared/public/x/c.tif'), { kind: 'http', url: 's3://shared/public/x/c.tif' });
     assert.deepEqual(buckets.resolve('gs://open/d.tif'), { kind: 'http', url: 'gs://open/d.tif' });
     refused(() => buckets.resolve('s3://shared/private/c.tif'), /TESSERA_ALLOWED_BUCKETS/);
+    refused(() => buckets.resolve('s3://shared/public/../private/c.tif'), /TESSERA_ALLOWED_BUCKETS/);
+    refused(() => buckets.resolve('s3://shared/public/%2F..%2Fprivate/c.tif'), /no \. or \.\. segments/);
+    refused(() => buckets.resolve('s3://Mine/a.tif'), /not a bucket name/);
     refused(() => buckets.resolve('s3://other/c.tif'), /TESSERA_ALLOWED_BUCKETS/);
     refused(() => buckets.resolve('gs://mine/a.tif'), /TESSERA_ALLOWED_BUCKETS/);
     refused(() => buckets.resolve('s3://mine/'), /names no object/);

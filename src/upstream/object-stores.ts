@@ -107,6 +107,9 @@ function parseObjectUrl(text: string, what = 'url'): ObjectRef {
     throw badRequest(`${what} '${text}' is not a valid URL`);
   }
   if (key === '' || key.endsWith('/')) throw badRequest(`${what} '${text}' names no object (write ${scheme}://bucket/key)`);
+  // The URL parser removes dot segments, but not encoded slashes around them: a store or proxy that
+  // normalised `public/%2F..%2Fprivate` would read outside the prefix the allow-list checked.
+  if (key.split('/').some((part) => part === '.' || part === '..')) throw badRequest(`${what} '${text}' is not allowed: a key has no . or .. segments`);
   return { scheme, bucket, key };
 }
 
