@@ -24,6 +24,24 @@ import { MosaicStore } from './mosaic/store.js';
 import type { MosaicContext } from './readers/mosaic.js';
 import { PgstacCatalogue } from './pgstac/database.js';
 import { Searches } from './pgstac/searches.js';
+import { ObjectStores, awsCredentialChain, azureSas, cachedCredentials, gcsHmacKeys, type ObjectStoreOptions } from './upstream/object-stores.js';
+
+/** The object stores' settings, as the upstream clients of both threads take them. */
+function objectStoreOptions(settings: Settings): ObjectStoreOptions {
+  return {
+    allowedBuckets: settings.allowedBuckets,
+    s3: {
+      region: settings.s3Region,
+      endpoint: settings.s3Endpoint,
+      https: settings.s3Https,
+      virtualHosting: settings.s3VirtualHosting,
+      requestPayer: settings.s3RequestPayer,
+      noSignRequest: settings.s3NoSignRequest,
+    },
+    gs: { endpoint: settings.gsEndpoint, noSignRequest: settings.gsNoSignRequest },
+    az: { account: settings.azureAccount, endpoint: settings.azureBlobEndpoint, noSignRequest: settings.azureNoSignRequest },
+  };
+}
 
 export class Services {
   readonly policy: UrlPolicy;
@@ -57,22 +75,39 @@ export class Services {
     this.budgets = new Budgets(settings.maxUpstreamBytes, settings.requestConcurrency);
     this.wholeImages = new WholeImageGate(settings.largeRequests, settings.maxImageBytes);
     this.tileAdmission = new AdmissionGate(settings.tileRequests > 0 ? settings.tileRequests : Number.POSITIVE_INFINITY);
-    this.client = new UpstreamClient({
-      policy: this.policy,
-      connectTimeoutMs: settings.upstreamConnectTimeoutMs,
-      onRequest: () => this.budgets.countCurrent(),
-    });
+    const stores = objectStoreOptions(settings);
     this.gateway = settings.upstreamGateway
       ? new UpstreamGateway({
-          policy: { allowedLocalRoots: [], allowedHosts: settings.allowedHosts, deniedHosts: settings.deniedHosts, allowedNetworks: settings.allowedNetworks },
+          policy: {
+            allowedLocalRoots: [],
+            allowedHosts: settings.allowedHosts,
+            deniedHosts: settings.deniedHosts,
+            allowedNetworks: settings.allowedNetworks,
+            allowedBuckets: settings.allowedBuckets,
+          },
           connectTimeoutMs: settings.upstreamConnectTimeoutMs,
           timeoutMs: settings.upstreamTimeoutMs,
           probeBytes: firstReadBytes(),
           chunkBytes: curlChunkBytes(),
           budgets: this.budgets.memory,
+          stores,
         })
       : undefined;
     const gateway = this.gateway;
+    // The gateway's thread holds the credentials (one fetch per expiry for the process); this thread keeps what it was given.
+    const credentials = gateway
+      ? {
+          s3: cachedCredentials(() => gateway.credentials('s3')),
+          gs: cachedCredentials(() => gateway.credentials('gs')),
+          az: cachedCredentials(() => gateway.credentials('az')),
+        }
+      : { s3: awsCredentialChain(), gs: gcsHmacKeys(), az: azureSas(stores.az) };
+    this.client = new UpstreamClient({
+      policy: this.policy,
+      connectTimeoutMs: settings.upstreamConnectTimeoutMs,
+      onRequest: () => this.budgets.countCurrent(),
+      stores: new ObjectStores(stores, credentials),
+    });
     // Each handle reads on a lane of its own, so that the gateway can charge its reads to the
     // request holding it; the open itself is charged to the request that caused it.
     const lanes = new WeakMap<Dataset, number>();

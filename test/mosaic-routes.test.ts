@@ -194,7 +194,7 @@ describe('/mosaicjson documents and backends', () => {
 
   const refused: Array<[string, string, number, RegExp]> = [
     ['an unknown scheme', 'ftp://example.com/m.json', 400, /scheme 'ftp' is not supported/],
-    ['a cloud backend tessera lacks', 's3://bucket/m.json', 400, /backend 's3' is not supported/],
+    ['a bucket no setting allows', 's3://bucket/m.json', 400, /not in the buckets TESSERA_ALLOWED_BUCKETS allows/],
     ['DynamoDB', 'dynamodb://us-east-1/table:m', 400, /backend 'dynamodb' is not supported/],
     ['a STAC API search', 'stac+https://example.com/search', 400, /backend 'stac\+https' is not supported/],
     ['a missing document', 'MISSING', 404, /not found/],

@@ -36,7 +36,12 @@ describe('settings', () => {
     for (const [key, s] of specs) {
       assert.match(s.env, /TESSERA_[A-Z0-9_]+$/, key);
       // TiTiler's names, and titiler-pgstac's for the catalogue's settings.
-      if (s.alias) assert.match(s.alias, /^(TITILER_API_[A-Z_]+|TITILER_PGSTAC_[A-Z_]+|DATABASE_URL|DB_MAX_CONN_SIZE)$/, key);
+      if (s.alias)
+        assert.match(
+          s.alias,
+          /^(TITILER_API_[A-Z_]+|TITILER_PGSTAC_[A-Z_]+|DATABASE_URL|DB_MAX_CONN_SIZE|AWS_[A-Z0-9_]+|CPL_GS_ENDPOINT|GS_NO_SIGN_REQUEST|AZURE_STORAGE_ACCOUNT|AZURE_NO_SIGN_REQUEST)$/,
+          key,
+        );
       assert.ok(s.description.length > 0, key);
     }
     const grouped = GROUPS.flatMap((g) => Object.keys(g.settings));
@@ -60,6 +65,18 @@ describe('settings', () => {
       allowedHosts: [],
       deniedHosts: [],
       allowedNetworks: [],
+      allowedBuckets: [],
+      s3Region: 'us-east-1',
+      s3Endpoint: '',
+      s3Https: true,
+      s3VirtualHosting: true,
+      s3RequestPayer: '',
+      s3NoSignRequest: false,
+      gsEndpoint: 'https://storage.googleapis.com',
+      gsNoSignRequest: false,
+      azureAccount: '',
+      azureBlobEndpoint: '',
+      azureNoSignRequest: false,
       allowedDrivers: ['GTiff'],
       upstreamGateway: true,
       upstreamConnectTimeoutMs: 5000,

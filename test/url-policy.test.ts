@@ -21,9 +21,33 @@ describe('URL policy', () => {
     refused(() => open.resolve('vsimem/x'), /virtual file systems/);
     refused(() => open.resolve('/vsizip//tmp/a.zip'), /virtual file systems/);
     refused(() => open.resolve('ftp://example.com/a.tif'), /scheme 'ftp'/);
-    refused(() => open.resolve('s3://bucket/a.tif'), /scheme 's3'/);
+    refused(() => open.resolve('s3://bucket/a.tif'), /not in the buckets TESSERA_ALLOWED_BUCKETS allows/);
+    refused(() => open.resolve('az://container/a.tif'), /not in the buckets TESSERA_ALLOWED_BUCKETS allows/);
+    refused(() => open.resolve('wasb://container/a.tif'), /scheme 'wasb'/);
     refused(() => open.resolve('http://user:pw@example.com/a.tif'), /credentials/);
     refused(() => open.resolve(''), /empty/);
+  });
+
+  it('allows object URLs only in the buckets and prefixes TESSERA_ALLOWED_BUCKETS names', () => {
+    const buckets = new UrlPolicy({
+      allowedLocalRoots: [],
+      allowedHosts: [],
+      deniedHosts: [],
+      allowedBuckets: ['s3://mine', 's3://shared/public/', 'gs://open'],
+    });
+    assert.deepEqual(buckets.resolve('s3://mine/a b.tif'), { kind: 'http', url: 's3://mine/a%20b.tif' });
+    assert.deepEqual(buckets.resolve('s3://shared/public/x/c.tif'), { kind: 'http', url: 's3://shared/public/x/c.tif' });
+    assert.deepEqual(buckets.resolve('gs://open/d.tif'), { kind: 'http', url: 'gs://open/d.tif' });
+    refused(() => buckets.resolve('s3://shared/private/c.tif'), /TESSERA_ALLOWED_BUCKETS/);
+    refused(() => buckets.resolve('s3://shared/public/../private/c.tif'), /TESSERA_ALLOWED_BUCKETS/);
+    refused(() => buckets.resolve('s3://shared/public/%2F..%2Fprivate/c.tif'), /no \. or \.\. segments/);
+    refused(() => buckets.resolve('s3://Mine/a.tif'), /not a bucket name/);
+    refused(() => buckets.resolve('s3://other/c.tif'), /TESSERA_ALLOWED_BUCKETS/);
+    refused(() => buckets.resolve('gs://mine/a.tif'), /TESSERA_ALLOWED_BUCKETS/);
+    refused(() => buckets.resolve('s3://mine/'), /names no object/);
+    refused(() => buckets.resolve('s3://mine/a.tif?versionId=1'), /no query/);
+    refused(() => buckets.resolve('s3://user@mine/a.tif'), /bucket\/key/);
+    refused(() => buckets.resolve('s3://mine:9000/a.tif'), /bucket\/key/);
   });
 
   it('allows local files only inside configured roots', () => {

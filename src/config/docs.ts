@@ -54,10 +54,7 @@ function settingsTables(): string {
     const rows = (Object.values(group.settings) as Array<Setting<unknown>>).map((s) => {
       const flag = flagName(s);
       const name = `\`${s.env}\`${flag ? ` (flag \`${flag}\`)` : ''}`;
-      const also = [
-        ...(s.formerly ?? []).map((n) => `\`${n}\` (former name)`),
-        ...(s.alias ? [`\`${s.alias}\` (${s.alias.startsWith('TITILER_API_') ? 'TiTiler' : 'titiler-pgstac'})`] : []),
-      ].join(', ');
+      const also = [...(s.formerly ?? []).map((n) => `\`${n}\` (former name)`), ...(s.alias ? [`\`${s.alias}\` (${aliasOwner(s.alias)})`] : [])].join(', ');
       const about = linked(s.details ? `${s.description}. ${s.details}` : s.description);
       return `| ${[name, also, shownDefault(s, (v) => `\`${v}\``), s.kind.type, about].map(cell).join(' | ')} |`;
     });
@@ -75,4 +72,11 @@ export function withSettingsTables(page: string): string {
   const end = page.indexOf(END);
   if (begin < 0 || end < begin) throw new Error(`the page has no ${BEGIN} … ${END} markers to write the settings between`);
   return `${page.slice(0, begin + BEGIN.length)}\n\n${settingsTables()}\n\n${page.slice(end)}`;
+}
+
+/** Whose name an alias is: TiTiler's, titiler-pgstac's, or GDAL's (the object stores', which TiTiler users set for GDAL). */
+function aliasOwner(alias: string): string {
+  if (alias.startsWith('TITILER_API_')) return 'TiTiler';
+  if (/^(AWS_|CPL_GS_|GS_|AZURE_)/.test(alias)) return 'GDAL';
+  return 'titiler-pgstac';
 }

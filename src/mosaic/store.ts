@@ -25,8 +25,8 @@ export interface MosaicStoreOptions {
   startAgain?: (err: unknown) => boolean;
 }
 
-/** cogeo-mosaic backends tessera does not have: named so the answer says so. */
-const UNSUPPORTED_BACKENDS = new Set(['s3', 'gs', 'az', 'dynamodb']);
+/** cogeo-mosaic backends tessera does not have: named so the answer says so (s3://, gs:// and az:// documents are read as objects). */
+const UNSUPPORTED_BACKENDS = new Set(['dynamodb']);
 
 export class MosaicStore {
   private readonly cache: LRUCache<string, Promise<Mosaic>>;
@@ -44,7 +44,9 @@ export class MosaicStore {
     if (url === '' || url === ':memory:') throw badRequest('url must name a MosaicJSON document');
     const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1]?.toLowerCase();
     if (scheme && (UNSUPPORTED_BACKENDS.has(scheme) || scheme.startsWith('stac+'))) {
-      throw badRequest(`Mosaic backend '${scheme}' is not supported: use an http(s) URL, a local file or sqlite:///{path}:{mosaic_name}`);
+      throw badRequest(
+        `Mosaic backend '${scheme}' is not supported: use an http(s), s3://, gs:// or az:// URL, a local file or sqlite:///{path}:{mosaic_name}`,
+      );
     }
     if (isSqliteUrl(url)) {
       const loc = parseSqliteUrl(url, this.opts.fetcher.policy);

@@ -14,6 +14,7 @@ import { TesseraError } from '../errors.js';
 import { gdal, type Dataset } from '../gdal/gdal.js';
 import { UpstreamRefused, UpstreamTimeout, type UpstreamClient } from '../upstream/client.js';
 import type { Location } from '../upstream/url-policy.js';
+import { isObjectUrl, storeError, storeErrorCode } from '../upstream/object-stores.js';
 
 const ALLOWED_DRIVERS_SETTING = 'TESSERA_ALLOWED_DRIVERS';
 
@@ -96,6 +97,8 @@ export async function diagnoseOpen(loc: Location, label: string, drivers: readon
             `${label}: the server does not support HTTP range requests (it answered 200 with the whole file), which tessera needs to read a raster`,
           );
         }
+      } else if (isObjectUrl(loc.url)) {
+        return storeError(status, await storeErrorCode(res), label) ?? new TesseraError('UpstreamError', `${label}: the store answered ${status}`);
       } else {
         res.resume();
         if (status === 404 || status === 410) return new TesseraError('UpstreamNotFound', `${label} not found (upstream answered ${status})`);

@@ -11,6 +11,7 @@ import type { Socket } from 'node:net';
 import { TesseraError } from '../errors.js';
 import { NetworkRefused } from './network-policy.js';
 import type { UrlPolicy } from './url-policy.js';
+import { isObjectUrl, type ObjectStores } from './object-stores.js';
 
 /** A redirect or an address that tessera's policies refuse; nothing refused was contacted. */
 export class UpstreamRefused extends Error {
@@ -37,6 +38,8 @@ export interface UpstreamClientOptions {
   userAgent?: string;
   /** Called for every request sent (each redirect hop too): the current request's count, for its log line. */
   onRequest?: () => void;
+  /** How object URLs (`s3://…`, `gs://…`, `az://…`) become signed requests; without it they fail. */
+  stores?: ObjectStores | undefined;
 }
 
 /** What one upstream host has been asked and answered, for /metrics. */
@@ -98,6 +101,8 @@ export class UpstreamClient {
    * reject with UpstreamRefused, timeouts with UpstreamTimeout, network failures with node's error.
    */
   async get(url: string, req: UpstreamRequest): Promise<IncomingMessage> {
+    // A store's redirect is not followed: the signature is for the store, and the bucket's own answer says what is wrong.
+    if (isObjectUrl(url)) return this.once(url, req);
     let current = url;
     let hopReq = req;
     const maxRedirects = this.opts.maxRedirects ?? 5;
@@ -165,8 +170,15 @@ export class UpstreamClient {
    * before any answer): that request is sent again, once, on a fresh socket, as HTTP clients do
    * for idempotent requests. Under load a soak met it about once in 75,000 requests.
    */
-  private once(url: string, req: UpstreamRequest, retried = false): Promise<IncomingMessage> {
-    const target = new URL(url);
+  private async once(url: string, req: UpstreamRequest, retried = false): Promise<IncomingMessage> {
+    if (!isObjectUrl(url)) return this.send(new URL(url), {}, url, req, retried);
+    if (!this.opts.stores) throw new TesseraError('UpstreamError', `'${url}': object stores are not configured in this process`);
+    const prepared = await this.opts.stores.prepare(url);
+    return this.send(new URL(prepared.url), prepared.headers, url, req, retried);
+  }
+
+  /** One request to `target` with `extra` headers (an object store's signature); `url` is what it stands for, asked again on a stale socket. */
+  private send(target: URL, extra: Record<string, string>, url: string, req: UpstreamRequest, retried: boolean): Promise<IncomingMessage> {
     const network = this.opts.policy.network;
     try {
       network.checkLiteral(target.hostname);
@@ -175,7 +187,7 @@ export class UpstreamClient {
     }
     return new Promise((resolve, reject) => {
       const lib = target.protocol === 'https:' ? https : http;
-      const headers: Record<string, string> = { 'User-Agent': this.opts.userAgent ?? 'tessera', 'Accept-Encoding': 'identity' };
+      const headers: Record<string, string> = { 'User-Agent': this.opts.userAgent ?? 'tessera', 'Accept-Encoding': 'identity', ...extra };
       if (req.range) headers['Range'] = req.range;
       if (req.accept) headers['Accept'] = req.accept;
       if (req.json !== undefined) {

@@ -18,6 +18,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Location, UrlPolicy } from './url-policy.js';
 import { UpstreamRefused, UpstreamTimeout, type UpstreamClient } from './client.js';
 import type { Budgets } from './budget.js';
+import { isObjectUrl, storeError, storeErrorCode } from './object-stores.js';
 
 export interface DocumentFetcherOptions {
   policy: UrlPolicy;
@@ -121,6 +122,7 @@ export class DocumentFetcher {
       const res = await this.opts.client.get(url, { signal, accept: 'application/json, application/geo+json;q=0.9, */*;q=0.1', json });
       const status = res.statusCode ?? 502;
       if (status < 200 || status >= 300) {
+        if (isObjectUrl(url)) throw storeError(status, await storeErrorCode(res), `${what} '${url}'`) ?? upstreamStatus(status, what, url);
         if (json === undefined) {
           res.resume();
           throw upstreamStatus(status, what, url);

@@ -15,6 +15,7 @@ import { UpstreamClient, UpstreamRefused, UpstreamTimeout } from './client.js';
 import { GATEWAY_BUDGET_STATUS, GATEWAY_REFUSED_STATUS, type PrefetchImage } from './gateway.js';
 import { charge, chargeSlot, countRequest, countSlotRequest, mayFetch, slotMayFetch, type BudgetMemory } from './budget.js';
 import { blockRanges, tiffImages, type TiffImage } from './tiff-index.js';
+import { ObjectStores, awsCredentialChain, azureSas, gcsHmacKeys, type ObjectStoreOptions } from './object-stores.js';
 
 export interface GatewayWorkerData {
   token: string;
@@ -32,6 +33,7 @@ export interface GatewayWorkerData {
   ready: Int32Array;
   /** Int32Array over a SharedArrayBuffer: [0] counts upstream faults (see UpstreamGateway.faults). */
   faults: Int32Array;
+  stores?: ObjectStoreOptions | undefined;
 }
 
 /** Probed file heads are kept this long: long enough for GDAL's first read, which follows at once. */
@@ -42,7 +44,17 @@ const RELAYED = ['content-length', 'content-range', 'content-type', 'accept-rang
 
 const data = workerData as GatewayWorkerData;
 const policy = new UrlPolicy(data.policy);
-const client = new UpstreamClient({ policy, connectTimeoutMs: data.connectTimeoutMs });
+/** This thread holds the process's object-store credentials: the main thread asks for them (gateway.ts `credentials`). */
+const credentials = {
+  s3: awsCredentialChain(),
+  gs: gcsHmacKeys(),
+  az: azureSas(data.stores?.az ?? { account: '', endpoint: '', noSignRequest: false }),
+};
+const client = new UpstreamClient({
+  policy,
+  connectTimeoutMs: data.connectTimeoutMs,
+  stores: data.stores ? new ObjectStores(data.stores, credentials) : undefined,
+});
 
 class GatewayFault extends Error {
   constructor(
@@ -206,7 +218,7 @@ function targetOf(reqUrl: string): Target | number {
   const prefix = `/${data.token}/`;
   if (!reqUrl.startsWith(prefix)) return 403;
   const rest = reqUrl.slice(prefix.length);
-  const m = /^(\d{1,9})\/(https?)\/([^/?#]+)(\/[^#]*)$/.exec(rest);
+  const m = /^(\d{1,9})\/(https?|s3|gs|az)\/([^/?#]+)(\/[^#]*)$/.exec(rest);
   if (!m) return 403;
   try {
     const loc = policy.resolve(`${m[2]}://${m[3]}${m[4]}`);
@@ -595,7 +607,15 @@ parentPort?.on('message', (msg: unknown) => {
   const { type, id, path } = msg as { type?: unknown; id?: unknown; path?: unknown };
   // /metrics asks for the upstream counts of GDAL's reads; the source layer for a file's version (gateway.ts).
   if (type === 'host-stats') parentPort?.postMessage({ type: 'answer', id, answer: client.hostStats() });
-  else if (type === 'prefetch' && typeof path === 'string') {
+  else if (type === 'credentials') {
+    const asked = (msg as { scheme?: unknown }).scheme;
+    const scheme = asked === 'gs' || asked === 'az' ? asked : 's3';
+    credentials[scheme]().then(
+      ({ accessKeyId, secretAccessKey, sessionToken, expiration, sas }) =>
+        parentPort?.postMessage({ type: 'answer', id, answer: { credentials: { accessKeyId, secretAccessKey, sessionToken, expiration, sas } } }),
+      (err: unknown) => parentPort?.postMessage({ type: 'answer', id, answer: { error: err instanceof Error ? err.message : String(err) } }),
+    );
+  } else if (type === 'prefetch' && typeof path === 'string') {
     const { image, blocks, slot } = msg as { image: PrefetchImage; blocks: Array<[number, number]>; slot: number };
     // Fetching ahead is an optimisation: whatever fails in it (a hostile file's tables included) is
     // dropped here, never an unhandled rejection in the gateway's thread; GDAL's own read reports it.

@@ -26,6 +26,8 @@ import type { UrlPolicyOptions } from './url-policy.js';
 import type { GatewayWorkerData } from './gateway-worker.js';
 import { UNMETERED_LANE, type BudgetMemory } from './budget.js';
 import type { HostStats } from './client.js';
+import { TesseraError } from '../errors.js';
+import type { Credentials, ObjectScheme, ObjectStoreOptions } from './object-stores.js';
 
 export interface GatewayOptions {
   policy: UrlPolicyOptions;
@@ -37,6 +39,8 @@ export interface GatewayOptions {
   budgets: BudgetMemory;
   /** /vsicurl/'s download chunk (CPL_VSIL_CURL_CHUNK_SIZE; GDAL's default 16 KiB without it): blocks are fetched ahead in whole chunks. */
   chunkBytes?: number;
+  /** How object URLs are reached (none: they fail); the gateway's thread holds the credentials (see `credentials`). */
+  stores?: ObjectStoreOptions;
 }
 
 /** An image of a TIFF by its size and tiling (a block's column and row are counted in it). */
@@ -127,14 +131,24 @@ export class UpstreamGateway {
     this.worker.postMessage({ type: 'prefetch', path: path.slice(prefix.length), image, blocks, slot });
   }
 
-  /** A question to the gateway's thread, answered within a second or undefined. */
-  private ask(question: Record<string, unknown>): Promise<unknown> {
+  /**
+   * The credentials of an object store, as the gateway's thread holds them: one credential chain
+   * per process, fetched once per expiry, whether GDAL's reads or this thread's documents need them.
+   */
+  async credentials(scheme: ObjectScheme): Promise<Credentials> {
+    const answer = (await this.ask({ type: 'credentials', scheme }, this.opts.timeoutMs)) as { credentials?: Credentials; error?: string } | undefined;
+    if (answer?.credentials) return answer.credentials;
+    throw new TesseraError('UpstreamError', answer?.error ?? 'the upstream gateway did not give credentials in time');
+  }
+
+  /** A question to the gateway's thread, answered within `timeoutMs` (a second) or undefined. */
+  private ask(question: Record<string, unknown>, timeoutMs = 1000): Promise<unknown> {
     const id = ++this.asked;
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         this.questions.delete(id);
         resolve(undefined);
-      }, 1000);
+      }, timeoutMs);
       this.questions.set(id, (answer) => {
         clearTimeout(timer);
         this.questions.delete(id);
@@ -191,7 +205,7 @@ function keepCurlOffProxies(): void {
   process.env['no_proxy'] = current ? `${current},127.0.0.1` : '127.0.0.1';
 }
 
-const GATEWAY_URL = /http:\/\/127\.0\.0\.1:\d+\/[0-9a-f]{32}\/\d+\/(https?)\//g;
+const GATEWAY_URL = /http:\/\/127\.0\.0\.1:\d+\/[0-9a-f]{32}\/\d+\/(https?|s3|gs|az)\//g;
 
 /** `text` (a GDAL message) with gateway URLs turned back into the upstream URLs they stand for. */
 export function redactGateway(text: string): string {

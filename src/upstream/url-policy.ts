@@ -8,6 +8,7 @@
 import path from 'node:path';
 import { badRequest } from '../errors.js';
 import { NetworkPolicy, NetworkRefused } from './network-policy.js';
+import { checkObjectUrl, isObjectUrl } from './object-stores.js';
 
 export interface UrlPolicyOptions {
   allowedLocalRoots: readonly string[];
@@ -15,8 +16,14 @@ export interface UrlPolicyOptions {
   deniedHosts: readonly string[];
   /** CIDRs opened to upstream connections besides public unicast addresses (default: none). */
   allowedNetworks?: readonly string[];
+  /** Buckets (and prefixes) object URLs may name (`s3://bucket/prefix/`, object-stores.ts); none: no object URL at all. */
+  allowedBuckets?: readonly string[];
 }
 
+/**
+ * Where a raster or document is. `http` is anything read through the upstream client: an http(s)
+ * URL, or an object URL (`s3://…`, `gs://…`, `az://…`) that the client turns into a signed request to its store.
+ */
 export type Location = { kind: 'http'; url: string } | { kind: 'file'; path: string };
 
 function hostMatches(host: string, pattern: string): boolean {
@@ -52,9 +59,10 @@ export class UrlPolicy {
     }
     const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(text)?.[1]?.toLowerCase();
     if (scheme === 'http' || scheme === 'https') return { kind: 'http', url: this.checkHttp(text, what) };
+    if (isObjectUrl(text)) return { kind: 'http', url: checkObjectUrl(text, this.opts.allowedBuckets ?? [], what) };
     if (scheme === 'file') return { kind: 'file', path: this.checkFile(decodeURIComponent(new URL(text).pathname), input, what) };
     if (scheme !== undefined && !/^[a-z]:[\\/]/i.test(text)) {
-      throw badRequest(`${what} '${input}' is not allowed: scheme '${scheme}' is not supported (use http or https)`);
+      throw badRequest(`${what} '${input}' is not allowed: scheme '${scheme}' is not supported (use http, https, s3, gs or az)`);
     }
     return { kind: 'file', path: this.checkFile(text, input, what) };
   }
@@ -96,7 +104,9 @@ export class UrlPolicy {
   }
 }
 
-/** GDAL path for a location: remote rasters go through /vsicurl/. */
+/** GDAL path for a location: remote rasters go through /vsicurl/; object URLs only through the gateway (gateway.ts), which signs. */
 export function gdalPath(loc: Location): string {
-  return loc.kind === 'http' ? `/vsicurl/${loc.url}` : loc.path;
+  if (loc.kind === 'file') return loc.path;
+  if (isObjectUrl(loc.url)) throw badRequest(`'${loc.url}' is read only through tessera's upstream gateway: TESSERA_UPSTREAM_GATEWAY is off`);
+  return `/vsicurl/${loc.url}`;
 }
