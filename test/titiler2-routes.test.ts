@@ -8,7 +8,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import sharp from 'sharp';
-import { startFileServer, FIXTURES, type FileServer } from './helpers/fileserver.js';
+import { startFileServer, fixtureItem, FIXTURES, type FileServer } from './helpers/fileserver.js';
 import { startTessera, type RunningTessera } from './helpers/tessera.js';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -177,6 +177,30 @@ describe('TiTiler 2.x requests, under both settings', () => {
     assert.deepEqual(Object.keys(health.versions), ['titiler', 'tessera', 'gdal']);
     assert.equal(health.versions['titiler'], '2.4.0');
     assert.match(health.versions['gdal']!, /^3\.\d+\.\d+/);
+  });
+
+  it('requires `assets` on reads of a STAC item under 2 (422, as 2.4.0), "assets or expression" under 0.18 (collision stacAssets)', async () => {
+    files.put('/assets-item.json', await fixtureItem(files.url));
+    const item = encodeURIComponent(`${files.url}/assets-item.json`);
+    const missing = { detail: [{ type: 'missing', loc: ['query', 'assets'], msg: 'Field required', input: null }] };
+    for (const path of [
+      `/stac/info?url=${item}`,
+      `/stac/statistics?url=${item}`,
+      `/stac/tiles/WebMercatorQuad/9/289/207?url=${item}&expression=B01_b1`,
+      `/stac/WebMercatorQuad/tilejson.json?url=${item}`,
+      `/stac/point/23.878,32.063?url=${item}`,
+      `/stac/preview?url=${item}`,
+    ]) {
+      const res = await v2.get(path);
+      assert.equal(res.status, 422, path);
+      assert.deepEqual(await res.json(), missing, path);
+    }
+    assert.equal((await v2.get(`/stac/info?url=${item}&assets=B01`)).status, 200);
+    assert.equal((await v018.get(`/stac/info?url=${item}`)).status, 200, 'every asset under 0.18');
+    assert.equal((await v018.get(`/stac/tiles/WebMercatorQuad/9/289/207?url=${item}&expression=B01_b1`)).status, 200);
+    const refused = await v018.get(`/stac/point/23.878,32.063?url=${item}`);
+    assert.equal(refused.status, 400);
+    assert.deepEqual(await refused.json(), { detail: 'assets must be defined either via expression or assets options.' });
   });
 
   it('declares every collision with an answer for each value, and docs/titiler2.md lists them as declared (run `make docs` after changing one)', () => {

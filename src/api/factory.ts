@@ -101,6 +101,9 @@ export interface VerbContext<L, R extends Reader> {
   readonly layer: ParamFamily<L>;
   readonly statisticsLayer: ParamFamily<L>;
   readonly routeOptions: LayerRouteOptions;
+  /** The statistics routes' and the every-grid WMTS document's (RouteFamily.layerFirst). */
+  readonly statisticsRouteOptions: LayerRouteOptions;
+  readonly wmtsRouteOptions: LayerRouteOptions;
   /** POST /statistics weighs each pixel by the fraction a feature covers. */
   readonly coverageWeighted: boolean;
   /** 304 before reading when the client holds the answer already (api/etag.ts). */
@@ -163,8 +166,12 @@ export interface RouteFamily<L, M extends keyof Reader> {
   layer: ParamFamily<L>;
   /** The layer of the statistics routes, where it may be left out (STAC: every asset). Default: `layer`. */
   statisticsLayer?: ParamFamily<L>;
-  /** Layer checks that come before schema validation (TiTiler's "assets or expression" 400). */
-  layerFirst?: preValidationAsyncHookHandler;
+  /**
+   * Layer checks that come before schema validation (TiTiler's "assets or expression" 400), as the
+   * deployment's generation makes them, for the image and document routes (`reads`), the statistics
+   * routes and the every-grid WMTS document.
+   */
+  layerFirst?(settings: Settings, routes: 'reads' | 'statistics' | 'wmts'): preValidationAsyncHookHandler | undefined;
   /**
    * How a request's reader is opened and a dataset summarised, given the server's services. `M` is
    * read from `verbs` alone (NoInfer): an opener whose reader lacks one of their methods is refused.
@@ -244,6 +251,11 @@ function gridOf(request: GridRequest): TileMatrixSet {
   return id !== undefined ? getTms(id)! : gridQuery.parse(request.query);
 }
 
+/** Route options running `check` before schema validation, if there is one. */
+function hookOptions(check: preValidationAsyncHookHandler | undefined): LayerRouteOptions {
+  return check ? { preValidation: check } : {};
+}
+
 /** Every route of a family under its prefix: the factory's, its verbs, its own, its viewer. */
 function familyRoutes<L, M extends keyof Reader>(services: Services, family: RouteFamily<L, M>): FastifyPluginAsync {
   const settings = services.settings;
@@ -261,7 +273,9 @@ function familyRoutes<L, M extends keyof Reader>(services: Services, family: Rou
     statisticsLimits: { ...limits, statistics: true },
     layer: family.layer,
     statisticsLayer: family.statisticsLayer ?? family.layer,
-    routeOptions: family.layerFirst ? { preValidation: family.layerFirst } : {},
+    routeOptions: hookOptions(family.layerFirst?.(settings, 'reads')),
+    statisticsRouteOptions: hookOptions(family.layerFirst?.(settings, 'statistics')),
+    wmtsRouteOptions: hookOptions(family.layerFirst?.(settings, 'wmts')),
     coverageWeighted: family.coverageWeighted === true,
     unchanged: inputTags(settings),
     datasetQuery: named !== undefined ? datasetInPath : datasetUrl,
@@ -440,7 +454,7 @@ function documentRoutes<L, M extends keyof Reader>(
     gridForm(app, 'map.html', documentFamilies, options, async (request, reply, p) =>
       mapPage(request, reply, ctx.prefixOf(request), gridOf(request), ctx.dataset(request, p.url), p.size === undefined ? [['tilesize', '256']] : []),
     );
-    allGridsWmts(app, documentFamilies, options, wmtsFamily);
+    allGridsWmts(app, documentFamilies, ctx.wmtsRouteOptions, wmtsFamily);
     return;
   }
 
@@ -481,7 +495,7 @@ function documentRoutes<L, M extends keyof Reader>(
   const settings = ctx.services.settings;
   choose(settings, 'wmts', {
     '0.18': () => queryGridForm(app, 'WMTSCapabilities.xml', wmtsFamilies, options, oneGridWmts),
-    '2': () => allGridsWmts(app, documentFamilies, options, wmtsFamily),
+    '2': () => allGridsWmts(app, documentFamilies, ctx.wmtsRouteOptions, wmtsFamily),
   })();
   choose(settings, 'prefixMap', {
     '0.18': () =>

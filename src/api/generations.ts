@@ -115,6 +115,15 @@ export const COLLISIONS = {
       '2': "2.4.0's list (`{colormaps: [{id, links}]}`); list and entries answer HTML when `Accept` prefers it (`f` wins); `format=` on an entry still draws the legend",
     },
   },
+  stacAssets: {
+    where: '`/stac/…` reads without `assets` (info, statistics, tiles, TileJSON, the map page, point, preview, bbox, feature)',
+    paths: /^$/,
+    answers: {
+      '0.18':
+        '`assets` or `expression` is required (400 `assets must be defined either via expression or assets options.`); info and statistics without them read every asset',
+      '2': "`assets` is required (FastAPI's 422 `Field required`, checked first): an expression does not stand in for it, and info and statistics read no asset by default, as 2.4.0's AssetsParams; the WMTS document still answers 400 where no layer can be made",
+    },
+  },
   mosaicPoint: {
     where: '`/mosaicjson/point/{lon},{lat}`',
     paths: /^\/mosaicjson\/point\/\{lon\},\{lat\}$/,

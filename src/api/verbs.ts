@@ -241,7 +241,8 @@ export const statisticsOfPreview: Verb<ReaderWith<'preview'>> = {
     const previewStatisticsQuery = statisticsQuery(ctx.datasetQuery, ctx.statisticsLayer, { size: previewSize }, ctx.services.settings);
     const gen = describedBands(ctx);
     const aspect = keepsAspect(ctx);
-    app.get<QueryRoute>('/statistics', { config: LARGE, schema: { querystring: previewStatisticsQuery.schema } }, async (request, reply) => {
+    const options = { config: LARGE, schema: { querystring: previewStatisticsQuery.schema }, ...ctx.statisticsRouteOptions };
+    app.get<QueryRoute>('/statistics', options, async (request, reply) => {
       const p = previewStatisticsQuery.parse(request.query);
       const reader = await ctx.open(ctx.dataset(request, p.url), p.layer);
       if (await ctx.unchanged(request, reply, reader)) return reply;
@@ -268,7 +269,8 @@ function featureStatistics(usedAssets: boolean): Verb<ReaderWith<'statisticsOfFe
       const featureStatisticsQuery = statisticsQuery(ctx.datasetQuery, ctx.statisticsLayer, { size: partSize, dstCrs, coordCrs }, ctx.services.settings);
       const gen = describedBands(ctx);
       const aspect = keepsAspect(ctx);
-      app.post<QueryRoute>('/statistics', { config: LARGE, schema: { querystring: featureStatisticsQuery.schema } }, async (request, reply) => {
+      const options = { config: LARGE, schema: { querystring: featureStatisticsQuery.schema }, ...ctx.statisticsRouteOptions };
+      app.post<QueryRoute>('/statistics', options, async (request, reply) => {
         const body = parseFeatureOrCollectionBody(request.body);
         if (body.features.length > MAX_STATISTICS_FEATURES) {
           throw badRequest(`Too many features: ${body.features.length}, at most ${MAX_STATISTICS_FEATURES} per request`);

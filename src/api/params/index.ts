@@ -25,6 +25,7 @@ export {
   pixelSelection,
   assetNames,
   assetStatisticsLayer,
+  requireAssets,
   requireLayerFirst,
   type AssetStatisticsLayer,
 } from './layers.js';

@@ -9,6 +9,7 @@
  * (2.x) names every asset where 2.4.0 takes it (info and statistics).
  */
 import { badRequest } from '../../errors.js';
+import { ValidationError } from '../errors.js';
 import { expressionBands, parseExpression, type Expression } from '../../image/expression.js';
 import type { CogLayerOptions } from '../../readers/cog.js';
 import type { StacLayerOptions } from '../../readers/stac.js';
@@ -171,8 +172,21 @@ export const optionalStacLayer = family('AssetsBidxExprParamsOptional', stacLaye
  */
 export async function requireLayerFirst(request: { query: unknown }): Promise<void> {
   const q = (request.query ?? {}) as Query;
-  const has = (v: unknown): boolean => (Array.isArray(v) ? v.some((x) => x !== '') : typeof v === 'string' && v !== '');
-  if (!has(q['assets']) && !has(q['expression'])) throw badRequest(NO_LAYER);
+  if (!given(q['assets']) && !given(q['expression'])) throw badRequest(NO_LAYER);
+}
+
+/**
+ * TiTiler 2.x's AssetsParams: `assets` is a required query parameter of every read of an item (an
+ * expression does not stand in for it), FastAPI's 422 when it is missing; checked first, as there.
+ */
+export async function requireAssets(request: { query: unknown }): Promise<void> {
+  const q = (request.query ?? {}) as Query;
+  if (!given(q['assets'])) throw new ValidationError([{ type: 'missing', loc: ['query', 'assets'], msg: 'Field required', input: null }]);
+}
+
+/** A query value that says something (not absent, not empty). */
+function given(v: unknown): boolean {
+  return Array.isArray(v) ? v.some((x) => x !== '') : typeof v === 'string' && v !== '';
 }
 
 /** The mosaic's layer: BidxExprParams over each COG, or the STAC layer over each item. */

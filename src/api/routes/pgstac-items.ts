@@ -89,7 +89,7 @@ export const itemFamily = defineFamily({
   datasetParam: ['collection_id', 'item_id'],
   generation: '2',
   layer: stacLayer,
-  layerFirst: requireLayerFirst,
+  layerFirst: (_settings, routes) => (routes === 'statistics' ? undefined : requireLayerFirst),
   datasets: (services) => ({
     open: async (named, layer) => {
       const { sources } = await itemSources(services, ...namedItem(named));

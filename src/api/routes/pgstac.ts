@@ -171,7 +171,7 @@ function catalogueFamily<Q>(
     generation: '2',
     // What a tile reads of each item, how it picks each pixel among them, pgSTAC's limits, and what names the search.
     layer: combine(`${tag.name} layer`, { layer: stacLayer, selection: pixelSelection, limits: searchLimits, source: source.query }),
-    layerFirst: requireLayerFirst,
+    layerFirst: (_settings, routes) => (routes === 'statistics' ? undefined : requireLayerFirst),
     datasets: (services) => ({
       open: async (named, l) =>
         new SearchMosaicReader(

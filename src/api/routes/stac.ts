@@ -16,6 +16,7 @@ import {
   datasetValues,
   optionalStacLayer,
   previewSize,
+  requireAssets,
   requireLayerFirst,
   routeQuery,
   stacLayer,
@@ -47,7 +48,13 @@ export const stacFamily = defineFamily({
   layer: stacLayer,
   // Statistics without assets or an expression read every asset of the item.
   statisticsLayer: optionalStacLayer,
-  layerFirst: requireLayerFirst,
+  // The collision `stacAssets`: 0.18's "assets or expression" (400; statistics read every asset), or
+  // 2.x's required `assets` (422), but for the WMTS document (a 400 where it finds no layer, as 2.4.0).
+  layerFirst: (settings, routes) =>
+    choose(settings, 'stacAssets', {
+      '0.18': routes === 'statistics' ? undefined : requireLayerFirst,
+      '2': routes === 'wmts' ? requireLayerFirst : requireAssets,
+    }),
   datasets: (services) => ({
     open: async (url, layer) => {
       const stac = await services.stac(url);
@@ -96,13 +103,17 @@ async function stacRoutes(app: FastifyInstance, services: Services): Promise<voi
     return [Object.fromEntries(infos.map(([name, info]) => [name, infoModel(info)])), reader.bounds];
   }
 
-  app.get<QueryRoute>('/info', { schema: { querystring: infoQuery.schema } }, async (request, reply) => {
+  const infoOptions = {
+    schema: { querystring: infoQuery.schema },
+    ...(choose(services.settings, 'stacAssets', { '0.18': false, '2': true }) ? { preValidation: requireAssets } : {}),
+  };
+  app.get<QueryRoute>('/info', infoOptions, async (request, reply) => {
     const p = infoQuery.parse(request.query);
     const [infos] = await assetInfos(p.url, p.assets);
     return sendJson(reply, infos);
   });
 
-  app.get<QueryRoute>('/info.geojson', { schema: { querystring: infoQuery.schema } }, async (request, reply) => {
+  app.get<QueryRoute>('/info.geojson', infoOptions, async (request, reply) => {
     const p = infoQuery.parse(request.query);
     const [infos, bounds] = await assetInfos(p.url, p.assets);
     return sendJson(reply, bboxFeature(bounds, infos), 'application/geo+json');
