@@ -115,6 +115,14 @@ export const COLLISIONS = {
       '2': "2.4.0's list (`{colormaps: [{id, links}]}`); list and entries answer HTML when `Accept` prefers it (`f` wins); `format=` on an entry still draws the legend",
     },
   },
+  infoModel: {
+    where: '`/cog/info`, `/stac/info` and their `.geojson`',
+    paths: /^\/(cog|stac)\/info(\.geojson)?$/,
+    answers: {
+      '0.18': 'rio-tiler 6\'s Info: bounds in longitude/latitude, `minzoom`/`maxzoom` in WebMercatorQuad, a band without a description described by `""`',
+      '2': "rio-tiler 9's Info: bounds in the dataset's CRS with `crs` (its URI), no zooms, a band without a description described by its name (`b1`), `minmax` from the bands' GDAL statistics",
+    },
+  },
   stacAssets: {
     where: '`/stac/…` reads without `assets` (info, statistics, tiles, TileJSON, the map page, point, preview, bbox, feature)',
     paths: /^$/,

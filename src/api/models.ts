@@ -6,6 +6,9 @@ import type { RasterInfo } from '../source/dataset.js';
 import type { BBox } from '../tms/grid.js';
 import { float, floats } from '../pyjson.js';
 import type { CogReport } from '../source/cog-validation.js';
+import type { Settings } from '../config.js';
+import { crsUriOf } from '../ogc/tilesets.js';
+import { choose } from './generations.js';
 
 /** rio-tiler `Info` (exclude-none): declared fields first, then the extras. */
 export function infoModel(i: RasterInfo): Record<string, unknown> {
@@ -64,14 +67,30 @@ export function infoModelV2(i: RasterInfo, crsUri: (wkt: string) => string | und
   return out;
 }
 
+/** The info model of the deployment's generation (collision infoModel): rio-tiler 6's or rio-tiler 9's, and its GeoJSON Feature. */
+export function infoModelOf(settings: Settings): {
+  info: (i: RasterInfo) => Record<string, unknown>;
+  feature: (bounds: BBox, properties: Record<string, unknown>) => Record<string, unknown>;
+} {
+  return choose(settings, 'infoModel', {
+    '0.18': { info: infoModel, feature: (bounds: BBox, properties: Record<string, unknown>) => bboxFeature(bounds, properties) },
+    '2': {
+      info: (i: RasterInfo) => infoModelV2(i, crsUriOf),
+      feature: (bounds: BBox, properties: Record<string, unknown>) => bboxFeature(bounds, properties, true),
+    },
+  });
+}
+
 export function boundsModel(bounds: BBox): Record<string, unknown> {
   return { bounds: floats(bounds) };
 }
 
 /** A GeoJSON Feature whose polygon is a bbox (TiTiler's info.geojson). */
-export function bboxFeature(bounds: BBox, properties: Record<string, unknown>): Record<string, unknown> {
+export function bboxFeature(bounds: BBox, properties: Record<string, unknown>, withBbox = false): Record<string, unknown> {
   const [minx, miny, maxx, maxy] = floats(bounds) as [ReturnType<typeof float>, ReturnType<typeof float>, ReturnType<typeof float>, ReturnType<typeof float>];
   return {
+    // TiTiler 2.x's Feature carries its `bbox` too (geojson-pydantic's field order: bbox first).
+    ...(withBbox ? { bbox: [minx, miny, maxx, maxy] } : {}),
     type: 'Feature',
     geometry: {
       type: 'Polygon',

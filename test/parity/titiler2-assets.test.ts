@@ -150,8 +150,12 @@ const JSON_CASES: JsonCase[] = [
     id: 'info-all',
     path: '/stac/info?url={s2}&assets=:all:',
     status: 200,
-    ignore: ['$.*.bounds', '$.*.crs', '$.*.minzoom', '$.*.maxzoom', '$.*.band_descriptions', '$.*.width', '$.*.height', '$.*.overviews', '$.*.transform'],
   },
+  // The collision `infoModel`: rio-tiler 9's Info.
+  { id: 'cog-info', path: '/cog/info?url={file:cog1.tif}', status: 200 },
+  { id: 'cog-info-described', path: '/cog/info?url={file:cog_scale.tif}', status: 200 },
+  { id: 'cog-info-geojson', path: '/cog/info.geojson?url={file:cog1.tif}', status: 200 },
+  { id: 'stac-info-geojson', path: '/stac/info.geojson?url={s2}&assets=B01', status: 200 },
   {
     id: 'asset-statistics-options',
     path: `/stac/asset_statistics?url={s2}&assets=${enc('tci|bidx=3,1')}&assets=${enc('B01|expression=b1 * 2')}&assets=B09&max_size=128`,

@@ -11,7 +11,7 @@ import type { Services } from '../../services.js';
 import { WEB_MERCATOR_QUAD, getTms } from '../../tms/registry.js';
 import { bandLayer, datasetUrl, routeQuery, stacItem, validateStrict, type QueryRoute } from '../params/index.js';
 import { sendJson } from '../reply.js';
-import { bboxFeature, boundsModel, cogValidateModel, infoModel } from '../models.js';
+import { boundsModel, cogValidateModel, infoModelOf } from '../models.js';
 import { cogReader } from '../../readers/cog.js';
 import { defineFamily } from '../factory.js';
 import * as verb from '../verbs.js';
@@ -61,6 +61,7 @@ export const cogFamily = defineFamily({
 
 async function cogRoutes(app: FastifyInstance, services: Services): Promise<void> {
   const webMercator = getTms(WEB_MERCATOR_QUAD)!;
+  const { info: infoModel, feature: infoFeature } = infoModelOf(services.settings);
   const urlOnly = routeQuery({ url: datasetUrl });
   const validateQuery = routeQuery({ url: datasetUrl, strict: validateStrict });
   const stacQuery = routeQuery({ url: datasetUrl, item: stacItem });
@@ -99,6 +100,6 @@ async function cogRoutes(app: FastifyInstance, services: Services): Promise<void
   app.get<QueryRoute>('/info.geojson', { schema: { querystring: urlOnly.schema } }, async (request, reply) => {
     const source = services.cog(urlOnly.parse(request.query).url);
     const [info, bounds] = await Promise.all([source.info(webMercator), source.geographicBounds()]);
-    return sendJson(reply, bboxFeature(bounds, infoModel(info)), 'application/geo+json');
+    return sendJson(reply, infoFeature(bounds, infoModel(info)), 'application/geo+json');
   });
 }

@@ -24,7 +24,7 @@ import {
   type QueryRoute,
 } from '../params/index.js';
 import { sendJson } from '../reply.js';
-import { bboxFeature, boundsModel, infoModel } from '../models.js';
+import { boundsModel, infoModelOf } from '../models.js';
 import { stacItemReader } from '../../readers/stac.js';
 import { assetStatistics } from '../../readers/stac-asset-statistics.js';
 import { statisticsMapToJson } from '../../image/statistics-json.js';
@@ -95,6 +95,7 @@ async function stacRoutes(app: FastifyInstance, services: Services): Promise<voi
   });
 
   const infoQuery = routeQuery({ url: datasetUrl, assets: assetNames });
+  const { info: infoModel, feature: infoFeature } = infoModelOf(services.settings);
   const webMercator = getTms('WebMercatorQuad')!;
 
   async function assetInfos(url: string, assets: string[] | undefined): Promise<[Record<string, unknown>, BBox]> {
@@ -116,7 +117,7 @@ async function stacRoutes(app: FastifyInstance, services: Services): Promise<voi
   app.get<QueryRoute>('/info.geojson', infoOptions, async (request, reply) => {
     const p = infoQuery.parse(request.query);
     const [infos, bounds] = await assetInfos(p.url, p.assets);
-    return sendJson(reply, bboxFeature(bounds, infos), 'application/geo+json');
+    return sendJson(reply, infoFeature(bounds, infos), 'application/geo+json');
   });
 
   const assetStatisticsQuery = routeQuery({ url: datasetUrl, layer: assetStatisticsLayer, values: datasetValues, size: previewSize, statistics });
