@@ -11,7 +11,7 @@ import { crsUriOf } from '../ogc/tilesets.js';
 import { choose } from './generations.js';
 
 /** rio-tiler `Info` (exclude-none): declared fields first, then the extras. */
-export function infoModel(i: RasterInfo): Record<string, unknown> {
+function infoModel(i: RasterInfo): Record<string, unknown> {
   const out: Record<string, unknown> = {
     bounds: floats(i.bounds),
     minzoom: i.minzoom,
