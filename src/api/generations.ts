@@ -116,11 +116,11 @@ export const COLLISIONS = {
     },
   },
   infoModel: {
-    where: '`/cog/info`, `/stac/info` and their `.geojson`',
-    paths: /^\/(cog|stac)\/info(\.geojson)?$/,
+    where: '`/cog/info`, `/stac/info`, `/mosaicjson/info` and their `.geojson`',
+    paths: /^\/(cog|stac|mosaicjson)\/info(\.geojson)?$/,
     answers: {
       '0.18': 'rio-tiler 6\'s Info: bounds in longitude/latitude, `minzoom`/`maxzoom` in WebMercatorQuad, a band without a description described by `""`',
-      '2': "rio-tiler 9's Info: bounds in the dataset's CRS with `crs` (its URI), no zooms, a band without a description described by its name (`b1`), `minmax` from the bands' GDAL statistics",
+      '2': "rio-tiler 9's Info: bounds in the dataset's CRS with `crs` (its URI), no zooms, a band without a description described by its name (`b1`), `minmax` from the bands' GDAL statistics; a mosaic's as cogeo-mosaic 9's (`crs`, `mosaic_minzoom`, `mosaic_maxzoom`, `mosaic_tilematrixset`, `quadkeys` empty); the `.geojson` Feature with its `bbox`",
     },
   },
   stacAssets: {

@@ -68,6 +68,9 @@ const CASES: Case[] = [
   { id: 'colormap-f-bad', path: '/colorMaps/viridis?f=gif', kind: 'json', status: 422 },
 
   // Mosaic asset lookups at 2.x's paths (answered under both settings).
+  // The collision `infoModel`: cogeo-mosaic 9's Info.
+  { id: 'mosaic-info', path: `/mosaicjson/info?url=${MOSAIC}`, kind: 'json', status: 200 },
+  { id: 'mosaic-info-geojson', path: `/mosaicjson/info.geojson?url=${MOSAIC}`, kind: 'json', status: 200 },
   { id: 'assets-tile', path: `/mosaicjson/tiles/WebMercatorQuad/7/37/45/assets?url=${MOSAIC}`, kind: 'json', status: 200 },
   { id: 'assets-tile-below-qz', path: `/mosaicjson/tiles/WebMercatorQuad/5/9/11/assets?url=${MOSAIC}`, kind: 'json', status: 200 },
   { id: 'assets-tile-above-qz', path: `/mosaicjson/tiles/WebMercatorQuad/10/300/365/assets?url=${MOSAIC}`, kind: 'json', status: 200 },

@@ -48,6 +48,20 @@ type TileAssetsRoute = PathRoute<{ tileMatrixSetId?: string; z: string; x: strin
 /** What a mosaic tile reads of each asset, and how it picks each pixel among them. */
 const mosaicTileLayer = combine('MosaicLayer with PixelSelectionParams', { layer: mosaicLayer, selection: pixelSelection });
 
+/** cogeo-mosaic 9's Info (TiTiler 2.x): the bounds with their CRS, the document's zooms and grid under `mosaic_`, quadkeys left out. */
+function infoModelV2(info: MosaicInfo): Record<string, unknown> {
+  return {
+    bounds: floats(info.bounds),
+    crs: 'http://www.opengis.net/def/crs/EPSG/0/4326',
+    name: info.name,
+    quadkeys: [],
+    mosaic_tilematrixset: info.tilematrixset,
+    mosaic_minzoom: info.minzoom,
+    mosaic_maxzoom: info.maxzoom,
+  };
+}
+
+/** cogeo-mosaic 7's Info (TiTiler 0.18). */
 function infoModel(info: MosaicInfo): Record<string, unknown> {
   return {
     bounds: floats(info.bounds),
@@ -182,13 +196,16 @@ async function mosaicRoutes(app: FastifyInstance, services: Services): Promise<v
     sendJson(reply, boundsModel((await open(request.query)).bounds)),
   );
 
+  // The collision `infoModel`: cogeo-mosaic 7's model or 9's, whose Feature carries its bbox.
+  const v2 = choose(services.settings, 'infoModel', { '0.18': false, '2': true });
+  const model = v2 ? infoModelV2 : infoModel;
   app.get<QueryRoute>('/info', { schema: { querystring: urlOnly.schema } }, async (request, reply) =>
-    sendJson(reply, infoModel((await open(request.query)).info())),
+    sendJson(reply, model((await open(request.query)).info())),
   );
 
   app.get<QueryRoute>('/info.geojson', { schema: { querystring: urlOnly.schema } }, async (request, reply) => {
     const info = (await open(request.query)).info();
-    return sendJson(reply, bboxFeature(info.bounds, infoModel(info)), 'application/geo+json');
+    return sendJson(reply, bboxFeature(info.bounds, model(info), v2), 'application/geo+json');
   });
 
   const pointQuery = routeQuery({ url: datasetUrl, layer: mosaicLayer, values: datasetValues, coordCrs });
