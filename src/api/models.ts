@@ -12,12 +12,15 @@ import { choose } from './generations.js';
 
 /** rio-tiler `Info` (exclude-none): declared fields first, then the extras. */
 function infoModel(i: RasterInfo): Record<string, unknown> {
+  return infoFields(i, { bounds: floats(i.bounds), minzoom: i.minzoom, maxzoom: i.maxzoom }, (_name, description) => description);
+}
+
+/** Info's fields after its bounds (and zooms or CRS), in rio-tiler's order; `describe` gives a band's description. */
+function infoFields(i: RasterInfo, head: Record<string, unknown>, describe: (name: string, description: string) => string): Record<string, unknown> {
   const out: Record<string, unknown> = {
-    bounds: floats(i.bounds),
-    minzoom: i.minzoom,
-    maxzoom: i.maxzoom,
+    ...head,
     band_metadata: i.band_metadata,
-    band_descriptions: i.band_descriptions,
+    band_descriptions: i.band_descriptions.map(([name, description]) => [name, describe(name, description)]),
     dtype: i.dtype,
     nodata_type: i.nodata_type,
     colorinterp: i.colorinterp,
@@ -41,24 +44,7 @@ function infoModel(i: RasterInfo): Record<string, unknown> {
  */
 export function infoModelV2(i: RasterInfo, crsUri: (wkt: string) => string | undefined): Record<string, unknown> {
   const native = i.native ?? { bounds: i.bounds, crs: 'EPSG:4326' };
-  const out: Record<string, unknown> = {
-    bounds: floats(native.bounds),
-    crs: crsUri(native.crs) ?? native.crs,
-    band_metadata: i.band_metadata,
-    band_descriptions: i.band_descriptions.map(([name, description]) => [name, description || name]),
-    dtype: i.dtype,
-    nodata_type: i.nodata_type,
-    colorinterp: i.colorinterp,
-    scales: floats(i.scales),
-    offsets: floats(i.offsets),
-  };
-  if (i.colormap) out['colormap'] = i.colormap;
-  out['driver'] = i.driver;
-  out['count'] = i.count;
-  out['width'] = i.width;
-  out['height'] = i.height;
-  out['overviews'] = i.overviews;
-  if (i.nodata_value !== undefined) out['nodata_value'] = float(i.nodata_value);
+  const out = infoFields(i, { bounds: floats(native.bounds), crs: crsUri(native.crs) ?? native.crs }, (name, description) => description || name);
   const minmax = i.band_metadata
     .map(([, m]) => [m['STATISTICS_MINIMUM'], m['STATISTICS_MAXIMUM']])
     .filter(([lo, hi]) => lo !== undefined && hi !== undefined)
