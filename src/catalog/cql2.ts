@@ -441,26 +441,27 @@ class Cql2TextReader {
     if (this.eat('null', true)) return null;
     const number = this.number(true);
     if (number !== undefined) return number;
-    if (this.text[this.at] === "'") {
-      let i = this.at + 1;
-      let out = '';
-      for (;;) {
-        if (i >= this.text.length) this.fail('a string is not closed');
-        if (this.text[i] === "'") {
-          if (this.text[i + 1] === "'") {
-            out += "'";
-            i += 2;
-            continue;
-          }
-          break;
-        }
-        out += this.text[i];
-        i++;
-      }
-      this.at = i + 1;
-      return out;
-    }
+    if (this.text[this.at] === "'") return this.quoted("'", 'a string');
     return undefined;
+  }
+
+  /** The text between the quote at `this.at` and the one closing it, a doubled quote standing for one. */
+  private quoted(quote: string, what: string): string {
+    let i = this.at + 1;
+    let out = '';
+    for (;;) {
+      if (i >= this.text.length) this.fail(`${what} is not closed`);
+      if (this.text[i] === quote) {
+        if (this.text[i + 1] !== quote) break;
+        out += quote;
+        i += 2;
+        continue;
+      }
+      out += this.text[i];
+      i++;
+    }
+    this.at = i + 1;
+    return out;
   }
 
   /** Double | DECIMAL (`exponent`), or DECIMAL alone: Integer ("." digit*)? (e Integer)? */
@@ -477,25 +478,7 @@ class Cql2TextReader {
   private identifier(): string | undefined {
     this.space();
     const c = this.text[this.at];
-    if (c === '"') {
-      let i = this.at + 1;
-      let out = '';
-      for (;;) {
-        if (i >= this.text.length) this.fail('a quoted name is not closed');
-        if (this.text[i] === '"') {
-          if (this.text[i + 1] === '"') {
-            out += '"';
-            i += 2;
-            continue;
-          }
-          break;
-        }
-        out += this.text[i];
-        i++;
-      }
-      this.at = i + 1;
-      return out;
-    }
+    if (c === '"') return this.quoted('"', 'a quoted name');
     if (c === undefined || !NAME_START.test(c)) return undefined;
     let i = this.at;
     // Code points, not UTF-16 units: a letter outside the BMP is one character.
