@@ -6,7 +6,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startFileServer, FIXTURES, type FileServer } from './helpers/fileserver.js';
+import { startFileServer, fixtureItem, FIXTURES, type FileServer } from './helpers/fileserver.js';
 import { startTessera, type RunningTessera } from './helpers/tessera.js';
 
 interface RenderItem {
@@ -121,5 +121,19 @@ describe('STAC renders: /stac/renders, /stac/renders/{render_id}, raster_layers'
     // The template's tile answers.
     const tile = await v2.get(template.replace(v2.url, '').replace('{TileMatrix}', '8').replace('{TileCol}', '144').replace('{TileRow}', '103'));
     assert.equal(tile.status, 200, await tile.clone().text());
+  });
+  it('lists the renders alone when the query makes no layer of its own, and refuses a document with no layer at all (under 2)', async () => {
+    const res = await v2.get(`/stac/WMTSCapabilities.xml?url=${url}`);
+    assert.equal(res.status, 200, await res.clone().text());
+    const ids = [...(await res.text()).matchAll(/<Layer>\s*<ows:Title>([^<]+)<\/ows:Title>/g)].map((m) => m[1]!);
+    assert.ok(ids.length > 0);
+    assert.ok(
+      ids.every((id) => id.endsWith('_gray') || id.endsWith('_rgb')),
+      'no default layer',
+    );
+    files.put('/no-renders.json', await fixtureItem(files.url));
+    const none = await v2.get(`/stac/WMTSCapabilities.xml?url=${encodeURIComponent(`${files.url}/no-renders.json`)}`);
+    assert.equal(none.status, 400);
+    assert.deepEqual(await none.json(), { detail: 'Could not find any valid layers in metadata or construct one from Query Parameters.' });
   });
 });

@@ -27,7 +27,7 @@ import { tileMatrixLimits } from '../ogc/tilesets.js';
 import { wmtsGridsCapabilities, type WmtsGridLayer } from '../ogc/wmts-grids.js';
 import { MEDIA_TYPES, type ImageFormat } from '../image/formats.js';
 import { MAX_RENDERS, tileRouteTakes, urlencodeDoseq } from './stac-renders.js';
-import { badRequest } from '../errors.js';
+import { badRequest, TesseraError } from '../errors.js';
 import { pyFloatRepr } from '../pyjson.js';
 import { WGS84 } from '../gdal/crs.js';
 
@@ -148,17 +148,26 @@ export function allGridsWmts(
   const checked = routeQuery({ ...families, epsg: wmtsEpsg, zooms: gridZooms });
   const own = routeQuery({ url: family.datasetQuery, document: tileDocument, epsg: wmtsEpsg, zooms: gridZooms });
   app.get<QueryRoute>('/WMTSCapabilities.xml', { schema: { querystring: checked.schema }, ...options }, async (request, reply) => {
-    const all = checked.parse(request.query) as { layer?: unknown };
     const p = own.parse(request.query);
+    const url = family.datasetQuery === datasetUrl ? p.url : undefined;
+    // titiler.extensions' WMTS (a dataset named by `url`): a query the tile route refuses (no assets
+    // of an item) makes no layer of its own, and only a document left without any layer is refused.
+    let layer: unknown;
+    let queryLayer = true;
+    try {
+      layer = (checked.parse(request.query) as { layer?: unknown }).layer;
+    } catch (err) {
+      if (url === undefined || !(err instanceof TesseraError && err.kind === 'BadRequest')) throw err;
+      queryLayer = false;
+    }
     const named = family.dataset(request, p.url);
-    const summary = await family.summary(named, all.layer);
+    const summary = await family.summary(named, layer);
     const title = summary.title ?? named;
     const format = p.document.tileFormat ?? 'png';
     const prefix = family.prefixOf(request);
     const base = `${baseUrl(request)}${prefix}`;
-    const url = family.datasetQuery === datasetUrl ? named : undefined;
     const layers: WmtsGridLayer[] = await renderLayers(app, request, prefix, url, summary, format);
-    for (const id of tmsIds) {
+    for (const id of queryLayer ? tmsIds : []) {
       const tms = getTms(id)!;
       const zooms = await layerZooms(tms, p.zooms, summary);
       layers.push({
@@ -167,6 +176,7 @@ export function allGridsWmts(
         tileUrl: `${base}/tiles/${id}/{TileMatrix}/{TileCol}/{TileRow}.${format}`,
       });
     }
+    if (layers.length === 0) throw badRequest('Could not find any valid layers in metadata or construct one from Query Parameters.');
     const kept = queryPairs(request).filter(([k]) => !DROPPED.includes(k.toLowerCase()));
     const xml = wmtsGridsCapabilities({
       title,

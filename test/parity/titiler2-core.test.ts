@@ -107,6 +107,8 @@ const CASES: Case[] = [
   { id: 'wmts-stac', path: '/stac/WMTSCapabilities.xml?url={s2}&assets=B01&rescale=0,10000', kind: 'xml', status: 200, deliberate: DELIBERATE_2.wmtsGrids },
   { id: 'wmts-mosaic', path: `/mosaicjson/WMTSCapabilities.xml?url=${MOSAIC}`, kind: 'xml', status: 200, deliberate: DELIBERATE_2.wmtsGrids },
   { id: 'wmts-stac-no-assets', path: '/stac/WMTSCapabilities.xml?url={s2}', kind: 'status', status: 400 },
+  // Without a layer of its own: the renders' layers alone.
+  { id: 'wmts-stac-renders-alone', path: '/stac/WMTSCapabilities.xml?url={renders}', kind: 'xml', status: 200, deliberate: DELIBERATE_2.wmtsRenders },
   // A layer per render whose parameters a tile takes, before the query's own.
   {
     id: 'wmts-stac-renders',

@@ -49,11 +49,12 @@ export const stacFamily = defineFamily({
   // Statistics without assets or an expression read every asset of the item.
   statisticsLayer: optionalStacLayer,
   // The collision `stacAssets`: 0.18's "assets or expression" (400; statistics read every asset), or
-  // 2.x's required `assets` (422), but for the WMTS document (a 400 where it finds no layer, as 2.4.0).
+  // 2.x's required `assets` (422), but for the every-grid WMTS document, which lists the item's
+  // renders alone when the query makes no layer (api/ogc-wmts.ts).
   layerFirst: (settings, routes) =>
     choose(settings, 'stacAssets', {
       '0.18': routes === 'statistics' ? undefined : requireLayerFirst,
-      '2': routes === 'wmts' ? requireLayerFirst : requireAssets,
+      '2': routes === 'wmts' ? undefined : requireAssets,
     }),
   datasets: (services) => ({
     open: async (url, layer) => {
