@@ -18,7 +18,7 @@ const FLOORS: Array<[number, RegExp]> = [
   [2, /^image\//],
   [3, /^(upstream|cache)\//],
   [4, /^source\//],
-  [5, /^(stac|mosaic|ogc|pgstac)\//],
+  [5, /^(stac|mosaic|ogc|pgstac|catalog)\//],
   [6, /^readers\//],
   [7, /^(config\.ts$|config\/|services\.ts$|demo\/)/],
   [8, /^api\/(?!routes\/|app\.ts$)/],

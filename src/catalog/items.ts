@@ -1,0 +1,121 @@
+/**
+ * The items of a catalogue in memory, column by column as stac-geoparquet holds them: ids,
+ * collections, datetimes, the geometry's WKB in one pool (read again only for the items a lookup
+ * keeps), each item's output (`id`, `bbox`, `assets`, `collection`, pgSTAC's `fields` of
+ * titiler-pgstac, as JSON text written once at load) and each other property as a column of
+ * values. A Flatbush over the geometries' bounding boxes finds the candidates of an area.
+ *
+ * Columns rather than item objects: a million items stay within a few hundred MiB (the benchmark,
+ * tools/bench/catalog.ts, measures it).
+ */
+import Flatbush from 'flatbush';
+import { shapeFromWkb, type Shape } from './geometry.js';
+
+/** What a loader gives for one item (strings and numbers as the file has them). */
+export interface ItemRow {
+  id: string;
+  collection: string;
+  /** Milliseconds since the epoch: pgSTAC's `datetime` (datetime, else start_datetime) and `end_datetime` (datetime, else end_datetime). */
+  datetime: number;
+  endDatetime: number;
+  wkb: Uint8Array;
+  /** The geometry's bounding box (w, s, e, n). */
+  envelope: readonly [number, number, number, number];
+  /** The item's `bbox` as the file writes it. */
+  bbox: readonly number[];
+  /** The item's assets as JSON text. */
+  assetsJson: string;
+  /** Every other property, by name (undefined: the item has none). */
+  properties: Record<string, unknown>;
+}
+
+const GROW = 1.5;
+
+export class ItemTable {
+  count = 0;
+  readonly ids: string[] = [];
+  readonly collections: string[] = [];
+  datetime = new Float64Array(1024);
+  endDatetime = new Float64Array(1024);
+  envelopes = new Float64Array(4096);
+  private wkbPool = new Uint8Array(1 << 16);
+  private wkbOffsets = new Float64Array(1025);
+  /** `{"id": …, "bbox": …, "assets": …, "collection": …}` of each item. */
+  readonly outputs: string[] = [];
+  /** Each property's values, by name; missing values are undefined. */
+  readonly properties = new Map<string, unknown[]>();
+  index: Flatbush | undefined;
+
+  add(row: ItemRow): void {
+    const i = this.count;
+    if (i + 1 >= this.datetime.length) {
+      const n = Math.ceil(this.datetime.length * GROW) + 1;
+      this.datetime = grown(this.datetime, n);
+      this.endDatetime = grown(this.endDatetime, n);
+      this.envelopes = grown(this.envelopes, n * 4);
+      this.wkbOffsets = grown(this.wkbOffsets, n + 1);
+    }
+    this.ids.push(row.id);
+    this.collections.push(row.collection);
+    this.datetime[i] = row.datetime;
+    this.endDatetime[i] = row.endDatetime;
+    this.envelopes.set(row.envelope, i * 4);
+    const start = this.wkbOffsets[i]!;
+    const end = start + row.wkb.byteLength;
+    if (end > this.wkbPool.length) {
+      const pool = new Uint8Array(Math.max(end, Math.ceil(this.wkbPool.length * GROW)));
+      pool.set(this.wkbPool.subarray(0, start));
+      this.wkbPool = pool;
+    }
+    this.wkbPool.set(row.wkb, start);
+    this.wkbOffsets[i + 1] = end;
+    this.outputs.push(`{"id": ${JSON.stringify(row.id)}, "bbox": ${JSON.stringify(row.bbox)}, "assets": ${row.assetsJson}, "collection": ${JSON.stringify(row.collection)}}`);
+    for (const [name, value] of Object.entries(row.properties)) {
+      let column = this.properties.get(name);
+      if (!column) {
+        column = [];
+        this.properties.set(name, column);
+      }
+      column[i] = value;
+    }
+    this.count++;
+  }
+
+  /** Builds the spatial index, and trims the columns to their length. */
+  finish(): void {
+    const n = this.count;
+    this.datetime = this.datetime.slice(0, n);
+    this.endDatetime = this.endDatetime.slice(0, n);
+    this.envelopes = this.envelopes.slice(0, n * 4);
+    this.wkbOffsets = this.wkbOffsets.slice(0, n + 1);
+    this.wkbPool = this.wkbPool.slice(0, this.wkbOffsets[n] ?? 0);
+    for (const column of this.properties.values()) column.length = n;
+    const index = new Flatbush(Math.max(1, n));
+    for (let i = 0; i < n; i++) index.add(this.envelopes[i * 4]!, this.envelopes[i * 4 + 1]!, this.envelopes[i * 4 + 2]!, this.envelopes[i * 4 + 3]!);
+    if (n === 0) index.add(0, 0, 0, 0);
+    index.finish();
+    this.index = index;
+  }
+
+  /** The geometry of item i. */
+  shape(i: number): Shape {
+    return shapeFromWkb(this.wkbPool.subarray(this.wkbOffsets[i]!, this.wkbOffsets[i + 1]!));
+  }
+
+  /** Items whose bounding box meets [w, s, e, n]. */
+  candidates(w: number, s: number, e: number, n: number): number[] {
+    if (!this.index || this.count === 0) return [];
+    return this.index.search(w, s, e, n);
+  }
+
+  /** Bytes the columns hold (the typed arrays; strings and property values are counted by the heap). */
+  typedBytes(): number {
+    return this.datetime.byteLength + this.endDatetime.byteLength + this.envelopes.byteLength + this.wkbPool.byteLength + this.wkbOffsets.byteLength;
+  }
+}
+
+function grown<T extends Float64Array>(a: T, n: number): T {
+  const b = new Float64Array(n) as T;
+  b.set(a);
+  return b;
+}

@@ -1,0 +1,91 @@
+/**
+ * PostgreSQL's text of a jsonb value, and pgSTAC's hash of a search from it: a search registered
+ * here is named as pgSTAC 0.10 names it (`search_hash`: md5 of the search without `token`, `limit`,
+ * `context`, `includes`, `excludes`, as jsonb text, followed by the metadata's jsonb text), so the
+ * same search has the same id whichever catalogue is behind tessera.
+ *
+ * jsonb text: object keys sorted by length, then by their UTF-8 bytes, the last of a repeated key
+ * kept; `", "` and `": "` between items; strings escaped as PostgreSQL's `escape_json` does (only
+ * `"`, `\` and control characters); numbers as `numeric` writes what it read: the digits, without
+ * an exponent, with as many decimals as the text had (`5.0` stays `5.0`, `1e-07` is `0.0000001`).
+ * Values are pyjson's: a float is a PyFloat (written as Python's repr, what titiler-pgstac sends).
+ */
+import { createHash } from 'node:crypto';
+import { PyFloat, pyFloatRepr } from '../pyjson.js';
+
+/** numeric's output of a number's text (no exponent; the scale the text implies). */
+export function numericText(text: string): string {
+  const m = /^(-?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$/.exec(text.trim());
+  if (!m) throw new Error(`not a number: ${text}`);
+  const [, sign, intPart = '', fracPart = '', expText] = m;
+  const exp = expText ? Number(expText) : 0;
+  const digits = `${intPart}${fracPart}`;
+  const scale = Math.max(0, fracPart.length - exp);
+  // The decimal point sits after `intPart.length + exp` digits.
+  const point = intPart.length + exp;
+  let whole: string;
+  let frac: string;
+  if (point <= 0) {
+    whole = '0';
+    frac = '0'.repeat(-point) + digits;
+  } else if (point >= digits.length) {
+    whole = digits + '0'.repeat(point - digits.length);
+    frac = '';
+  } else {
+    whole = digits.slice(0, point);
+    frac = digits.slice(point);
+  }
+  frac = (frac + '0'.repeat(scale)).slice(0, scale);
+  whole = whole.replace(/^0+(?=\d)/, '');
+  const zero = /^0*$/.test(whole + frac);
+  return `${sign && !zero ? '-' : ''}${whole}${scale > 0 ? `.${frac}` : ''}`;
+}
+
+function escapeJson(s: string): string {
+  let out = '"';
+  for (const ch of s) {
+    const c = ch.codePointAt(0)!;
+    if (ch === '"') out += '\\"';
+    else if (ch === '\\') out += '\\\\';
+    else if (c === 8) out += '\\b';
+    else if (c === 12) out += '\\f';
+    else if (c === 10) out += '\\n';
+    else if (c === 13) out += '\\r';
+    else if (c === 9) out += '\\t';
+    else if (c < 0x20) out += `\\u${c.toString(16).padStart(4, '0')}`;
+    else out += ch;
+  }
+  return `${out}"`;
+}
+
+/** jsonb's order of keys: shorter first, then by UTF-8 bytes. */
+function compareKeys(a: string, b: string): number {
+  const ab = Buffer.from(a, 'utf8');
+  const bb = Buffer.from(b, 'utf8');
+  return ab.length - bb.length || Buffer.compare(ab, bb);
+}
+
+/** PostgreSQL's `jsonb::text` of a pyjson value. */
+export function jsonbText(value: unknown): string {
+  if (value === null || value === undefined) return 'null';
+  if (value instanceof PyFloat) return numericText(pyFloatRepr(value.value));
+  if (typeof value === 'number') return numericText(Number.isInteger(value) ? value.toFixed(0) : String(value));
+  if (typeof value === 'bigint') return value.toString();
+  if (typeof value === 'boolean') return value ? 'true' : 'false';
+  if (typeof value === 'string') return escapeJson(value);
+  if (Array.isArray(value)) return `[${value.map(jsonbText).join(', ')}]`;
+  const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined);
+  entries.sort(([a], [b]) => compareKeys(a, b));
+  return `{${entries.map(([k, v]) => `${escapeJson(k)}: ${jsonbText(v)}`).join(', ')}}`;
+}
+
+/** The keys pgSTAC leaves out of a search before hashing it (paging and output fields). */
+const NOT_HASHED = new Set(['token', 'limit', 'context', 'includes', 'excludes']);
+
+/** pgSTAC's `search_hash(search, metadata)`. */
+export function searchHash(search: Record<string, unknown>, metadata: Record<string, unknown>): string {
+  const hashed = Object.fromEntries(Object.entries(search).filter(([k]) => !NOT_HASHED.has(k)));
+  return createHash('md5')
+    .update(jsonbText(hashed) + jsonbText(metadata))
+    .digest('hex');
+}
