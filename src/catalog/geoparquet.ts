@@ -19,6 +19,7 @@ import { compressors } from 'hyparquet-compressors';
 import { TesseraError } from '../errors.js';
 import { WkbError, shapeFromWkb } from './geometry.js';
 import { ItemTable, type ItemRow } from './items.js';
+import { jsonbText } from './jsonb.js';
 
 /** Bytes read at random offsets from a file or a URL. */
 export interface ByteSource {
@@ -269,7 +270,7 @@ async function loadFile(source: ByteSource, table: ItemTable, collections: Map<s
         wkb,
         envelope,
         bbox: bboxOf(col('bbox')?.[r], envelope),
-        assetsJson: JSON.stringify(assets),
+        assetsJson: jsonbText(assets),
         properties,
       };
       table.add(row);

@@ -2,7 +2,7 @@
  * The items of a catalogue in memory, column by column as stac-geoparquet holds them: ids,
  * collections, datetimes, the geometry's WKB in one pool (read again only for the items a lookup
  * keeps), each item's output (`id`, `bbox`, `assets`, `collection`, pgSTAC's `fields` of
- * titiler-pgstac, as JSON text written once at load) and each other property as a column of
+ * titiler-pgstac, as the jsonb text pgSTAC answers, written once at load) and each other property as a column of
  * values. A Flatbush over the geometries' bounding boxes finds the candidates of an area.
  *
  * Columns rather than item objects: a million items stay within a few hundred MiB (the benchmark,
@@ -10,6 +10,7 @@
  */
 import Flatbush from 'flatbush';
 import { shapeFromWkb, type Shape } from './geometry.js';
+import { jsonbText } from './jsonb.js';
 
 /** What a loader gives for one item (strings and numbers as the file has them). */
 export interface ItemRow {
@@ -69,7 +70,7 @@ export class ItemTable {
     }
     this.wkbPool.set(row.wkb, start);
     this.wkbOffsets[i + 1] = end;
-    this.outputs.push(`{"id": ${JSON.stringify(row.id)}, "bbox": ${JSON.stringify(row.bbox)}, "assets": ${row.assetsJson}, "collection": ${JSON.stringify(row.collection)}}`);
+    this.outputs.push(`{"id": ${jsonbText(row.id)}, "bbox": ${jsonbText(row.bbox)}, "assets": ${row.assetsJson}, "collection": ${jsonbText(row.collection)}}`);
     for (const [name, value] of Object.entries(row.properties)) {
       let column = this.properties.get(name);
       if (!column) {
