@@ -11,6 +11,7 @@
  * TESSERA_CATALOG_REFRESH seconds; when they change the catalogue is read again beside the one
  * serving, which is swapped for it once read.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { LRUCache } from 'lru-cache';
 import { TesseraError } from '../errors.js';
 import { srsFrom, transformPoint, WGS84 } from '../gdal/crs.js';
@@ -43,11 +44,10 @@ const COMPILED_KEPT = 64;
 /** Lookup durations, in seconds, for the histogram of /metrics. */
 export const LOOKUP_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1, 1];
 
-export interface LookupHistogram {
-  buckets: number[];
-  counts: number[];
-  sum: number;
-  count: number;
+/** What the lookups of one request cost (its Server-Timing `catalog` entry). */
+export interface RequestTiming {
+  seconds: number;
+  lookups: number;
 }
 
 /** pydantic's datetime text of now (microseconds, Z). */
@@ -71,7 +71,9 @@ export class GeoparquetCatalogue implements Catalogue {
   private readonly store: SearchStore;
   private readonly compiled = new LRUCache<string, CompiledSearch>({ max: COMPILED_KEPT });
   private readonly counts = { queries: 0, failures: 0, seconds: 0 };
-  private readonly histogram: LookupHistogram = { buckets: LOOKUP_BUCKETS, counts: LOOKUP_BUCKETS.map(() => 0), sum: 0, count: 0 };
+  private readonly timing = new AsyncLocalStorage<RequestTiming>();
+  /** Called with each lookup's seconds (the /metrics histogram). */
+  onLookup: ((seconds: number) => void) | undefined;
   private readonly opened: Promise<void>;
 
   constructor(private readonly options: GeoparquetCatalogueOptions) {
@@ -287,15 +289,22 @@ export class GeoparquetCatalogue implements Catalogue {
   }
 
   private observe(seconds: number): void {
-    const h = this.histogram;
-    h.count++;
-    h.sum += seconds;
-    for (let b = 0; b < h.buckets.length; b++) if (seconds <= h.buckets[b]!) h.counts[b]!++;
+    this.onLookup?.(seconds);
+    const t = this.timing.getStore();
+    if (t) {
+      t.seconds += seconds;
+      t.lookups++;
+    }
   }
 
-  /** The lookups' durations (cumulative bucket counts, as Prometheus has them). */
-  lookupHistogram(): LookupHistogram {
-    return { ...this.histogram, counts: [...this.histogram.counts] };
+  /**
+   * Starts counting the current request's lookups (entered before its first await, as the upstream
+   * budget is): the API layer reads the count for the answer's Server-Timing.
+   */
+  enterRequest(): RequestTiming {
+    const t: RequestTiming = { seconds: 0, lookups: 0 };
+    this.timing.enterWith(t);
+    return t;
   }
 
   stats(): CatalogueStats {
