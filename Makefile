@@ -12,7 +12,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 SRC := $(shell find src test tools -name '*.ts' 2>/dev/null) tsconfig.json package.json
 
-.PHONY: install build run lint format docs test test-fast parity fuzz bench bench-quick bench-low-zoom bench-deploy soak clean
+.PHONY: install build run lint format docs test test-fast parity fuzz bench bench-quick bench-low-zoom bench-deploy bench-catalog soak clean
 
 install:
 	@bash scripts/install.sh
@@ -79,6 +79,10 @@ bench: build
 	@bash tools/parity/titiler-latest.sh || echo "bench: the newest TiTiler could not be installed; measuring without it" >&2
 	@node dist/tools/bench/main.js $(BENCH_ARGS)
 	@node dist/tools/bench/micro.js
+
+# Not a test: the catalogue without a database at 10k and 1M generated items (load, heap, lookup p99).
+bench-catalog: build
+	@node --expose-gc dist/tools/bench/catalog.js $(BENCH_ARGS)
 
 bench-quick: build
 	@bash tools/parity/setup.sh

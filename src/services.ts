@@ -161,7 +161,11 @@ export class Services {
       },
     };
     if (settings.pgstacDsn !== undefined) {
-      const catalogue = new PgstacCatalogue({ dsn: settings.pgstacDsn, poolSize: settings.pgstacPoolSize, statementTimeoutMs: settings.pgstacStatementTimeoutMs });
+      const catalogue = new PgstacCatalogue({
+        dsn: settings.pgstacDsn,
+        poolSize: settings.pgstacPoolSize,
+        statementTimeoutMs: settings.pgstacStatementTimeoutMs,
+      });
       this.searches = new Searches(catalogue, searchOptions);
     } else if (settings.catalog !== undefined) {
       // The operator's stac-geoparquet (TESSERA_CATALOG), read in the background from now on.

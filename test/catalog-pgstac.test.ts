@@ -26,7 +26,15 @@ const SEARCHES: Array<{ name: string; body: Record<string, unknown> }> = [
   { name: 'both collections in a bbox', body: { collections: ['alpha', 'beta'], bbox: [5, 43, 11, 47] } },
   {
     name: 'CQL2 and, <, = on a column',
-    body: { filter: { op: 'and', args: [{ op: '<', args: [{ property: 'eo:cloud_cover' }, 40] }, { op: '=', args: [{ property: 'collection' }, 'beta'] }] } },
+    body: {
+      filter: {
+        op: 'and',
+        args: [
+          { op: '<', args: [{ property: 'eo:cloud_cover' }, 40] },
+          { op: '=', args: [{ property: 'collection' }, 'beta'] },
+        ],
+      },
+    },
   },
   {
     name: 'a datetime range, sorted by a property (as text, pgSTAC)',
@@ -35,7 +43,15 @@ const SEARCHES: Array<{ name: string; body: Record<string, unknown> }> = [
   { name: 'the Query extension, oldest first', body: { query: { 'eo:cloud_cover': { gte: 20, lte: 70 } }, sortby: [{ field: 'datetime', direction: 'asc' }] } },
   {
     name: 'or of like and in',
-    body: { filter: { op: 'or', args: [{ op: 'like', args: [{ property: 'id' }, 'alpha-1%'] }, { op: 'in', args: [{ property: 'platform' }, ['sat-b']] }] } },
+    body: {
+      filter: {
+        op: 'or',
+        args: [
+          { op: 'like', args: [{ property: 'id' }, 'alpha-1%'] },
+          { op: 'in', args: [{ property: 'platform' }, ['sat-b']] },
+        ],
+      },
+    },
   },
   {
     name: 'not between, intersecting a triangle',
@@ -62,11 +78,18 @@ const SEARCHES: Array<{ name: string; body: Record<string, unknown> }> = [
     name: 's_intersects a bbox, a date',
     body: { filter: { op: 's_intersects', args: [{ property: 'geometry' }, [6.2, 44.1, 9.7, 46.3]] }, datetime: '2023-04-15' },
   },
-  { name: 'isNull, beta, sorted by id', body: { filter: { op: 'isNull', args: [{ property: 'nothing' }] }, collections: ['beta'], sortby: [{ field: 'id', direction: 'asc' }] } },
+  {
+    name: 'isNull, beta, sorted by id',
+    body: { filter: { op: 'isNull', args: [{ property: 'nothing' }] }, collections: ['beta'], sortby: [{ field: 'id', direction: 'asc' }] },
+  },
 ];
 
 /** Collection queries (titiler-pgstac registers a search for each). */
-const COLLECTION_QUERIES = ['alpha?sortby=-eo:cloud_cover', 'beta?datetime=2023-02-01T00:00:00Z/2023-07-01T00:00:00Z', 'alpha?ids=alpha-3-1,alpha-3-2,alpha-4-5,alpha-12-7'];
+const COLLECTION_QUERIES = [
+  'alpha?sortby=-eo:cloud_cover',
+  'beta?datetime=2023-02-01T00:00:00Z/2023-07-01T00:00:00Z',
+  'alpha?ids=alpha-3-1,alpha-3-2,alpha-4-5,alpha-12-7',
+];
 
 /** pgSTAC's limits, as a request names them. */
 const LIMITS = ['', 'exitwhenfull=false&skipcovered=false', 'items_limit=3&skipcovered=false', 'scan_limit=7&exitwhenfull=false&skipcovered=false'];
@@ -271,7 +294,9 @@ describe('the stac-geoparquet catalogue equals pgSTAC on the same items', () => 
         noise++;
       } else {
         const idsOf = (f: Found[]): string => f.map((i) => i.id).join(' ');
-        differ.push(`${url}\n  pgSTAC:     ${idsOf(fa)}\n  geoparquet: ${idsOf(fb)}${idsOf(fa) === idsOf(fb) ? `\n  ${ta.slice(0, 300)}\n  ${tb.slice(0, 300)}` : ''}`);
+        differ.push(
+          `${url}\n  pgSTAC:     ${idsOf(fa)}\n  geoparquet: ${idsOf(fb)}${idsOf(fa) === idsOf(fb) ? `\n  ${ta.slice(0, 300)}\n  ${tb.slice(0, 300)}` : ''}`,
+        );
       }
     }
     console.log(
@@ -297,7 +322,13 @@ describe('the stac-geoparquet catalogue equals pgSTAC on the same items', () => 
         if (b.status !== a.status) assert.fail(`${url}: ${a.status} ${await a.text()} / ${b.status} ${await b.text()}`);
         if (a.status !== 200) continue;
         assert.equal(b.headers.get('x-assets'), a.headers.get('x-assets'), url);
-        const [pa, pb] = await Promise.all([a, b].map(async (r) => sharp(Buffer.from(await r.arrayBuffer())).raw().toBuffer()));
+        const [pa, pb] = await Promise.all(
+          [a, b].map(async (r) =>
+            sharp(Buffer.from(await r.arrayBuffer()))
+              .raw()
+              .toBuffer(),
+          ),
+        );
         assert.ok(pa!.equals(pb!), `${url}: the same pixels`);
         compared++;
       }

@@ -81,13 +81,18 @@ describe('/searches over stac-geoparquet (TESSERA_CATALOG)', () => {
     assert.match(reg.id!, /^[0-9a-f]{32}$/);
     assert.equal((await register(tessera, body)).id, reg.id, 'the same search, the same id');
 
-    const info = (await (await tessera.get(`/searches/${reg.id}/info`)).json()) as { search: { hash: string; usecount: number; orderby: string; metadata: Record<string, unknown> } };
+    const info = (await (await tessera.get(`/searches/${reg.id}/info`)).json()) as {
+      search: { hash: string; usecount: number; orderby: string; metadata: Record<string, unknown> };
+    };
     assert.equal(info.search.hash, reg.id);
     assert.equal(info.search.usecount, 2);
     assert.equal(info.search.orderby, 'datetime DESC, collection DESC, id DESC');
     assert.equal(info.search.metadata['name'], 'clear alpha');
 
-    const tilejson = (await (await tessera.get(`/searches/${reg.id}/WebMercatorQuad/tilejson.json?assets=visual`)).json()) as { minzoom: number; tiles: string[] };
+    const tilejson = (await (await tessera.get(`/searches/${reg.id}/WebMercatorQuad/tilejson.json?assets=visual`)).json()) as {
+      minzoom: number;
+      tiles: string[];
+    };
     assert.equal(tilejson.minzoom, 6);
     assert.match(tilejson.tiles[0]!, new RegExp(`/searches/${reg.id}/tiles/WebMercatorQuad/\\{z\\}/\\{x\\}/\\{y\\}`));
 

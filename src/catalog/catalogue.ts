@@ -224,9 +224,7 @@ export class GeoparquetCatalogue implements Catalogue {
     offset: number,
   ): Promise<{ matched: number; records: SearchRecord[] }> {
     await this.opened;
-    const records = this.store
-      .all()
-      .filter((r) => textOf(r.metadata['type']) === 'mosaic' && filters.every(([k, v]) => textOf(r.metadata[k]) === v));
+    const records = this.store.all().filter((r) => textOf(r.metadata['type']) === 'mosaic' && filters.every(([k, v]) => textOf(r.metadata[k]) === v));
     const key = (r: SearchRecord, property: string): string | number | null =>
       property === 'lastused' ? r.lastused : property === 'usecount' ? r.usecount : textOf(r.metadata[property]);
     records.sort((a, b) => {

@@ -183,7 +183,8 @@ export function shapeFromGeojson(g: unknown, shape: Shape = emptyShape(), depth 
       shape.polygons.push(list(c, 'coordinates').map((r, i) => ring(r, `coordinates[${i}]`)));
       break;
     case 'MultiPolygon':
-      for (const [i, p] of list(c, 'coordinates').entries()) shape.polygons.push(list(p, `coordinates[${i}]`).map((r, j) => ring(r, `coordinates[${i}][${j}]`)));
+      for (const [i, p] of list(c, 'coordinates').entries())
+        shape.polygons.push(list(p, `coordinates[${i}]`).map((r, j) => ring(r, `coordinates[${i}][${j}]`)));
       break;
     case 'GeometryCollection':
       for (const member of list(o.geometries, 'geometries')) shapeFromGeojson(member, shape, depth + 1);
@@ -274,7 +275,7 @@ export function intersects(a: Shape, b: Shape): boolean {
 }
 
 /** Whether the shape is one polygon without holes that is its own bounding box. */
-export function isBox(s: Shape): boolean {
+function isBox(s: Shape): boolean {
   if (s.points.length > 0 || s.lines.length > 0 || s.polygons.length !== 1 || s.polygons[0]!.length !== 1) return false;
   const ring = s.polygons[0]![0]!;
   if (ring.length !== 5) return false;
@@ -292,7 +293,7 @@ function ringArea(ring: readonly Position[]): number {
 }
 
 /** `st_area` of a shape: its polygons' areas less their holes'. */
-export function area(s: Shape): number {
+function area(s: Shape): number {
   let total = 0;
   for (const poly of s.polygons) total += ringArea(poly[0]!) - poly.slice(1).reduce((a, r) => a + ringArea(r), 0);
   return total;
@@ -349,13 +350,23 @@ export class Coverage {
   add(item: Shape): boolean {
     const before = this.covered;
     if (this.boxArea && isBox(item) && !this.union) {
+      // Rectangles: what the new one adds is its area less the part the earlier ones cover of it.
       const [w, s, e, n] = this.boxArea;
       const [iw, is, ie, inn] = item.bbox;
       const clipped = [Math.max(w, iw), Math.max(s, is), Math.min(e, ie), Math.min(n, inn)] as const;
-      if (clipped[0] < clipped[2] && clipped[1] < clipped[3]) this.rects.push(clipped);
-      this.covered = rectanglesUnionArea(this.rects);
+      if (clipped[0] < clipped[2] && clipped[1] < clipped[3]) {
+        const inside: Array<readonly [number, number, number, number]> = [];
+        for (const r of this.rects) {
+          const c = [Math.max(r[0], clipped[0]), Math.max(r[1], clipped[1]), Math.min(r[2], clipped[2]), Math.min(r[3], clipped[3])] as const;
+          if (c[0] < c[2] && c[1] < c[3]) inside.push(c);
+        }
+        const gain = (clipped[2] - clipped[0]) * (clipped[3] - clipped[1]) - (inside.length > 0 ? rectanglesUnionArea(inside) : 0);
+        this.rects.push(clipped);
+        this.covered += Math.max(0, gain);
+      }
     } else {
-      if (!this.union) this.union = this.rects.length > 0 ? union(asGeom(boxShape(this.rects[0]!)), ...this.rects.slice(1).map((r) => asGeom(boxShape(r)))) : [];
+      if (!this.union)
+        this.union = this.rects.length > 0 ? union(asGeom(boxShape(this.rects[0]!)), ...this.rects.slice(1).map((r) => asGeom(boxShape(r)))) : [];
       const piece = intersection(asGeom(this.region), asGeom(item));
       this.union = union(this.union, piece);
       this.covered = (this.union as [number, number][][][]).reduce((a, poly) => a + ringArea(poly[0]!) - poly.slice(1).reduce((h, r) => h + ringArea(r), 0), 0);

@@ -58,7 +58,7 @@ export function catalogError(name: string, why: string, cause?: unknown): Tesser
 }
 
 /** A local file as a ByteSource (one descriptor, closed by `close`). */
-export async function fileSource(file: string): Promise<ByteSource & { close(): Promise<void>; mtimeMs: number }> {
+async function fileSource(file: string): Promise<ByteSource & { close(): Promise<void>; mtimeMs: number }> {
   const handle = await fs.open(file, 'r');
   const stat = await handle.stat();
   return {
@@ -87,7 +87,8 @@ async function footer(source: ByteSource): Promise<FileMetaData> {
   if (tail.getUint32(4, true) !== 0x31524150) throw catalogError(source.name, 'not a Parquet file (no PAR1 at its end)');
   const length = tail.getUint32(0, true);
   if (length > source.byteLength - 12) throw catalogError(source.name, `its footer claims ${length} bytes, more than the file's ${source.byteLength}`);
-  if (length > MAX_FOOTER_BYTES) throw catalogError(source.name, `its footer claims ${length} bytes, more than ${MAX_FOOTER_BYTES} (a catalogue's footer is far smaller)`);
+  if (length > MAX_FOOTER_BYTES)
+    throw catalogError(source.name, `its footer claims ${length} bytes, more than ${MAX_FOOTER_BYTES} (a catalogue's footer is far smaller)`);
   const bytes = await source.slice(source.byteLength - 8 - length);
   try {
     return parquetMetadata(bytes, { geoparquet: false });
@@ -105,14 +106,19 @@ function checkFooter(source: ByteSource, meta: FileMetaData, itemsLeft: number):
   for (const group of meta.row_groups) {
     sum += Number(group.num_rows);
     if (Number(group.total_byte_size) > MAX_ROW_GROUP_BYTES) {
-      throw catalogError(source.name, `a row group claims ${group.total_byte_size} bytes decoded, more than ${MAX_ROW_GROUP_BYTES}: write it in smaller row groups`);
+      throw catalogError(
+        source.name,
+        `a row group claims ${group.total_byte_size} bytes decoded, more than ${MAX_ROW_GROUP_BYTES}: write it in smaller row groups`,
+      );
     }
     for (const column of group.columns) {
       const m = column.meta_data;
       if (!m) continue;
       const end = Number(m.data_page_offset) + Number(m.total_compressed_size);
-      if (end > source.byteLength + 1 || Number(m.total_compressed_size) < 0) throw catalogError(source.name, `column ${m.path_in_schema.join('.')} lies past the end of the file`);
-      if (Number(m.total_uncompressed_size) > MAX_ROW_GROUP_BYTES) throw catalogError(source.name, `column ${m.path_in_schema.join('.')} claims ${m.total_uncompressed_size} bytes decoded`);
+      if (end > source.byteLength + 1 || Number(m.total_compressed_size) < 0)
+        throw catalogError(source.name, `column ${m.path_in_schema.join('.')} lies past the end of the file`);
+      if (Number(m.total_uncompressed_size) > MAX_ROW_GROUP_BYTES)
+        throw catalogError(source.name, `column ${m.path_in_schema.join('.')} claims ${m.total_uncompressed_size} bytes decoded`);
     }
   }
   if (sum !== rows) throw catalogError(source.name, `its row groups hold ${sum} rows, its footer claims ${rows}`);
@@ -192,7 +198,9 @@ async function loadFile(source: ByteSource, table: ItemTable, collections: Map<s
     try {
       const doc = JSON.parse(kv.value) as { collection?: unknown; collections?: unknown };
       const found = [doc.collection, ...(typeof doc.collections === 'object' && doc.collections !== null ? Object.values(doc.collections) : [])];
-      for (const c of found) if (typeof c === 'object' && c !== null && typeof (c as { id?: unknown }).id === 'string') collections.set((c as { id: string }).id, c as Record<string, unknown>);
+      for (const c of found)
+        if (typeof c === 'object' && c !== null && typeof (c as { id?: unknown }).id === 'string')
+          collections.set((c as { id: string }).id, c as Record<string, unknown>);
     } catch {
       // Metadata tessera does not need: the items still load.
     }
@@ -330,7 +338,8 @@ export async function loadLocal(location: string, limits: LoadLimits): Promise<L
 
 /** Reads a stac-geoparquet file from a ByteSource (a URL read by ranges). */
 export async function loadSource(source: ByteSource, validators: string, limits: LoadLimits): Promise<LoadedCatalog> {
-  if (source.byteLength > limits.maxBytes) throw catalogError(source.name, `it has ${source.byteLength} bytes, more than TESSERA_CATALOG_MAX_BYTES (${limits.maxBytes})`);
+  if (source.byteLength > limits.maxBytes)
+    throw catalogError(source.name, `it has ${source.byteLength} bytes, more than TESSERA_CATALOG_MAX_BYTES (${limits.maxBytes})`);
   const table = new ItemTable();
   const collections = new Map<string, Record<string, unknown>>();
   await loadFile(source, table, collections, limits);

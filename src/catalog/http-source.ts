@@ -25,7 +25,12 @@ async function bodyOf(res: IncomingMessage, limit: number, url: string): Promise
 }
 
 /** Opens `url` for ranged reads: the ByteSource and the validators of what it is now. */
-export async function httpSource(client: UpstreamClient, policy: UrlPolicy, url: string, timeoutMs: number): Promise<{ source: ByteSource; validators: string }> {
+export async function httpSource(
+  client: UpstreamClient,
+  policy: UrlPolicy,
+  url: string,
+  timeoutMs: number,
+): Promise<{ source: ByteSource; validators: string }> {
   const loc = policy.resolve(url, 'TESSERA_CATALOG');
   if (loc.kind !== 'http') throw catalogError(url, 'not an http(s) URL');
   const range = async (start: number, end: number): Promise<{ res: IncomingMessage; body: Buffer }> => {

@@ -58,8 +58,12 @@ function escapeJson(s: string): string {
   return `${out}"`;
 }
 
+const ASCII = /^[\x00-\x7f]*$/;
+
 /** jsonb's order of keys: shorter first, then by UTF-8 bytes. */
 function compareKeys(a: string, b: string): number {
+  // ASCII keys (nearly all): their UTF-8 bytes are their characters.
+  if (ASCII.test(a) && ASCII.test(b)) return a.length - b.length || (a < b ? -1 : a > b ? 1 : 0);
   const ab = Buffer.from(a, 'utf8');
   const bb = Buffer.from(b, 'utf8');
   return ab.length - bb.length || Buffer.compare(ab, bb);

@@ -336,9 +336,11 @@ class FilterCompiler {
       };
     }
     if (op === 'like') {
-      if (wrapper !== 'to_text' && wrapper !== null) throw badRequest(`Invalid filter: The like operator compares text, but its operand is read with ${wrapper}.`);
+      if (wrapper !== 'to_text' && wrapper !== null)
+        throw badRequest(`Invalid filter: The like operator compares text, but its operand is read with ${wrapper}.`);
       const columns = (args as Json[]).filter((a) => isObj(a) && 'property' in a).map((a) => columnOf(String((a as Obj)['property'])));
-      if (columns.some((c) => c !== undefined && c !== 'id' && c !== 'collection')) throw badRequest('Invalid filter: The like operator compares text, but its operand is not a text column.');
+      if (columns.some((c) => c !== undefined && c !== 'id' && c !== 'collection'))
+        throw badRequest('Invalid filter: The like operator compares text, but its operand is not a text column.');
       if (operands.length !== 2) throw badRequest('Invalid filter: The like operator takes two arguments.');
       const [a, p] = operands as [Expr, Expr];
       const patterns = new Map<string, RegExp>();
@@ -402,7 +404,8 @@ class FilterCompiler {
       if (inside) throw badRequest('Invalid filter: An interval end must be a timestamp, a date or a property.');
       if (!Array.isArray(ends) || ends.length !== 2) throw badRequest(`Invalid filter: Temporal interval ${jsonbText(j)} must have exactly two ends.`);
       const open = (e: Json): boolean => e === '..' || e === '';
-      if (ends.some((e) => typeof e === 'string' && /^P/i.test(e))) throw badRequest('Invalid filter: durations in intervals are not read by the geoparquet catalogue');
+      if (ends.some((e) => typeof e === 'string' && /^P/i.test(e)))
+        throw badRequest('Invalid filter: durations in intervals are not read by the geoparquet catalogue');
       const lo = open(ends[0]) ? () => [-Infinity, null] as [number, null] : this.temporalOperand(ends[0], true);
       const hi = open(ends[1]) ? () => [null, Infinity] as [null, number] : this.temporalOperand(ends[1], true);
       return (i) => [lo(i)[0], hi(i)[1]];
@@ -458,7 +461,7 @@ interface SortKey {
 }
 
 /** pgSTAC's sortby_with_tiebreakers: the search's sortby (default datetime desc), then collection and id in the first direction. */
-export function sortKeys(search: Obj): SortKey[] {
+function sortKeys(search: Obj): SortKey[] {
   const given = search['sortby'];
   let sort: Obj[] = Array.isArray(given) && given.length > 0 ? (given as Obj[]) : isObj(given) ? [given] : [{ field: 'datetime', direction: 'desc' }];
   sort = sort.map((s) => {
@@ -495,7 +498,7 @@ export interface CompiledSearch {
 }
 
 /** Compiles `search` (checking it: a 400 for anything pgSTAC refuses or tessera does not read). */
-export function searchPredicate(search: Obj, table: ItemTable): Pred {
+function searchPredicate(search: Obj, table: ItemTable): Pred {
   const parts: Pred[] = [];
   const compiler = new FilterCompiler(table);
   if (search['ids'] !== undefined) {
@@ -608,12 +611,7 @@ export function scan(compiled: CompiledSearch, table: ItemTable, area: Shape, li
       }
     }
     out.push(i);
-    if (
-      counter >= limits.itemsLimit ||
-      scanned > limits.scanLimit ||
-      (performance.now() - started) / 1000 > limits.timeLimitSeconds ||
-      (coverage !== undefined && coverage.full())
-    ) {
+    if (counter >= limits.itemsLimit || scanned > limits.scanLimit || (performance.now() - started) / 1000 > limits.timeLimitSeconds || coverage?.full()) {
       break;
     }
     counter++;

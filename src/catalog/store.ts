@@ -123,6 +123,9 @@ export function catalogSearchesFile(location: string, setting: string | undefine
   if (setting === 'none') return undefined;
   if (setting !== undefined) return setting;
   const state = process.env['XDG_STATE_HOME'] || path.join(os.homedir(), '.local', 'state');
-  const name = createHash('md5').update(/^https?:/i.test(location) ? location : path.resolve(location)).digest('hex').slice(0, 12);
+  const name = createHash('md5')
+    .update(/^https?:/i.test(location) ? location : path.resolve(location))
+    .digest('hex')
+    .slice(0, 12);
   return path.join(state, 'tessera', `searches-${name}.json`);
 }

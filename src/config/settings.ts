@@ -458,7 +458,7 @@ const GEOPARQUET = {
     description:
       'a stac-geoparquet file or folder (a local path, or an http(s) URL of one file): set, /searches and /collections serve tiles of STAC searches over it, no database needed (docs/catalogue.md)',
     details:
-      'A folder is every `*.parquet` in it, with the collections\' JSON documents beside them. The operator\'s choice, so a local path is read whatever `TESSERA_ALLOW_LOCAL_FILES` says; a URL passes the network policy. TESSERA_PGSTAC_DSN, when set too, wins.',
+      "A folder is every `*.parquet` in it, with the collections' JSON documents beside them. The operator's choice, so a local path is read whatever `TESSERA_ALLOW_LOCAL_FILES` says; a URL passes the network policy. TESSERA_PGSTAC_DSN, when set too, wins.",
   }),
   catalogSearches: setting({
     env: 'TESSERA_CATALOG_SEARCHES',
@@ -483,7 +483,7 @@ const GEOPARQUET = {
     env: 'TESSERA_CATALOG_MAX_BYTES',
     kind: whole(1, undefined, 'bytes'),
     default: 8 * 1024 * 1024 * 1024,
-    description: "bytes of Parquet the catalogue may read, every file together; more is refused before it is read",
+    description: 'bytes of Parquet the catalogue may read, every file together; more is refused before it is read',
   }),
   catalogRefreshSeconds: setting({
     env: 'TESSERA_CATALOG_REFRESH',
@@ -531,7 +531,19 @@ export const GROUPS = [
 ] as const;
 
 /** Every setting by its key in `Settings` (src/config.ts). */
-export const SETTINGS = { ...SERVER, ...HTTP, ...FAMILIES, ...UPSTREAM, ...LIMITS, ...LIFECYCLE, ...CACHES, ...MOSAICS, ...CATALOGUE, ...GEOPARQUET, ...OUTPUT };
+export const SETTINGS = {
+  ...SERVER,
+  ...HTTP,
+  ...FAMILIES,
+  ...UPSTREAM,
+  ...LIMITS,
+  ...LIFECYCLE,
+  ...CACHES,
+  ...MOSAICS,
+  ...CATALOGUE,
+  ...GEOPARQUET,
+  ...OUTPUT,
+};
 
 /** TESSERA_* names that are not settings but are known (the settings file's, the install script's, the tests'). */
 export const OTHER_NAMES: readonly string[] = ['TESSERA_CONFIG', 'TESSERA_INSTALL_BROWSER', 'TESSERA_FIXTURES'];

@@ -19,10 +19,3 @@ export async function writeGeoparquet(ndjson: string, out: string): Promise<void
   const r = await run(python, [path.join(REPO_ROOT, 'tools/catalog/write.py'), ndjson, out]);
   if (r.status !== 0) throw new Error(`write.py failed: ${r.stderr}`);
 }
-
-/** Writes `count` generated items (write.py's grid over Europe) to `out`. */
-export async function writeGeneratedGeoparquet(count: number, out: string): Promise<void> {
-  const python = await setup();
-  const r = await run(python, [path.join(REPO_ROOT, 'tools/catalog/write.py'), '--generate', String(count), out]);
-  if (r.status !== 0) throw new Error(`write.py failed: ${r.stderr}`);
-}
