@@ -31,7 +31,7 @@ build: install dist/.built
 # The demo's data is served by tessera itself on loopback, which tessera refuses to read by default.
 run: build
 	@bin/tessera demo --out .demo --base-url http://$(HOST):$(PORT)/demo/
-	@TESSERA_ALLOWED_NETWORKS="$${TESSERA_ALLOWED_NETWORKS:-127.0.0.0/8,::1/128}" bin/tessera serve --host $(HOST) --port $(PORT) --demo .demo
+	@TESSERA_ALLOWED_NETWORKS="$${TESSERA_ALLOWED_NETWORKS:-127.0.0.0/8,::1/128}" TESSERA_CATALOG="$${TESSERA_CATALOG:-.demo/catalog}" bin/tessera serve --host $(HOST) --port $(PORT) --demo .demo
 
 # Biome (biome.json): formatting and lint rules, checked without writing anything; knip
 # (knip.json): no unused file, export or dependency.

@@ -277,7 +277,7 @@ export class GeoparquetCatalogue implements Catalogue {
       const compiled = this.compile(record, catalog);
       const found = scan(compiled, catalog.table, this.areaShape(area), limits);
       this.observe((performance.now() - lookupStarted) / 1000);
-      return `{"type": "FeatureCollection", "features": [${found.map((i) => catalog.table.outputs[i]).join(', ')}]}`;
+      return `{"type": "FeatureCollection", "features": [${found.map((i) => catalog.table.output(i)).join(', ')}]}`;
     } catch (err) {
       this.counts.failures++;
       throw err;

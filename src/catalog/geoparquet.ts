@@ -52,6 +52,8 @@ const MAX_COLLECTION_BYTES = 4 * 1024 * 1024;
 
 /** Columns that are the item's own, not properties. */
 const ITEM_COLUMNS = new Set(['type', 'stac_version', 'stac_extensions', 'id', 'geometry', 'bbox', 'links', 'assets', 'collection']);
+/** Properties that are columns of their own (pgSTAC's `datetime` and `end_datetime`): not kept twice. */
+const TIME_COLUMNS = new Set(['datetime', 'start_datetime', 'end_datetime']);
 
 export function catalogError(name: string, why: string, cause?: unknown): TesseraError {
   return new TesseraError('UpstreamError', `The catalogue ${name} cannot be read: ${why}`, cause === undefined ? undefined : { cause });
@@ -242,7 +244,7 @@ async function loadFile(source: ByteSource, table: ItemTable, collections: Map<s
     if (!ids || !geometries || !colls) {
       throw catalogError(source.name, `row group at row ${start} has no id, geometry or collection column`);
     }
-    const props = wanted.filter((c) => !ITEM_COLUMNS.has(c));
+    const props = wanted.filter((c) => !ITEM_COLUMNS.has(c) && !TIME_COLUMNS.has(c));
     for (let r = 0; r < n; r++) {
       const id = ids[r];
       const collection = colls[r];

@@ -41,8 +41,14 @@ export class ItemTable {
   envelopes = new Float64Array(4096);
   private wkbPool = new Uint8Array(1 << 16);
   private wkbOffsets = new Float64Array(1025);
-  /** `{"id": …, "bbox": …, "assets": …, "collection": …}` of each item. */
-  readonly outputs: string[] = [];
+  /**
+   * `{"id": …, "bbox": …, "assets": …, "collection": …}` of each item, as UTF-8 in one pool: a
+   * million strings (and the pieces a template string keeps alive) would hold far more.
+   */
+  private outputPool = new Uint8Array(1 << 16);
+  private outputOffsets = new Float64Array(1025);
+  private readonly encoder = new TextEncoder();
+  private readonly decoder = new TextDecoder();
   /** Each property's values, by name; missing values are undefined. */
   readonly properties = new Map<string, unknown[]>();
   index: Flatbush | undefined;
@@ -55,6 +61,7 @@ export class ItemTable {
       this.endDatetime = grown(this.endDatetime, n);
       this.envelopes = grown(this.envelopes, n * 4);
       this.wkbOffsets = grown(this.wkbOffsets, n + 1);
+      this.outputOffsets = grown(this.outputOffsets, n + 1);
     }
     this.ids.push(row.id);
     this.collections.push(row.collection);
@@ -70,7 +77,17 @@ export class ItemTable {
     }
     this.wkbPool.set(row.wkb, start);
     this.wkbOffsets[i + 1] = end;
-    this.outputs.push(`{"id": ${jsonbText(row.id)}, "bbox": ${jsonbText(row.bbox)}, "assets": ${row.assetsJson}, "collection": ${jsonbText(row.collection)}}`);
+    const output = this.encoder.encode(
+      `{"id": ${jsonbText(row.id)}, "bbox": ${jsonbText(row.bbox)}, "assets": ${row.assetsJson}, "collection": ${jsonbText(row.collection)}}`,
+    );
+    const from = this.outputOffsets[i]!;
+    if (from + output.byteLength > this.outputPool.length) {
+      const pool = new Uint8Array(Math.max(from + output.byteLength, Math.ceil(this.outputPool.length * GROW)));
+      pool.set(this.outputPool.subarray(0, from));
+      this.outputPool = pool;
+    }
+    this.outputPool.set(output, from);
+    this.outputOffsets[i + 1] = from + output.byteLength;
     for (const [name, value] of Object.entries(row.properties)) {
       let column = this.properties.get(name);
       if (!column) {
@@ -90,12 +107,19 @@ export class ItemTable {
     this.envelopes = this.envelopes.slice(0, n * 4);
     this.wkbOffsets = this.wkbOffsets.slice(0, n + 1);
     this.wkbPool = this.wkbPool.slice(0, this.wkbOffsets[n] ?? 0);
+    this.outputOffsets = this.outputOffsets.slice(0, n + 1);
+    this.outputPool = this.outputPool.slice(0, this.outputOffsets[n] ?? 0);
     for (const column of this.properties.values()) column.length = n;
     const index = new Flatbush(Math.max(1, n));
     for (let i = 0; i < n; i++) index.add(this.envelopes[i * 4]!, this.envelopes[i * 4 + 1]!, this.envelopes[i * 4 + 2]!, this.envelopes[i * 4 + 3]!);
     if (n === 0) index.add(0, 0, 0, 0);
     index.finish();
     this.index = index;
+  }
+
+  /** Item i as pgSTAC answers it (its `fields`: id, bbox, assets, collection), jsonb text. */
+  output(i: number): string {
+    return this.decoder.decode(this.outputPool.subarray(this.outputOffsets[i]!, this.outputOffsets[i + 1]!));
   }
 
   /** The geometry of item i. */
@@ -111,7 +135,10 @@ export class ItemTable {
 
   /** Bytes the columns hold (the typed arrays; strings and property values are counted by the heap). */
   typedBytes(): number {
-    return this.datetime.byteLength + this.endDatetime.byteLength + this.envelopes.byteLength + this.wkbPool.byteLength + this.wkbOffsets.byteLength;
+    return [this.datetime, this.endDatetime, this.envelopes, this.wkbPool, this.wkbOffsets, this.outputPool, this.outputOffsets].reduce(
+      (a, b) => a + b.byteLength,
+      0,
+    );
   }
 }
 
