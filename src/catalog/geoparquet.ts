@@ -19,7 +19,7 @@ import { compressors } from 'hyparquet-compressors';
 import { TesseraError } from '../errors.js';
 import { WkbError, shapeFromWkb } from './geometry.js';
 import { ItemTable, type ItemRow } from './items.js';
-import { jsonbText } from './jsonb.js';
+import { jsonbOfParquet } from './jsonb.js';
 
 /** Bytes read at random offsets from a file or a URL. */
 export interface ByteSource {
@@ -116,7 +116,10 @@ function checkFooter(source: ByteSource, meta: FileMetaData, itemsLeft: number):
     for (const column of group.columns) {
       const m = column.meta_data;
       if (!m) continue;
-      const end = Number(m.data_page_offset) + Number(m.total_compressed_size);
+      // A chunk starts at its dictionary page when it has one (total_compressed_size counts from there).
+      const dictionary = m.dictionary_page_offset === undefined ? undefined : Number(m.dictionary_page_offset);
+      const start = dictionary !== undefined && dictionary > 0 ? Math.min(dictionary, Number(m.data_page_offset)) : Number(m.data_page_offset);
+      const end = start + Number(m.total_compressed_size);
       if (end > source.byteLength + 1 || Number(m.total_compressed_size) < 0)
         throw catalogError(source.name, `column ${m.path_in_schema.join('.')} lies past the end of the file`);
       if (Number(m.total_uncompressed_size) > MAX_ROW_GROUP_BYTES)
@@ -271,7 +274,7 @@ async function loadFile(source: ByteSource, table: ItemTable, collections: Map<s
       if (datetime === undefined || endDatetime === undefined) {
         throw catalogError(source.name, `item '${id}' has neither a datetime nor both start_datetime and end_datetime (pgSTAC refuses such an item)`);
       }
-      const assets = plain(col('assets')?.[r]) ?? {};
+      const assets = jsonbOfParquet(col('assets')?.[r]) ?? '{}';
       const row: ItemRow = {
         id,
         collection,
@@ -280,7 +283,7 @@ async function loadFile(source: ByteSource, table: ItemTable, collections: Map<s
         wkb,
         envelope,
         bbox: bboxOf(col('bbox')?.[r], envelope),
-        assetsJson: jsonbText(assets),
+        assetsJson: assets,
         properties,
       };
       table.add(row);

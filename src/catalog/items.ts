@@ -77,17 +77,16 @@ export class ItemTable {
     }
     this.wkbPool.set(row.wkb, start);
     this.wkbOffsets[i + 1] = end;
-    const output = this.encoder.encode(
-      `{"id": ${jsonbText(row.id)}, "bbox": ${jsonbText(row.bbox)}, "assets": ${row.assetsJson}, "collection": ${jsonbText(row.collection)}}`,
-    );
+    const text = `{"id": ${jsonbText(row.id)}, "bbox": ${jsonbText(row.bbox)}, "assets": ${row.assetsJson}, "collection": ${jsonbText(row.collection)}}`;
     const from = this.outputOffsets[i]!;
-    if (from + output.byteLength > this.outputPool.length) {
-      const pool = new Uint8Array(Math.max(from + output.byteLength, Math.ceil(this.outputPool.length * GROW)));
+    // UTF-8 takes at most 3 bytes per UTF-16 unit: room for that, then written in place.
+    if (from + text.length * 3 > this.outputPool.length) {
+      const pool = new Uint8Array(Math.max(from + text.length * 3, Math.ceil(this.outputPool.length * GROW)));
       pool.set(this.outputPool.subarray(0, from));
       this.outputPool = pool;
     }
-    this.outputPool.set(output, from);
-    this.outputOffsets[i + 1] = from + output.byteLength;
+    const { written } = this.encoder.encodeInto(text, this.outputPool.subarray(from));
+    this.outputOffsets[i + 1] = from + written;
     for (const [name, value] of Object.entries(row.properties)) {
       let column = this.properties.get(name);
       if (!column) {

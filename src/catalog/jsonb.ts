@@ -41,7 +41,11 @@ export function numericText(text: string): string {
   return `${sign && !zero ? '-' : ''}${whole}${scale > 0 ? `.${frac}` : ''}`;
 }
 
+/** Characters escape_json changes. */
+const NEEDS_ESCAPE = /["\\\x00-\x1f]/;
+
 function escapeJson(s: string): string {
+  if (!NEEDS_ESCAPE.test(s)) return `"${s}"`;
   let out = '"';
   for (const ch of s) {
     const c = ch.codePointAt(0)!;
@@ -69,11 +73,42 @@ function compareKeys(a: string, b: string): number {
   return ab.length - bb.length || Buffer.compare(ab, bb);
 }
 
+/** numeric's text of a JavaScript number (a JSON int as an int, a fraction in shortest form). */
+function numberText(v: number): string {
+  const text = String(v);
+  // Most numbers need nothing more: digits, maybe a fraction, no exponent.
+  if (PLAIN_NUMBER.test(text)) return text;
+  return numericText(Number.isInteger(v) && Math.abs(v) < 1e21 ? v.toFixed(0) : text);
+}
+
+const PLAIN_NUMBER = /^-?\d+(\.\d+)?$/;
+
+/**
+ * jsonb text of a value as Parquet gives it (hyparquet): nulls left out of objects (stac-geoparquet's
+ * reading), dates as RFC 3339, bigints as numbers, binary left out; one pass.
+ */
+export function jsonbOfParquet(value: unknown): string | undefined {
+  if (value === null || value === undefined || value instanceof Uint8Array) return undefined;
+  if (value instanceof Date) return escapeJson(value.toISOString().replace('.000Z', 'Z'));
+  if (typeof value === 'bigint') return Number.isSafeInteger(Number(value)) ? String(value) : escapeJson(value.toString());
+  if (typeof value === 'number') return Number.isFinite(value) ? numberText(value) : undefined;
+  if (typeof value === 'string') return escapeJson(value);
+  if (typeof value === 'boolean') return value ? 'true' : 'false';
+  if (Array.isArray(value)) return `[${value.map((v) => jsonbOfParquet(v) ?? 'null').join(', ')}]`;
+  const entries: Array<[string, string]> = [];
+  for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+    const text = jsonbOfParquet(v);
+    if (text !== undefined) entries.push([k, text]);
+  }
+  if (entries.length > 1) entries.sort(([a], [b]) => compareKeys(a, b));
+  return `{${entries.map(([k, v]) => `${escapeJson(k)}: ${v}`).join(', ')}}`;
+}
+
 /** PostgreSQL's `jsonb::text` of a pyjson value. */
 export function jsonbText(value: unknown): string {
   if (value === null || value === undefined) return 'null';
   if (value instanceof PyFloat) return numericText(pyFloatRepr(value.value));
-  if (typeof value === 'number') return numericText(Number.isInteger(value) ? value.toFixed(0) : String(value));
+  if (typeof value === 'number') return numberText(value);
   if (typeof value === 'bigint') return value.toString();
   if (typeof value === 'boolean') return value ? 'true' : 'false';
   if (typeof value === 'string') return escapeJson(value);

@@ -494,6 +494,8 @@ export function orderbyText(search: Obj): string {
 /** A search compiled over one table: the rank of each item in the search's order, -1 where it does not match. */
 export interface CompiledSearch {
   rank: Int32Array;
+  /** The items in the search's order (order[rank[i]] === i). */
+  order: Int32Array;
   matched: number;
 }
 
@@ -566,10 +568,12 @@ export function compileSearch(search: Obj, table: ItemTable): CompiledSearch {
     return 0;
   });
   const rank = new Int32Array(table.count).fill(-1);
+  const byRank = new Int32Array(order.length);
   order.forEach((j, r) => {
     rank[matches[j]!] = r;
+    byRank[r] = matches[j]!;
   });
-  return { rank, matched: matches.length };
+  return { rank, order: byRank, matched: matches.length };
 }
 
 export interface ScanLimits {
@@ -589,8 +593,15 @@ export interface ScanLimits {
 export function scan(compiled: CompiledSearch, table: ItemTable, area: Shape, limits: ScanLimits): number[] {
   const started = performance.now();
   const [w, s, e, n] = area.bbox;
-  const candidates = table.candidates(w, s, e, n).filter((i) => compiled.rank[i]! >= 0);
-  candidates.sort((a, b) => compiled.rank[a]! - compiled.rank[b]!);
+  // The candidates' ranks, sorted as numbers (a typed array sorts natively, without a comparator).
+  const found = table.candidates(w, s, e, n);
+  const ranks = new Int32Array(found.length);
+  let kept = 0;
+  for (const i of found) {
+    const r = compiled.rank[i]!;
+    if (r >= 0) ranks[kept++] = r;
+  }
+  const sorted = ranks.subarray(0, kept).sort();
   const polygonal = area.polygons.length > 0 && area.points.length === 0 && area.lines.length === 0;
   const skipCovered = polygonal && limits.skipCovered;
   const exitWhenFull = polygonal && (limits.exitWhenFull || skipCovered);
@@ -599,7 +610,8 @@ export function scan(compiled: CompiledSearch, table: ItemTable, area: Shape, li
   let counter = 1;
   let scanned = 1;
   let rows = 0;
-  for (const i of candidates) {
+  for (const r of sorted) {
+    const i = compiled.order[r]!;
     const shape = table.shape(i);
     if (!intersects(area, shape)) continue;
     if (++rows > limits.scanLimit) break;
