@@ -44,6 +44,7 @@ function table(items: Array<{ id: string; collection?: string; datetime: string;
       datetime: ms,
       endDatetime: ms,
       wkb: boxWkb(i.bbox),
+      box: false,
       envelope: i.bbox as [number, number, number, number],
       bbox: i.bbox,
       assetsJson: '{}',

@@ -38,15 +38,16 @@ function grow(shape: Shape, [x, y]: Position): void {
 }
 
 /** A bounding box as its polygon (pgSTAC's `bbox_geom`: ST_MakeEnvelope). */
-export function boxShape([w, s, e, n]: readonly number[]): Shape {
+export function boxShape(b: ArrayLike<number>): Shape {
+  const [w, s, e, n] = [b[0]!, b[1]!, b[2]!, b[3]!];
   const ring: Ring = [
-    [w!, s!],
-    [w!, n!],
-    [e!, n!],
-    [e!, s!],
-    [w!, s!],
+    [w, s],
+    [w, n],
+    [e, n],
+    [e, s],
+    [w, s],
   ];
-  return { points: [], lines: [], polygons: [[ring]], bbox: [w!, s!, e!, n!] };
+  return { points: [], lines: [], polygons: [[ring]], bbox: [w, s, e, n] };
 }
 
 /** A WKB geometry that cannot be read (damaged, or claiming more than its bytes). */
@@ -275,7 +276,7 @@ export function intersects(a: Shape, b: Shape): boolean {
 }
 
 /** Whether the shape is one polygon without holes that is its own bounding box. */
-function isBox(s: Shape): boolean {
+export function isBox(s: Shape): boolean {
   if (s.points.length > 0 || s.lines.length > 0 || s.polygons.length !== 1 || s.polygons[0]!.length !== 1) return false;
   const ring = s.polygons[0]![0]!;
   if (ring.length !== 5) return false;

@@ -17,7 +17,7 @@ import path from 'node:path';
 import { parquetMetadata, parquetRead, type FileMetaData } from 'hyparquet';
 import { compressors } from 'hyparquet-compressors';
 import { TesseraError } from '../errors.js';
-import { WkbError, shapeFromWkb } from './geometry.js';
+import { WkbError, isBox, shapeFromWkb } from './geometry.js';
 import { ItemTable, type ItemRow } from './items.js';
 import { jsonbOfParquet } from './jsonb.js';
 
@@ -255,8 +255,11 @@ async function loadFile(source: ByteSource, table: ItemTable, collections: Map<s
       const wkb = geometries[r];
       if (!(wkb instanceof Uint8Array)) throw catalogError(source.name, `item '${id}' has no WKB geometry`);
       let envelope: readonly [number, number, number, number];
+      let box: boolean;
       try {
-        envelope = shapeFromWkb(wkb).bbox;
+        const shape = shapeFromWkb(wkb);
+        envelope = shape.bbox;
+        box = isBox(shape);
       } catch (err) {
         if (err instanceof WkbError) throw catalogError(source.name, `item '${id}' has a damaged geometry (${err.message})`);
         throw err;
@@ -281,6 +284,7 @@ async function loadFile(source: ByteSource, table: ItemTable, collections: Map<s
         datetime,
         endDatetime,
         wkb,
+        box,
         envelope,
         bbox: bboxOf(col('bbox')?.[r], envelope),
         assetsJson: assets,

@@ -9,7 +9,7 @@
  * tools/bench/catalog.ts, measures it).
  */
 import Flatbush from 'flatbush';
-import { shapeFromWkb, type Shape } from './geometry.js';
+import { boxShape, shapeFromWkb, type Shape } from './geometry.js';
 import { jsonbText } from './jsonb.js';
 
 /** What a loader gives for one item (strings and numbers as the file has them). */
@@ -20,6 +20,8 @@ export interface ItemRow {
   datetime: number;
   endDatetime: number;
   wkb: Uint8Array;
+  /** Whether the geometry is its bounding box (most footprints): its WKB is then not kept. */
+  box: boolean;
   /** The geometry's bounding box (w, s, e, n). */
   envelope: readonly [number, number, number, number];
   /** The item's `bbox` as the file writes it. */
@@ -31,6 +33,7 @@ export interface ItemRow {
 }
 
 const GROW = 1.5;
+const EMPTY = new Uint8Array(0);
 
 export class ItemTable {
   count = 0;
@@ -69,13 +72,14 @@ export class ItemTable {
     this.endDatetime[i] = row.endDatetime;
     this.envelopes.set(row.envelope, i * 4);
     const start = this.wkbOffsets[i]!;
-    const end = start + row.wkb.byteLength;
+    const wkb = row.box ? EMPTY : row.wkb;
+    const end = start + wkb.byteLength;
     if (end > this.wkbPool.length) {
       const pool = new Uint8Array(Math.max(end, Math.ceil(this.wkbPool.length * GROW)));
       pool.set(this.wkbPool.subarray(0, start));
       this.wkbPool = pool;
     }
-    this.wkbPool.set(row.wkb, start);
+    this.wkbPool.set(wkb, start);
     this.wkbOffsets[i + 1] = end;
     const text = `{"id": ${jsonbText(row.id)}, "bbox": ${jsonbText(row.bbox)}, "assets": ${row.assetsJson}, "collection": ${jsonbText(row.collection)}}`;
     const from = this.outputOffsets[i]!;
@@ -123,7 +127,9 @@ export class ItemTable {
 
   /** The geometry of item i. */
   shape(i: number): Shape {
-    return shapeFromWkb(this.wkbPool.subarray(this.wkbOffsets[i]!, this.wkbOffsets[i + 1]!));
+    const [from, to] = [this.wkbOffsets[i]!, this.wkbOffsets[i + 1]!];
+    if (from === to) return boxShape(this.envelopes.subarray(i * 4, i * 4 + 4));
+    return shapeFromWkb(this.wkbPool.subarray(from, to));
   }
 
   /** Items whose bounding box meets [w, s, e, n]. */
