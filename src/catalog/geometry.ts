@@ -362,7 +362,8 @@ export class Coverage {
           if (c[0] < c[2] && c[1] < c[3]) inside.push(c);
         }
         const gain = (clipped[2] - clipped[0]) * (clipped[3] - clipped[1]) - (inside.length > 0 ? rectanglesUnionArea(inside) : 0);
-        this.rects.push(clipped);
+        // A rectangle the others cover changes nothing of their union: not kept, so the next ones compare with fewer.
+        if (gain > AREA_EPSILON * this.area) this.rects.push(clipped);
         this.covered += Math.max(0, gain);
       }
     } else {
