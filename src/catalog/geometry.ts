@@ -349,30 +349,40 @@ export class Coverage {
 
   /** Adds an item: whether the covered area grew (pgSTAC's `prev_area <> unionedgeom_area`). */
   add(item: Shape): boolean {
+    if (isBox(item)) return this.addBox(item.bbox[0], item.bbox[1], item.bbox[2], item.bbox[3]);
+    return this.addShape(item);
+  }
+
+  /** Adds an item that is the rectangle [iw, is, ie, inn] (no shape to make): whether the covered area grew. */
+  addBox(iw: number, is: number, ie: number, inn: number): boolean {
+    if (!this.boxArea || this.union) return this.addShape(boxShape([iw, is, ie, inn]));
     const before = this.covered;
-    if (this.boxArea && isBox(item) && !this.union) {
-      // Rectangles: what the new one adds is its area less the part the earlier ones cover of it.
-      const [w, s, e, n] = this.boxArea;
-      const [iw, is, ie, inn] = item.bbox;
-      const clipped = [Math.max(w, iw), Math.max(s, is), Math.min(e, ie), Math.min(n, inn)] as const;
-      if (clipped[0] < clipped[2] && clipped[1] < clipped[3]) {
-        const inside: Array<readonly [number, number, number, number]> = [];
-        for (const r of this.rects) {
-          const c = [Math.max(r[0], clipped[0]), Math.max(r[1], clipped[1]), Math.min(r[2], clipped[2]), Math.min(r[3], clipped[3])] as const;
-          if (c[0] < c[2] && c[1] < c[3]) inside.push(c);
-        }
-        const gain = (clipped[2] - clipped[0]) * (clipped[3] - clipped[1]) - (inside.length > 0 ? rectanglesUnionArea(inside) : 0);
-        // A rectangle the others cover changes nothing of their union: not kept, so the next ones compare with fewer.
-        if (gain > AREA_EPSILON * this.area) this.rects.push(clipped);
-        this.covered += Math.max(0, gain);
+    // Rectangles: what the new one adds is its area less the part the earlier ones cover of it.
+    const [w, s, e, n] = this.boxArea;
+    const clipped = [Math.max(w, iw), Math.max(s, is), Math.min(e, ie), Math.min(n, inn)] as const;
+    if (clipped[0] < clipped[2] && clipped[1] < clipped[3]) {
+      // Most items a lookup scans lie under one kept before (the same footprint, another date): nothing to measure.
+      for (const r of this.rects) if (r[0] <= clipped[0] && r[1] <= clipped[1] && r[2] >= clipped[2] && r[3] >= clipped[3]) return false;
+      const inside: Array<readonly [number, number, number, number]> = [];
+      for (const r of this.rects) {
+        const c = [Math.max(r[0], clipped[0]), Math.max(r[1], clipped[1]), Math.min(r[2], clipped[2]), Math.min(r[3], clipped[3])] as const;
+        if (c[0] < c[2] && c[1] < c[3]) inside.push(c);
       }
-    } else {
-      if (!this.union)
-        this.union = this.rects.length > 0 ? union(asGeom(boxShape(this.rects[0]!)), ...this.rects.slice(1).map((r) => asGeom(boxShape(r)))) : [];
-      const piece = intersection(asGeom(this.region), asGeom(item));
-      this.union = union(this.union, piece);
-      this.covered = (this.union as [number, number][][][]).reduce((a, poly) => a + ringArea(poly[0]!) - poly.slice(1).reduce((h, r) => h + ringArea(r), 0), 0);
+      const gain = (clipped[2] - clipped[0]) * (clipped[3] - clipped[1]) - (inside.length > 0 ? rectanglesUnionArea(inside) : 0);
+      // A rectangle the others cover changes nothing of their union: not kept, so the next ones compare with fewer.
+      if (gain > AREA_EPSILON * this.area) this.rects.push(clipped);
+      this.covered += Math.max(0, gain);
     }
+    return this.covered - before > AREA_EPSILON * Math.max(this.area, this.covered);
+  }
+
+  /** Any other shape, or any shape once one was not a rectangle: polyclip-ts's union. */
+  private addShape(item: Shape): boolean {
+    const before = this.covered;
+    if (!this.union) this.union = this.rects.length > 0 ? union(asGeom(boxShape(this.rects[0]!)), ...this.rects.slice(1).map((r) => asGeom(boxShape(r)))) : [];
+    const piece = intersection(asGeom(this.region), asGeom(item));
+    this.union = union(this.union, piece);
+    this.covered = (this.union as [number, number][][][]).reduce((a, poly) => a + ringArea(poly[0]!) - poly.slice(1).reduce((h, r) => h + ringArea(r), 0), 0);
     return this.covered - before > AREA_EPSILON * Math.max(this.area, this.covered);
   }
 

@@ -125,6 +125,11 @@ export class ItemTable {
     return this.decoder.decode(this.outputPool.subarray(this.outputOffsets[i]!, this.outputOffsets[i + 1]!));
   }
 
+  /** Whether item i's geometry is its bounding box (`envelopes` has it; no shape to make). */
+  isBoxItem(i: number): boolean {
+    return this.wkbOffsets[i] === this.wkbOffsets[i + 1];
+  }
+
   /** The geometry of item i. */
   shape(i: number): Shape {
     const [from, to] = [this.wkbOffsets[i]!, this.wkbOffsets[i + 1]!];

@@ -24,7 +24,7 @@
  */
 import { badRequest } from '../errors.js';
 import { PyFloat } from '../pyjson.js';
-import { Coverage, boxShape, intersects, shapeFromGeojson, type Shape } from './geometry.js';
+import { Coverage, boxShape, intersects, isBox, shapeFromGeojson, type Shape } from './geometry.js';
 import type { ItemTable } from './items.js';
 import { jsonbText } from './jsonb.js';
 
@@ -610,13 +610,18 @@ export function scan(compiled: CompiledSearch, table: ItemTable, area: Shape, li
   let counter = 1;
   let scanned = 1;
   let rows = 0;
+  // A rectangle over items that are their rectangles (most): envelopes alone, no shapes made.
+  const areaBox = isBox(area);
+  const env = table.envelopes;
   for (const r of sorted) {
     const i = compiled.order[r]!;
-    const shape = table.shape(i);
-    if (!intersects(area, shape)) continue;
+    const box = areaBox && table.isBoxItem(i);
+    if (box) {
+      if (env[i * 4]! > e || env[i * 4 + 2]! < w || env[i * 4 + 1]! > n || env[i * 4 + 3]! < s) continue;
+    } else if (!intersects(area, table.shape(i))) continue;
     if (++rows > limits.scanLimit) break;
     if (coverage) {
-      const grew = coverage.add(shape);
+      const grew = box ? coverage.addBox(env[i * 4]!, env[i * 4 + 1]!, env[i * 4 + 2]!, env[i * 4 + 3]!) : coverage.add(table.shape(i));
       if (skipCovered && !grew) {
         scanned++;
         continue;
