@@ -12,7 +12,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 SRC := $(shell find src test tools -name '*.ts' 2>/dev/null) tsconfig.json package.json
 
-.PHONY: install build run lint format docs test test-fast parity fuzz bench bench-quick bench-low-zoom bench-deploy soak clean
+.PHONY: install build run lint format docs test test-fast parity fuzz bench bench-quick bench-low-zoom bench-deploy bench-catalog soak clean
 
 install:
 	@bash scripts/install.sh
@@ -31,7 +31,7 @@ build: install dist/.built
 # The demo's data is served by tessera itself on loopback, which tessera refuses to read by default.
 run: build
 	@bin/tessera demo --out .demo --base-url http://$(HOST):$(PORT)/demo/
-	@TESSERA_ALLOWED_NETWORKS="$${TESSERA_ALLOWED_NETWORKS:-127.0.0.0/8,::1/128}" bin/tessera serve --host $(HOST) --port $(PORT) --demo .demo
+	@TESSERA_ALLOWED_NETWORKS="$${TESSERA_ALLOWED_NETWORKS:-127.0.0.0/8,::1/128}" TESSERA_CATALOG="$${TESSERA_CATALOG:-.demo/catalog}" bin/tessera serve --host $(HOST) --port $(PORT) --demo .demo
 
 # Biome (biome.json): formatting and lint rules, checked without writing anything; knip
 # (knip.json): no unused file, export or dependency.
@@ -58,8 +58,8 @@ test: build lint
 
 # The inner loop (under 2 minutes on 2 cores): unit and in-process route tests, two files at a time.
 # Left to `make test`: the container, nginx and cluster deployments, the pages in Chromium, the STAC API
-# the pgSTAC catalogue over PostgreSQL, cogeo-mosaic's documents, the object stores (moto), the fuzzing run, the timing tests (shared-load, request-turns) and the parity suite.
-SLOW_TESTS := container|deploy-nginx|pages|mosaic-stac|mosaic-create|pgstac-routes|cluster|fuzz|shared-load|request-turns|objstore
+# the pgSTAC catalogue over PostgreSQL and the catalogue without one, cogeo-mosaic's documents, the object stores (moto), the fuzzing run, the timing tests (shared-load, request-turns) and the parity suite.
+SLOW_TESTS := container|deploy-nginx|pages|mosaic-stac|mosaic-create|pgstac-routes|cluster|fuzz|shared-load|request-turns|objstore|catalog-pgstac|catalog-routes
 test-fast: build
 	@bash tools/parity/setup.sh
 	@node --test --test-concurrency=2 $$(ls dist/test/*.test.js | grep -vE '/($(SLOW_TESTS))\.test\.js$$')
@@ -80,6 +80,10 @@ bench: build
 	@bash tools/parity/titiler-latest.sh || echo "bench: the newest TiTiler could not be installed; measuring without it" >&2
 	@node dist/tools/bench/main.js $(BENCH_ARGS)
 	@node dist/tools/bench/micro.js
+
+# Not a test: the catalogue without a database at 10k and 1M generated items (load, heap, lookup p99).
+bench-catalog: build
+	@node --expose-gc dist/tools/bench/catalog.js $(BENCH_ARGS)
 
 bench-quick: build
 	@bash tools/parity/setup.sh

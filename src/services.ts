@@ -23,7 +23,10 @@ import { sizeWorkerHeaps } from './worker-heap.js';
 import { MosaicStore } from './mosaic/store.js';
 import type { MosaicContext } from './readers/mosaic.js';
 import { PgstacCatalogue } from './pgstac/database.js';
-import { Searches } from './pgstac/searches.js';
+import { Searches, type SearchesOptions } from './pgstac/searches.js';
+import { GeoparquetCatalogue } from './catalog/catalogue.js';
+import { httpSource } from './catalog/http-source.js';
+import { catalogSearchesFile } from './catalog/store.js';
 import { ObjectStores, awsCredentialChain, azureSas, cachedCredentials, gcsHmacKeys, type ObjectStoreOptions } from './upstream/object-stores.js';
 
 /** The object stores' settings, as the upstream clients of both threads take them. */
@@ -61,6 +64,8 @@ export class Services {
   readonly mosaicContext: MosaicContext;
   /** The pgSTAC catalogue's searches (TESSERA_PGSTAC_DSN), its connections opened on first use; none without a DSN. */
   readonly searches: Searches | undefined;
+  /** The stac-geoparquet catalogue behind `searches` (TESSERA_CATALOG), when it is the one. */
+  readonly geoparquet: GeoparquetCatalogue | undefined;
   /** Post-processing and encoding: render threads, or this thread when there are none. */
   readonly renderer: Renderer;
   private readonly threads: RenderThreads | undefined;
@@ -179,23 +184,37 @@ export class Services {
       finishLater: settings.tileCacheBytes > 0 || settings.cacheUrl !== undefined,
       limits: { maxOutputPixels: settings.maxOutputPixels, maxSourcePixels: settings.maxSourcePixels },
     };
-    this.searches =
-      settings.pgstacDsn !== undefined
-        ? new Searches(
-            new PgstacCatalogue({ dsn: settings.pgstacDsn, poolSize: settings.pgstacPoolSize, statementTimeoutMs: settings.pgstacStatementTimeoutMs }),
-            {
-              cacheTtlMs: settings.pgstacCacheTtlSeconds * 1000,
-              cacheBytes: settings.pgstacCacheBytes,
-              defaults: {
-                scanLimit: settings.pgstacScanLimit,
-                itemsLimit: settings.pgstacItemsLimit,
-                timeLimitSeconds: settings.pgstacTimeLimitSeconds,
-                exitWhenFull: settings.pgstacExitWhenFull,
-                skipCovered: settings.pgstacSkipCovered,
-              },
-            },
-          )
-        : undefined;
+    const searchOptions: SearchesOptions = {
+      cacheTtlMs: settings.pgstacCacheTtlSeconds * 1000,
+      cacheBytes: settings.pgstacCacheBytes,
+      defaults: {
+        scanLimit: settings.pgstacScanLimit,
+        itemsLimit: settings.pgstacItemsLimit,
+        timeLimitSeconds: settings.pgstacTimeLimitSeconds,
+        exitWhenFull: settings.pgstacExitWhenFull,
+        skipCovered: settings.pgstacSkipCovered,
+      },
+    };
+    if (settings.pgstacDsn !== undefined) {
+      const catalogue = new PgstacCatalogue({
+        dsn: settings.pgstacDsn,
+        poolSize: settings.pgstacPoolSize,
+        statementTimeoutMs: settings.pgstacStatementTimeoutMs,
+      });
+      this.searches = new Searches(catalogue, searchOptions);
+    } else if (settings.catalog !== undefined) {
+      // The operator's stac-geoparquet (TESSERA_CATALOG), read in the background from now on.
+      this.geoparquet = new GeoparquetCatalogue({
+        location: settings.catalog,
+        limits: { maxItems: settings.catalogMaxItems, maxBytes: settings.catalogMaxBytes },
+        storeFile: catalogSearchesFile(settings.catalog, settings.catalogSearches),
+        maxSearches: settings.catalogMaxSearches,
+        refreshMs: settings.catalogRefreshSeconds * 1000,
+        openUrl: (url) => httpSource(this.client, this.policy, url, settings.upstreamTimeoutMs),
+      });
+      void this.geoparquet.start();
+      this.searches = new Searches(this.geoparquet, searchOptions);
+    } else this.searches = undefined;
     this.tiles = new TileStore({
       memoryBytes: settings.tileCacheBytes,
       ttlSeconds: settings.cacheTtlSeconds,

@@ -11,6 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL, fileURLToPath } from 'node:url';
 import { makeDemoData } from '../src/demo/make.js';
+import { loadLocal } from '../src/catalog/geoparquet.js';
 import { gdal, type Dataset } from '../src/gdal/gdal.js';
 import { getTms } from '../src/tms/registry.js';
 
@@ -99,8 +100,29 @@ after(async () => {
 describe('tessera demo: files', () => {
   it('returns the paths it wrote, all inside the output folder', async () => {
     const names = written.map((p) => path.relative(dir, p)).sort();
-    assert.deepEqual(names, ['dem.tif', 'item.json', 'mosaic-0.tif', 'mosaic-1.tif', 'mosaic-2.tif', 'mosaic-3.tif', 'mosaic.json', 'rgb.tif']);
+    assert.deepEqual(names, [
+      'catalog/demo.json',
+      'catalog/items.parquet',
+      'dem.tif',
+      'item.json',
+      'mosaic-0.tif',
+      'mosaic-1.tif',
+      'mosaic-2.tif',
+      'mosaic-3.tif',
+      'mosaic.json',
+      'rgb.tif',
+    ]);
     for (const p of written) assert.ok((await fs.stat(p)).size > 0, p);
+  });
+
+  it('writes the crops as a stac-geoparquet collection tessera reads back', async () => {
+    const { table, collections } = await loadLocal(path.join(dir, 'catalog'), { maxItems: 100, maxBytes: 1 << 20 });
+    assert.deepEqual(table.ids, ['crop-0', 'crop-1', 'crop-2', 'crop-3']);
+    assert.deepEqual([...collections.keys()], ['demo']);
+    const first = JSON.parse(table.output(0)) as { assets: { rgb: { href: string; roles: string[] } }; collection: string };
+    assert.equal(first.assets.rgb.href, `${BASE_URL}mosaic-0.tif`);
+    assert.deepEqual(first.assets.rgb.roles, ['data']);
+    assert.equal(first.collection, 'demo');
   });
 
   it('generates everything well within the time budget', () => {

@@ -21,6 +21,7 @@
 import client from 'prom-client';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../services.js';
+import { LOOKUP_BUCKETS } from '../catalog/catalogue.js';
 import { PARTIAL_HEADER } from '../readers/mosaic.js';
 import { UPSTREAM_LATENCY_BUCKETS, type HostStats } from '../upstream/client.js';
 import type { LoopWatchdog } from './watchdog.js';
@@ -236,6 +237,16 @@ function cacheMetrics(registry: client.Registry, services: Services): void {
 
 /** The pgSTAC catalogue (pgstac/database.ts), when TESSERA_PGSTAC_DSN names one. */
 function catalogueMetrics(registry: client.Registry, services: Services): void {
+  const geoparquet = services.geoparquet;
+  if (geoparquet) {
+    const lookups = new client.Histogram({
+      name: 'tessera_catalog_lookup_seconds',
+      help: 'Item lookups of a tile, point or bbox in the stac-geoparquet catalogue (TESSERA_CATALOG), in seconds',
+      buckets: LOOKUP_BUCKETS,
+      registers: [registry],
+    });
+    geoparquet.onLookup = (seconds) => lookups.observe(seconds);
+  }
   const catalogue = services.searches?.catalogue;
   if (!catalogue) return;
   collectedCounter(registry, 'tessera_pgstac_queries_total', 'Queries sent to the pgSTAC catalogue', [], () => [[{}, catalogue.stats().queries]]);

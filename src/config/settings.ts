@@ -537,6 +537,50 @@ const CATALOGUE = {
   }),
 };
 
+/** The catalogue without a database: stac-geoparquet in memory (docs/catalogue.md). */
+const GEOPARQUET = {
+  catalog: setting({
+    env: 'TESSERA_CATALOG',
+    kind: optional(text),
+    default: undefined,
+    description:
+      'a stac-geoparquet file or folder (a local path, or an http(s) URL of one file): set, /searches and /collections serve tiles of STAC searches over it, no database needed (docs/catalogue.md)',
+    details:
+      "A folder is every `*.parquet` in it, with the collections' JSON documents beside them. The operator's choice, so a local path is read whatever `TESSERA_ALLOW_LOCAL_FILES` says; a URL passes the network policy. TESSERA_PGSTAC_DSN, when set too, wins.",
+  }),
+  catalogSearches: setting({
+    env: 'TESSERA_CATALOG_SEARCHES',
+    kind: optional(text),
+    default: undefined,
+    description:
+      "the JSON file that keeps the catalogue's registered searches across restarts; unset: `$XDG_STATE_HOME/tessera/searches-<catalogue>.json` (`~/.local/state/…`); `none`: kept in memory only",
+  }),
+  catalogMaxSearches: setting({
+    env: 'TESSERA_CATALOG_MAX_SEARCHES',
+    kind: whole(1, 10_000_000),
+    default: 100_000,
+    description: 'registered searches kept; past it the least recently used are dropped',
+  }),
+  catalogMaxItems: setting({
+    env: 'TESSERA_CATALOG_MAX_ITEMS',
+    kind: whole(1),
+    default: 5_000_000,
+    description: 'items the catalogue may hold; a file whose footer claims more is refused before a row is read',
+  }),
+  catalogMaxBytes: setting({
+    env: 'TESSERA_CATALOG_MAX_BYTES',
+    kind: whole(1, undefined, 'bytes'),
+    default: 8 * 1024 * 1024 * 1024,
+    description: 'bytes of Parquet the catalogue may read, every file together; more is refused before it is read',
+  }),
+  catalogRefreshSeconds: setting({
+    env: 'TESSERA_CATALOG_REFRESH',
+    kind: whole(0, undefined, 'seconds'),
+    default: 60,
+    description: "how often the catalogue's files are looked at (size and modification time, or ETag); changed, they are read again and swapped in; 0: never",
+  }),
+};
+
 const OUTPUT = {
   pngLevel: setting({
     env: 'TESSERA_PNG_LEVEL',
@@ -570,11 +614,24 @@ export const GROUPS = [
   { title: 'Caches', settings: CACHES },
   { title: 'Mosaics', settings: MOSAICS },
   { title: 'Catalogue (pgSTAC)', settings: CATALOGUE },
+  { title: 'Catalogue (stac-geoparquet)', settings: GEOPARQUET },
   { title: 'Images and pages', settings: OUTPUT },
 ] as const;
 
 /** Every setting by its key in `Settings` (src/config.ts). */
-export const SETTINGS = { ...SERVER, ...HTTP, ...FAMILIES, ...UPSTREAM, ...LIMITS, ...LIFECYCLE, ...CACHES, ...MOSAICS, ...CATALOGUE, ...OUTPUT };
+export const SETTINGS = {
+  ...SERVER,
+  ...HTTP,
+  ...FAMILIES,
+  ...UPSTREAM,
+  ...LIMITS,
+  ...LIFECYCLE,
+  ...CACHES,
+  ...MOSAICS,
+  ...CATALOGUE,
+  ...GEOPARQUET,
+  ...OUTPUT,
+};
 
 /** TESSERA_* names that are not settings but are known (the settings file's, the install script's, the tests'). */
 export const OTHER_NAMES: readonly string[] = ['TESSERA_CONFIG', 'TESSERA_INSTALL_BROWSER', 'TESSERA_FIXTURES'];

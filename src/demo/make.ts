@@ -6,6 +6,7 @@
  *   mosaic-N.tif   four overlapping 600×600 crops of rgb.tif, COGs
  *   item.json      a STAC 1.0.0 Item with the two full rasters as assets (relative hrefs)
  *   mosaic.json    a MosaicJSON 0.0.3 document over the crops (absolute URLs under `baseUrl`)
+ *   catalog/       the crops as STAC items in stac-geoparquet, and their collection `demo` (./catalog.ts)
  *
  * Rasters are synthesised in memory (./terrain.ts), put in MEM datasets and written with GDAL's COG
  * driver, so they are genuine COGs (tiled, compressed, internal overviews, header first).
@@ -16,9 +17,10 @@ import { gdal, type Dataset } from '../gdal/gdal.js';
 import { getTms, WEB_MERCATOR_QUAD } from '../tms/registry.js';
 import { bboxesIntersect, type BBox } from '../tms/grid.js';
 import { hillshade, shadedRelief, statistics, synthesizeDem, type Stats } from './terrain.js';
+import { writeDemoCatalog, type DemoCatalogItem } from './catalog.js';
 
 /** Bump when anything below changes the outputs, so existing demo folders get regenerated. */
-const DEMO_VERSION = '1';
+const DEMO_VERSION = '2';
 const DEFAULT_BASE_URL = 'http://127.0.0.1:8000/demo/';
 
 /** The scene's grid: UTM 32N, 30 m pixels, north-west corner near 46.59°N 7.96°E (Bernese Alps). */
@@ -59,7 +61,7 @@ interface Footprint {
 }
 
 function demoFileNames(): string[] {
-  return ['dem.tif', 'rgb.tif', ...CROP_OFFSETS.map((_, i) => `mosaic-${i}.tif`), 'item.json', 'mosaic.json'];
+  return ['dem.tif', 'rgb.tif', ...CROP_OFFSETS.map((_, i) => `mosaic-${i}.tif`), 'item.json', 'mosaic.json', 'catalog/items.parquet', 'catalog/demo.json'];
 }
 
 /**
@@ -82,6 +84,7 @@ export async function makeDemoData(outDir: string, opts: { baseUrl?: string } = 
   const footprint = footprintWgs84(geoTransform, DEMO_GRID.width, DEMO_GRID.height);
   await writeJson(path.join(outDir, 'item.json'), stacItem(footprint, demStats));
   await writeJson(path.join(outDir, 'mosaic.json'), mosaicJson(geoTransform, baseUrl));
+  await writeDemoCatalog(outDir, catalogItems(geoTransform, baseUrl));
 
   await fs.writeFile(path.join(outDir, STAMP), stamp);
   return files;
@@ -318,6 +321,16 @@ function transformBbox(ct: gdal.CoordinateTransformation, b: BBox): BBox {
   const lowerLeft = ct.transformPoint(b[0], b[1]);
   const upperRight = ct.transformPoint(b[2], b[3]);
   return [lowerLeft.x, lowerLeft.y, upperRight.x, upperRight.y];
+}
+
+/** The crops as the demo collection's items, a day apart (the last on top). */
+function catalogItems(gridTransform: GeoTransform, baseUrl: string): DemoCatalogItem[] {
+  return CROP_OFFSETS.map(([xOff, yOff], i) => {
+    const [x, y] = applyGeoTransform(gridTransform, xOff, yOff);
+    const gt: GeoTransform = [x, gridTransform[1], 0, y, 0, gridTransform[5]];
+    const { ring, bbox } = footprintWgs84(gt, CROP_SIZE, CROP_SIZE);
+    return { id: `crop-${i}`, href: `${baseUrl}mosaic-${i}.tif`, ring, bbox: [bbox[0], bbox[1], bbox[2], bbox[3]], datetime: `2024-06-${21 + i}T10:00:00Z` };
+  });
 }
 
 function mosaicJson(gridTransform: GeoTransform, baseUrl: string): object {

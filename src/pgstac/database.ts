@@ -17,6 +17,7 @@ import pg from 'pg';
 import { TesseraError, badRequest } from '../errors.js';
 import { pyLoads } from '../pyjson.js';
 import type { SearchBody } from './search-body.js';
+import type { Catalogue } from './catalogue.js';
 import { pyDumps } from '../pyjson.js';
 
 /** How the catalogue is reached (settings: TESSERA_PGSTAC_*). */
@@ -149,7 +150,7 @@ function recordOf(row: SearchRow): SearchRecord {
   };
 }
 
-export class PgstacCatalogue {
+export class PgstacCatalogue implements Catalogue {
   private pool: pg.Pool | undefined;
   private readonly counts = { queries: 0, failures: 0, seconds: 0 };
 

@@ -21,7 +21,8 @@ import { checkTile } from '../tms/grid.js';
 import { sameCrs, srsFrom, transformBounds, transformPoint, WGS84 } from '../gdal/crs.js';
 import { aside, sharedLoad } from '../concurrency.js';
 import { pyFloatRepr } from '../pyjson.js';
-import type { PgstacCatalogue, SearchArea, SearchLimits, SearchRecord } from './database.js';
+import type { SearchArea, SearchLimits, SearchRecord } from './database.js';
+import type { Catalogue } from './catalogue.js';
 
 /** An item as an item search returns it (titiler-pgstac's `Item`: id, collection, bbox, assets). */
 export interface PgstacItem {
@@ -44,7 +45,7 @@ export class ItemLookups {
   private readonly counts = { hits: 0, misses: 0 };
 
   constructor(
-    private readonly catalogue: PgstacCatalogue,
+    private readonly catalogue: Catalogue,
     options: { maxBytes: number; ttlMs: number },
   ) {
     this.kept =

@@ -6,7 +6,8 @@
  */
 import { LRUCache } from 'lru-cache';
 import { sharedLoad } from '../concurrency.js';
-import type { PgstacCatalogue, SearchLimits, SearchRecord } from './database.js';
+import type { SearchLimits, SearchRecord } from './database.js';
+import type { Catalogue } from './catalogue.js';
 import { ItemLookups, SearchIndex } from './search-index.js';
 import { collectionSearchBody, type CollectionQuery, type SearchBody } from './search-body.js';
 import { TesseraError } from '../errors.js';
@@ -32,7 +33,7 @@ export class Searches {
   private readonly itemsLoading = new Map<string, Promise<Record<string, unknown>>>();
 
   constructor(
-    readonly catalogue: PgstacCatalogue,
+    readonly catalogue: Catalogue,
     readonly options: SearchesOptions,
   ) {
     this.lookups = new ItemLookups(catalogue, { maxBytes: options.cacheBytes, ttlMs: options.cacheTtlMs });
@@ -79,8 +80,8 @@ export class Searches {
     return record;
   }
 
-  /** A page of the registered searches (PgstacCatalogue.listSearches). */
-  list(...args: Parameters<PgstacCatalogue['listSearches']>): ReturnType<PgstacCatalogue['listSearches']> {
+  /** A page of the registered searches (Catalogue.listSearches). */
+  list(...args: Parameters<Catalogue['listSearches']>): ReturnType<Catalogue['listSearches']> {
     return this.catalogue.listSearches(...args);
   }
 

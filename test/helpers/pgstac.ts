@@ -254,6 +254,22 @@ export interface Catalogue {
   stop(): Promise<void>;
 }
 
+/**
+ * Writes the catalogue into `dir`: its items as newline-delimited JSON (`items.ndjson`, their COGs
+ * under `baseUrl`) and each collection's document (`alpha.json`, `beta.json`).
+ */
+export async function writeCatalogueFiles(baseUrl: string, dir: string): Promise<{ items: CatalogueItem[]; collections: string[] }> {
+  const items = catalogueItems();
+  await fs.writeFile(path.join(dir, 'items.ndjson'), `${items.map((i) => JSON.stringify(stacItem(i, baseUrl))).join('\n')}\n`);
+  const collections: string[] = [];
+  for (const id of ['alpha', 'beta'] as const) {
+    const file = path.join(dir, `${id}.json`);
+    await fs.writeFile(file, JSON.stringify(collectionDocument(id)));
+    collections.push(file);
+  }
+  return { items, collections };
+}
+
 /** The environment without proxies (loopback must not leave) and without either server's settings. */
 function withoutProxies(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   return Object.fromEntries(Object.entries(env).filter(([k]) => !/^((https?|ftp|all|no)_proxy|TITILER_.*|TESSERA_.*)$/i.test(k)));
@@ -284,14 +300,7 @@ export async function startCatalogue(
 ): Promise<Catalogue> {
   const setup = await run('bash', [path.join(REPO_ROOT, 'tools/stac-api/setup.sh')]);
   if (setup.status !== 0) throw new Error(`tools/stac-api/setup.sh failed: ${setup.stderr}`);
-  const items = catalogueItems();
-  await fs.writeFile(path.join(tmp, 'items.ndjson'), `${items.map((i) => JSON.stringify(stacItem(i, baseUrl))).join('\n')}\n`);
-  const collections: string[] = [];
-  for (const id of ['alpha', 'beta'] as const) {
-    const file = path.join(tmp, `${id}.json`);
-    await fs.writeFile(file, JSON.stringify(collectionDocument(id)));
-    collections.push(file);
-  }
+  const { items, collections } = await writeCatalogueFiles(baseUrl, tmp);
   const [pgPort, apiPort] = [await freePort(), await freePort()];
   const child: ChildProcess = spawn(
     'bash',

@@ -27,12 +27,12 @@ trap stop EXIT
 trap 'exit 0' TERM INT
 "${as_pg[@]}" "$bin/pg_ctl" -D "$dir/pg/data" -o "-p $pg_port -k $dir/pg -c listen_addresses=127.0.0.1" -l "$dir/pg/log" -w start >/dev/null
 export PGHOST=127.0.0.1 PGPORT=$pg_port PGUSER=postgres PGPASSWORD=unused PGDATABASE=postgres
-# The venvs' scripts are run by their python, not their #! line: a venv made under another path
-# (a worktree since removed, sharing .parity) still works.
-pypgstac() { "$venv/bin/python" "$venv/bin/pypgstac" "$@"; }
-pypgstac migrate >/dev/null
-for collection in "$@"; do pypgstac load collections "$collection" --method upsert >/dev/null; done
-pypgstac load items "$items" --method upsert >/dev/null
+# Through the venv's python, not its scripts: a script's first line names the folder the venv was
+# made in, which a shared .parity (worktrees) may no longer have.
+pypgstac=("$venv/bin/python" -m pypgstac.pypgstac)
+"${pypgstac[@]}" migrate >/dev/null
+for collection in "$@"; do "${pypgstac[@]}" load collections "$collection" --method upsert >/dev/null; done
+"${pypgstac[@]}" load items "$items" --method upsert >/dev/null
 case "$app" in
   stac-fastapi)
     "$venv/bin/python" -m uvicorn stac_fastapi.pgstac.app:create_app --factory --host 127.0.0.1 --port "$api_port" --log-level warning &

@@ -15,6 +15,8 @@ interface DemoFacts {
   /** Elevation range of the demo DEM (its STAC raster statistics), for a coloured map link. */
   elevation: [number, number] | undefined;
   hasMosaic: boolean;
+  /** Whether the demo's collection is served (TESSERA_CATALOG is the demo's catalog folder). */
+  hasCollection: boolean;
 }
 
 function isBBox(value: unknown): value is BBox {
@@ -22,7 +24,7 @@ function isBBox(value: unknown): value is BBox {
 }
 
 /** Reads the served demo item (a few kB, local) so links and grid coverage follow the data. */
-async function readDemo(demoDir: string): Promise<DemoFacts | undefined> {
+async function readDemo(demoDir: string, catalog: string | undefined): Promise<DemoFacts | undefined> {
   let item: { bbox?: unknown; assets?: Record<string, { 'raster:bands'?: Array<{ statistics?: { minimum?: number; maximum?: number } }> }> };
   try {
     item = JSON.parse(await fs.readFile(path.join(demoDir, 'item.json'), 'utf8')) as typeof item;
@@ -37,7 +39,8 @@ async function readDemo(demoDir: string): Promise<DemoFacts | undefined> {
     (s) => s.isFile(),
     () => false,
   );
-  return { bbox: item.bbox, elevation, hasMosaic };
+  const hasCollection = catalog !== undefined && path.resolve(catalog) === path.resolve(demoDir, 'catalog');
+  return { bbox: item.bbox, elevation, hasMosaic, hasCollection };
 }
 
 /** True when a lon/lat bbox, carried into the grid's CRS, lies inside the grid's extent. */
@@ -92,6 +95,13 @@ function demoLinks(base: string, demo: DemoFacts): Link[] {
   if (demo.hasMosaic) {
     links.push({ href: withQuery(`/mosaicjson/${WEB_MERCATOR_QUAD}/map`, [['url', `${base}/demo/mosaic.json`]]), text: 'The demo MosaicJSON on a map' });
   }
+  if (demo.hasCollection) {
+    links.push({
+      href: withQuery(`/collections/demo/${WEB_MERCATOR_QUAD}/tilejson.json`, [['assets', 'rgb']]),
+      text: 'The demo as a STAC collection (stac-geoparquet, no database): its TileJSON for a map',
+      note: '/collections/demo/…, as titiler-pgstac',
+    });
+  }
   links.push({ href: withQuery('/stac/info', [['url', item]]), text: 'The demo item’s info (JSON)' });
   return links;
 }
@@ -122,8 +132,8 @@ function gridRows(base: string, demo: DemoFacts | undefined): GridRow[] {
 
 /** The landing page's content for a client that reached tessera at `base`. */
 /** `base`: this server's URL as the client reached it, root path included (the demo data's home). */
-export async function landingOptions(base: string, demoDir: string | undefined, root: string): Promise<LandingPageOptions> {
-  const demo = demoDir ? await readDemo(demoDir) : undefined;
+export async function landingOptions(base: string, demoDir: string | undefined, root: string, catalog?: string): Promise<LandingPageOptions> {
+  const demo = demoDir ? await readDemo(demoDir, catalog) : undefined;
   return { root, demo: demo ? demoLinks(base, demo) : null, api: API_LINKS, grids: gridRows(base, demo) };
 }
 

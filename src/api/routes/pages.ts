@@ -58,7 +58,7 @@ export function pageRoutes(services: Services) {
       async (request, reply) => {
         const f = request.query['f'];
         if (landing.output(request, f === 'json' || f === 'html' ? f : undefined) === 'json') return sendJson(reply, landingDocument(baseUrl(request)));
-        const options = await landingOptions(baseUrl(request), settings.demoDir, settings.rootPath);
+        const options = await landingOptions(baseUrl(request), settings.demoDir, settings.rootPath, settings.catalog);
         // Behind TiTiler's global access token, the page's links carry the token it was opened with.
         const token = request.query['access_token'];
         const html = landingPage(typeof token === 'string' && token !== '' ? withAccessToken(options, token) : options);

@@ -78,14 +78,14 @@ function withAssets(layer: StacLayerOptions, sources: StacItemSources): StacLaye
 
 export const itemFamily = defineFamily({
   prefix: PREFIX,
-  tag: { name: 'STAC Item', description: 'One item of the pgSTAC catalogue, named by its collection and id: images of its assets and their metadata.' },
+  tag: { name: 'STAC Item', description: 'One item of the catalogue (pgSTAC, or stac-geoparquet in memory), named by its collection and id: images of its assets and their metadata.' },
   docs: [
     { match: /^\/info(\.geojson)?$/, summary: "Metadata of the item's assets (rio-tiler 9's Info)", answer: 'json' },
     { match: /^\/assets$/, summary: "Names of the item's assets", answer: 'json' },
     { match: /^\/point\//, summary: "Values of the item's assets at a point", answer: 'json' },
   ],
   metricsLabel: 'items',
-  enabled: (settings) => settings.pgstacDsn !== undefined,
+  enabled: (settings) => settings.pgstacDsn !== undefined || settings.catalog !== undefined,
   datasetParam: ['collection_id', 'item_id'],
   generation: '2',
   layer: stacLayer,

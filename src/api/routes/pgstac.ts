@@ -69,7 +69,7 @@ const searchLimits = family(
 );
 
 function searchesOf(services: Services): Searches {
-  if (!services.searches) throw new TesseraError('Internal', 'no pgSTAC catalogue is configured (TESSERA_PGSTAC_DSN)');
+  if (!services.searches) throw new TesseraError('Internal', 'no catalogue is configured (TESSERA_PGSTAC_DSN or TESSERA_CATALOG)');
   return services.searches;
 }
 
@@ -166,7 +166,7 @@ function catalogueFamily<Q>(
       { match: /^\/point\//, summary: `Values of each item ${what} finds at a point`, answer: 'json' },
     ],
     metricsLabel,
-    enabled: (settings) => settings.pgstacDsn !== undefined,
+    enabled: (settings) => settings.pgstacDsn !== undefined || settings.catalog !== undefined,
     datasetParam: source.param,
     generation: '2',
     // What a tile reads of each item, how it picks each pixel among them, pgSTAC's limits, and what names the search.
