@@ -78,7 +78,10 @@ function withAssets(layer: StacLayerOptions, sources: StacItemSources): StacLaye
 
 export const itemFamily = defineFamily({
   prefix: PREFIX,
-  tag: { name: 'STAC Item', description: 'One item of the catalogue (pgSTAC, or stac-geoparquet in memory), named by its collection and id: images of its assets and their metadata.' },
+  tag: {
+    name: 'STAC Item',
+    description: 'One item of the catalogue (pgSTAC, or stac-geoparquet in memory), named by its collection and id: images of its assets and their metadata.',
+  },
   docs: [
     { match: /^\/info(\.geojson)?$/, summary: "Metadata of the item's assets (rio-tiler 9's Info)", answer: 'json' },
     { match: /^\/assets$/, summary: "Names of the item's assets", answer: 'json' },
