@@ -67,6 +67,23 @@ export function infoModelOf(settings: Settings): {
   });
 }
 
+/**
+ * A point's bands in rio-tiler 9's model (TiTiler 2.x): masked values null, the names as read or by
+ * position (`b1 …`, 'numbered'), each band's description.
+ */
+export function pointBandsV2(
+  values: readonly number[],
+  masked: readonly boolean[] | undefined,
+  names: readonly string[] | 'numbered',
+  descriptions: readonly string[],
+): { values: Array<ReturnType<typeof float> | null>; band_names: readonly string[]; band_descriptions: readonly string[] } {
+  return {
+    values: values.map((v, i) => (masked?.[i] ? null : float(v))),
+    band_names: names === 'numbered' ? values.map((_, i) => `b${i + 1}`) : names,
+    band_descriptions: descriptions,
+  };
+}
+
 export function boundsModel(bounds: BBox): Record<string, unknown> {
   return { bounds: floats(bounds) };
 }

@@ -31,13 +31,14 @@ import { imageFamilies, type ReaderWith, type Verb, type VerbContext } from './f
 import type { ImageFormat } from '../image/formats.js';
 import type { RenderSpec, StatisticsSpec } from '../image/post-process.js';
 import { statisticsMapToJson } from '../image/statistics-json.js';
-import { float, floats } from '../pyjson.js';
+import { floats } from '../pyjson.js';
 import { badRequest } from '../errors.js';
 import type { Reader, ReaderImage } from '../readers/reader.js';
 import { roundHalfEven2, type BandStatistics } from '../image/statistics.js';
 import type { Settings } from '../config.js';
 import { algorithmGeneration, choose, type Generation } from './generations.js';
 import type { gdal } from '../gdal/gdal.js';
+import { pointBandsV2 } from './models.js';
 
 /** Features read at once by POST /statistics: each read already runs its sources in parallel. */
 const FEATURE_CONCURRENCY = 8;
@@ -66,9 +67,7 @@ export const point: Verb<ReaderWith<'point'>> = {
       // TiTiler 2.x's Point model: masked values are null, and each band's description follows its name.
       return sendJson(reply, {
         coordinates: floats(lonlat),
-        values: result.values.map((v, i) => (result.masked?.[i] ? null : float(v))),
-        band_names: result.numberedOutputs ? result.bandNames.map((_, i) => `b${i + 1}`) : result.bandNames,
-        band_descriptions: result.bandDescriptions ?? result.bandNames,
+        ...pointBandsV2(result.values, result.masked, result.numberedOutputs ? 'numbered' : result.bandNames, result.bandDescriptions ?? result.bandNames),
       });
     });
   },

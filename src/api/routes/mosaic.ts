@@ -31,7 +31,7 @@ import {
 import { parseLonLat } from '../path-params.js';
 import { ValidationError, type ValidationDetail } from '../errors.js';
 import { notFound, sendJson } from '../reply.js';
-import { bboxFeature, boundsModel } from '../models.js';
+import { bboxFeature, boundsModel, pointBandsV2 } from '../models.js';
 import { float, floats } from '../../pyjson.js';
 import { MosaicDocumentReader, documentCompositor } from '../../readers/mosaic.js';
 import { defineFamily } from '../factory.js';
@@ -226,9 +226,7 @@ async function mosaicRoutes(app: FastifyInstance, services: Services): Promise<v
           coordinates: floats(lonlat),
           assets: points.map((pt) => ({
             name: pt.asset,
-            values: pt.values.map((v, i) => (pt.masked?.[i] ? null : float(v))),
-            band_names: p.layer.expression ? pt.bandNames.map((_, i) => `b${i + 1}`) : pt.bandNames,
-            band_descriptions: pt.bandDescriptions ?? pt.bandNames,
+            ...pointBandsV2(pt.values, pt.masked, p.layer.expression ? 'numbered' : pt.bandNames, pt.bandDescriptions ?? pt.bandNames),
           })),
         }),
       })(),

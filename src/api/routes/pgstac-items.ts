@@ -13,7 +13,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Services } from '../../services.js';
 import { TesseraError } from '../../errors.js';
-import { float, floats, PyFloat, pyFloatRepr } from '../../pyjson.js';
+import { floats, PyFloat, pyFloatRepr } from '../../pyjson.js';
 import type { Searches } from '../../pgstac/searches.js';
 import { searchRenders } from '../../pgstac/renders.js';
 import { parseItem } from '../../stac/item.js';
@@ -22,7 +22,7 @@ import { stacItemReader, type StacLayerOptions } from '../../readers/stac.js';
 import { assetNames, coordCrs, datasetValues, requireLayerFirst, routeQuery, stacLayer, type PathRoute } from '../params/index.js';
 import { parseLonLat } from '../path-params.js';
 import { notFound, sendJson } from '../reply.js';
-import { bboxFeature, infoModelV2 } from '../models.js';
+import { bboxFeature, infoModelV2, pointBandsV2 } from '../models.js';
 import { getTms } from '../../tms/registry.js';
 import { crsUriOf } from '../../ogc/tilesets.js';
 import { defineFamily } from '../factory.js';
@@ -155,9 +155,7 @@ async function itemRoutes(app: FastifyInstance, services: Services): Promise<voi
       const result = await reader.point(lonlat[0], lonlat[1], p.coordCrs, p.values);
       return sendJson(reply, {
         coordinates: floats(lonlat),
-        values: result.values.map((v, i) => (result.masked?.[i] ? null : float(v))),
-        band_names: result.values.map((_, i) => `b${i + 1}`),
-        band_descriptions: result.bandNames,
+        ...pointBandsV2(result.values, result.masked, 'numbered', result.bandNames),
       });
     },
   );

@@ -31,6 +31,7 @@ import { installPyJsonBodyParser } from '../json-body.js';
 import { defineFamily, type FamilyRegistration } from '../factory.js';
 import { ValidationError } from '../errors.js';
 import * as verb from '../verbs.js';
+import { pointBandsV2 } from '../models.js';
 
 const LIMIT_DOCS = {
   scan_limit: 'Return as soon as pgSTAC has scanned N items (default TESSERA_PGSTAC_SCAN_LIMIT, 10000).',
@@ -362,10 +363,7 @@ async function catalogueRoutes<Q>(app: FastifyInstance, services: Services, pref
         coordinates: floats(lonlat),
         assets: points.map((pt) => ({
           name: pt.asset,
-          // rio-tiler 9's masked values are None.
-          values: pt.values.map((v, i) => (pt.masked?.[i] ? null : float(v))),
-          band_names: pt.values.map((_, i) => `b${i + 1}`),
-          band_descriptions: pt.bandNames,
+          ...pointBandsV2(pt.values, pt.masked, 'numbered', pt.bandNames),
         })),
       });
     },
