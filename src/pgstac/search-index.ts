@@ -171,8 +171,9 @@ export class SearchIndex implements AssetIndex<PgstacItem> {
 
   /** The search's zooms; a policy's `minzoom` above them raises them (TileJSON then tells clients not to ask for empty tiles). */
   zooms(tms: TileMatrixSet): { minzoom: number; maxzoom: number } {
-    const minzoom = Math.max(this.minzoom ?? tms.minzoom, this.policy.minzoom ?? tms.minzoom);
-    return { minzoom, maxzoom: Math.max(minzoom, this.maxzoom ?? tms.maxzoom) };
+    const own = this.minzoom ?? tms.minzoom;
+    const minzoom = this.policy.minzoom === undefined ? own : Math.max(own, this.policy.minzoom);
+    return { minzoom, maxzoom: this.maxzoom ?? tms.maxzoom };
   }
 
   assetName(item: PgstacItem): string {
