@@ -12,7 +12,7 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 SRC := $(shell find src test tools -name '*.ts' 2>/dev/null) tsconfig.json package.json
 
-.PHONY: install build run lint format docs test test-fast parity fuzz bench bench-quick bench-low-zoom bench-deploy bench-catalog soak clean
+.PHONY: install build run lint format docs test test-fast parity fuzz bench bench-quick bench-low-zoom bench-deploy bench-catalog bench-pgstac soak clean
 
 install:
 	@bash scripts/install.sh
@@ -84,6 +84,10 @@ bench: build
 # Not a test: the catalogue without a database at 10k and 1M generated items (load, heap, lookup p99).
 bench-catalog: build
 	@node --expose-gc dist/tools/bench/catalog.js $(BENCH_ARGS)
+
+# Not a test: tessera's /searches against titiler-pgstac 3.2.0 on one pgSTAC database (.bench/pgstac/report.md; minutes).
+bench-pgstac: build
+	@node dist/tools/bench/pgstac.js $(BENCH_ARGS)
 
 bench-quick: build
 	@bash tools/parity/setup.sh

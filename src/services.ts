@@ -194,6 +194,10 @@ export class Services {
         exitWhenFull: settings.pgstacExitWhenFull,
         skipCovered: settings.pgstacSkipCovered,
       },
+      policy: {
+        ...(settings.searchMinzoom !== undefined ? { minzoom: settings.searchMinzoom } : {}),
+        ...(settings.searchMaxItemsPerTile !== undefined ? { maxItemsPerTile: settings.searchMaxItemsPerTile } : {}),
+      },
     };
     if (settings.pgstacDsn !== undefined) {
       const catalogue = new PgstacCatalogue({

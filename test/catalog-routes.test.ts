@@ -158,6 +158,79 @@ describe('/searches over stac-geoparquet (TESSERA_CATALOG)', () => {
     assert.equal((await tessera.get('/searches/00000000000000000000000000000000/info')).status, 404);
   });
 
+  it("follows a search's policy (tessera:policy): empty tiles below its minzoom, the first N items of a tile", async () => {
+    const filter = { op: '<', args: [{ property: 'eo:cloud_cover' }, 80] };
+    const open = await register(tessera, { collections: ['alpha'], filter });
+    const guarded = await register(tessera, { collections: ['alpha'], filter, metadata: { 'tessera:policy': { minzoom: 8, max_items_per_tile: 2 } } });
+    assert.equal(guarded.status, 200, guarded.detail);
+    assert.notEqual(guarded.id, open.id, 'the policy is part of the metadata pgSTAC hashes');
+    const info = (await (await tessera.get(`/searches/${guarded.id}/info`)).json()) as { search: { metadata: Record<string, unknown> } };
+    assert.deepEqual(info.search.metadata['tessera:policy'], { minzoom: 8, max_items_per_tile: 2 });
+
+    // Below the policy's minzoom: titiler-pgstac's answer for a tile without items (204), and no items.
+    const low = await tessera.get(`/searches/${guarded.id}/tiles/WebMercatorQuad/7/66/46.png?assets=visual`);
+    assert.equal(low.status, 204, await low.clone().text());
+    assert.deepEqual(await (await tessera.get(`/searches/${guarded.id}/tiles/WebMercatorQuad/7/66/46/assets`)).json(), []);
+    const openLow = (await (await tessera.get(`/searches/${open.id}/tiles/WebMercatorQuad/7/66/46/assets`)).json()) as unknown[];
+    assert.ok(openLow.length > 0, 'the same tile has items without the policy');
+    const tilejson = (await (await tessera.get(`/searches/${guarded.id}/WebMercatorQuad/tilejson.json?assets=visual`)).json()) as { minzoom: number };
+    assert.equal(tilejson.minzoom, 8, "TileJSON's minzoom tells clients not to ask below it");
+
+    // At or above it: the first two of the items the search finds for the tile, in its order, whatever items_limit says.
+    const q = 'exitwhenfull=false&skipcovered=false&items_limit=50';
+    const all = (await (await tessera.get(`/searches/${open.id}/tiles/WebMercatorQuad/8/132/92/assets?${q}`)).json()) as Array<{ id: string }>;
+    assert.ok(all.length > 2, `the tile has ${all.length} items`);
+    const firstTwo = (await (await tessera.get(`/searches/${guarded.id}/tiles/WebMercatorQuad/8/132/92/assets?${q}`)).json()) as Array<{ id: string }>;
+    assert.deepEqual(
+      firstTwo.map((i) => i.id),
+      all.slice(0, 2).map((i) => i.id),
+    );
+    const tile = await tessera.get(`/searches/${guarded.id}/tiles/WebMercatorQuad/8/132/92.png?assets=visual&pixel_selection=lowest&${q}`);
+    assert.equal(tile.status, 200, await tile.clone().text());
+    const used = (tile.headers.get('x-assets') ?? '').split(',').filter(Boolean);
+    assert.ok(used.length > 0 && used.length <= 2, `x-assets: ${used.join(',')}`);
+
+    for (const [policy, detail] of [
+      [{ minzoom: -1 }, /minzoom: expected a whole number from 0 to 30/],
+      [{ max_items_per_tile: 0 }, /max_items_per_tile: expected a whole number of at least 1/],
+      [{ max_zoom: 3 }, /max_zoom: unknown/],
+      ['8', /tessera:policy: expected an object/],
+    ] as const) {
+      const bad = await register(tessera, { collections: ['alpha'], metadata: { 'tessera:policy': policy } });
+      assert.equal(bad.status, 400, JSON.stringify(policy));
+      assert.match(bad.detail!, detail);
+    }
+  });
+
+  it("bounds every search's policy by the settings, and reads a collection's from its document", async () => {
+    const bounded = path.join(tmp, 'catalog-policy');
+    mkdirSync(bounded);
+    copyFileSync(path.join(folder, 'items.parquet'), path.join(bounded, 'items.parquet'));
+    copyFileSync(path.join(folder, 'beta.json'), path.join(bounded, 'beta.json'));
+    const alpha = JSON.parse(readFileSync(path.join(folder, 'alpha.json'), 'utf8')) as Record<string, unknown>;
+    writeFileSync(path.join(bounded, 'alpha.json'), JSON.stringify({ ...alpha, 'tessera:policy': { minzoom: 10 } }));
+    const t = await startTessera({ catalog: bounded, catalogSearches: 'none', tileCacheBytes: 0, searchMinzoom: 9, searchMaxItemsPerTile: 1 });
+    try {
+      // A search asking for a lower minzoom and more items than the settings allow gets the settings'.
+      const reg = await register(t, { collections: ['alpha'], metadata: { 'tessera:policy': { minzoom: 2, max_items_per_tile: 5 } } });
+      assert.equal(reg.status, 200, reg.detail);
+      assert.equal((await t.get(`/searches/${reg.id}/tiles/WebMercatorQuad/8/132/92.png?assets=visual`)).status, 204);
+      const q = 'exitwhenfull=false&skipcovered=false';
+      const one = (await (await t.get(`/searches/${reg.id}/tiles/WebMercatorQuad/9/265/184/assets?${q}`)).json()) as unknown[];
+      assert.equal(one.length, 1);
+      // The collection's own minzoom (10) is stricter than the settings' (9).
+      assert.deepEqual(await (await t.get(`/collections/alpha/tiles/WebMercatorQuad/9/265/184/assets?${q}`)).json(), []);
+      const at10 = (await (await t.get(`/collections/alpha/tiles/WebMercatorQuad/10/530/368/assets?${q}`)).json()) as unknown[];
+      assert.equal(at10.length, 1);
+      const tilejson = (await (await t.get('/collections/alpha/WebMercatorQuad/tilejson.json?assets=visual')).json()) as { minzoom: number };
+      assert.equal(tilejson.minzoom, 10);
+      // beta has no policy of its own: the settings'.
+      assert.equal((await t.get('/collections/beta/tiles/WebMercatorQuad/8/132/92.png?assets=visual')).status, 204);
+    } finally {
+      await t.close();
+    }
+  });
+
   it('keeps registered searches across a restart', async () => {
     const reg = await register(tessera, { ids: ['alpha-0-1', 'beta-0-0'], metadata: { name: 'kept' } });
     await tessera.close();

@@ -183,6 +183,39 @@ describe('/searches over a pgSTAC catalogue', () => {
     );
   });
 
+  it("follows a search's tessera:policy over pgSTAC: below its minzoom 204 without a query, a tile's first N items", async () => {
+    const search = { collections: ['alpha'], sortby: [{ field: 'datetime', direction: 'desc' }] };
+    const open = await register(tessera, search);
+    const guarded = await register(tessera, { ...search, metadata: { 'tessera:policy': { minzoom: 9, max_items_per_tile: 3 } } });
+    assert.notEqual(guarded, open);
+    const stored = await catalogue.psql(`SELECT metadata->'tessera:policy' FROM pgstac.searches WHERE hash = '${guarded}'`);
+    assert.deepEqual(JSON.parse(stored), { minzoom: 9, max_items_per_tile: 3 }, "kept in pgSTAC's searches table, for every replica");
+
+    const lookups = tessera.services.searches!.lookups;
+    const before = lookups.stats();
+    const low = await tessera.get(`/searches/${guarded}/tiles/WebMercatorQuad/8/132/93.png?assets=visual`);
+    assert.equal(low.status, 204, await low.clone().text());
+    assert.deepEqual(await (await tessera.get(`/searches/${guarded}/tiles/WebMercatorQuad/8/132/93/assets`)).json(), []);
+    const after = lookups.stats();
+    assert.equal(after.misses + after.hits, before.misses + before.hits, 'no lookup below the minzoom');
+
+    const q = 'exitwhenfull=false&skipcovered=false';
+    const tile = 'tiles/WebMercatorQuad/9/265/187';
+    const all = (await (await tessera.get(`/searches/${open}/${tile}/assets?${q}`)).json()) as Array<{ id: string }>;
+    assert.ok(all.length > 3, `${all.length} items under the tile`);
+    const first = (await (await tessera.get(`/searches/${guarded}/${tile}/assets?${q}&items_limit=50`)).json()) as Array<{ id: string }>;
+    assert.deepEqual(
+      first.map((i) => i.id),
+      all.slice(0, 3).map((i) => i.id),
+    );
+    const png = await tessera.get(`/searches/${guarded}/${tile}.png?assets=visual&pixel_selection=lowest&${q}`);
+    assert.equal(png.status, 200, await png.clone().text());
+    const used = (png.headers.get('x-assets') ?? '').split(',').filter(Boolean);
+    assert.ok(used.length > 0 && used.length <= 3, `x-assets: ${used.join(',')}`);
+    const tilejson = (await (await tessera.get(`/searches/${guarded}/WebMercatorQuad/tilejson.json?assets=visual`)).json()) as { minzoom: number };
+    assert.equal(tilejson.minzoom, 9);
+  });
+
   it('makes tiles of the items, names them in X-Assets, and reads points of each', async () => {
     const id = await register(tessera, { collections: ['alpha', 'beta'], sortby: [{ field: 'datetime', direction: 'desc' }] });
     const res = await tessera.get(`/searches/${id}/tiles/WebMercatorQuad/8/132/93.png?assets=visual`);

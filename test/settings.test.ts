@@ -118,6 +118,8 @@ describe('settings', () => {
       pgstacTimeLimitSeconds: 5,
       pgstacExitWhenFull: true,
       pgstacSkipCovered: true,
+      searchMinzoom: undefined,
+      searchMaxItemsPerTile: undefined,
       catalog: undefined,
       catalogSearches: undefined,
       catalogMaxSearches: 100_000,

@@ -535,6 +535,20 @@ const CATALOGUE = {
     default: true,
     description: 'default `skipcovered`: leave out items the items before them already cover',
   }),
+  searchMinzoom: setting({
+    env: 'TESSERA_SEARCH_MINZOOM',
+    kind: optional(whole(0, 30)),
+    default: undefined,
+    description: 'tiles of /searches and /collections below this zoom are empty (204) without asking the catalogue',
+    details: "A search's or collection's own `tessera:policy` may raise it, never lower it (docs/catalogue.md).",
+  }),
+  searchMaxItemsPerTile: setting({
+    env: 'TESSERA_SEARCH_MAX_ITEMS_PER_TILE',
+    kind: optional(whole(1)),
+    default: undefined,
+    description: 'a tile of /searches and /collections reads at most the first N items the search finds for it, whatever its `items_limit`',
+    details: "A search's or collection's own `tessera:policy` may lower it, never raise it (docs/catalogue.md).",
+  }),
 };
 
 /** The catalogue without a database: stac-geoparquet in memory (docs/catalogue.md). */

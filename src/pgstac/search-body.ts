@@ -16,6 +16,7 @@
 import { badRequest } from '../errors.js';
 import { PyFloat, pyLoads } from '../pyjson.js';
 import { cql2TextToJson } from '../catalog/cql2.js';
+import { checkPolicy, POLICY_KEY } from './policy.js';
 
 /** A JSON value as pyLoads reads it. */
 type PyValue = unknown;
@@ -193,6 +194,8 @@ function metadataOf(v: PyValue): PyObject {
       return x;
     },
   };
+  // tessera's own guards: checked here, kept with the rest (as given: pgSTAC's hash is of what was sent).
+  if (v[POLICY_KEY] !== undefined && v[POLICY_KEY] !== null) checkPolicy(v[POLICY_KEY], `metadata.${POLICY_KEY}`);
   for (const [key, parse] of Object.entries(known)) {
     const x = v[key];
     if (x !== undefined && x !== null) out[key] = parse(x, `metadata.${key}`);
@@ -337,5 +340,8 @@ export function collectionSearchBody(collectionId: string, q: CollectionQuery, c
     }
     metadata['defaults'] = defaults;
   }
+  // A collection's own guards (docs/catalogue.md): only then does its search differ from titiler-pgstac's.
+  const policy = collection[POLICY_KEY];
+  if (policy !== undefined && policy !== null) metadata[POLICY_KEY] = checkPolicy(policy, `the collection's ${POLICY_KEY}`) as PyObject;
   return { search, metadata };
 }

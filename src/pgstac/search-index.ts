@@ -23,6 +23,7 @@ import { aside, sharedLoad } from '../concurrency.js';
 import { pyFloatRepr } from '../pyjson.js';
 import type { SearchArea, SearchLimits, SearchRecord } from './database.js';
 import type { Catalogue } from './catalogue.js';
+import type { SearchPolicy } from './policy.js';
 
 /** An item as an item search returns it (titiler-pgstac's `Item`: id, collection, bbox, assets). */
 export interface PgstacItem {
@@ -84,6 +85,9 @@ function parseLookup(text: string): ItemLookup {
   });
   return { items, text };
 }
+
+/** A lookup that found nothing (a tile below a search's policy `minzoom`). */
+const NO_ITEMS: ItemLookup = { items: [], text: '{"type":"FeatureCollection","features":[]}' };
 
 /** A polygon over a bbox (geojson_pydantic's `Polygon.from_bounds`), as GeoJSON text whose numbers read back exactly. */
 function bboxArea([w, s, e, n]: BBox): SearchArea {
@@ -151,6 +155,7 @@ export class SearchIndex implements AssetIndex<PgstacItem> {
     readonly record: SearchRecord,
     private readonly lookups: ItemLookups,
     private readonly limits: SearchLimits,
+    readonly policy: SearchPolicy = {},
   ) {
     const search = record.search as Record<string, unknown> | null;
     this.bounds = bboxOf(search?.['bbox']) ?? bboxOf(record.metadata['bounds']) ?? WORLD;
@@ -164,27 +169,38 @@ export class SearchIndex implements AssetIndex<PgstacItem> {
     return this.record.hash;
   }
 
+  /** The search's zooms; a policy's `minzoom` above them raises them (TileJSON then tells clients not to ask for empty tiles). */
   zooms(tms: TileMatrixSet): { minzoom: number; maxzoom: number } {
-    return { minzoom: this.minzoom ?? tms.minzoom, maxzoom: this.maxzoom ?? tms.maxzoom };
+    const own = this.minzoom ?? tms.minzoom;
+    const minzoom = this.policy.minzoom === undefined ? own : Math.max(own, this.policy.minzoom);
+    return { minzoom, maxzoom: this.maxzoom ?? tms.maxzoom };
   }
 
   assetName(item: PgstacItem): string {
     return `${item.collection}/${item.id}`;
   }
 
-  /** The lookup of a tile: its items, and pgSTAC's text of them. */
+  /**
+   * The lookup of a tile: its items, and pgSTAC's text of them. Under the search's policy: below its
+   * `minzoom` none (the catalogue not asked; an empty tile is titiler-pgstac's 204), and at most
+   * `max_items_per_tile`, the first ones in the search's order (pgSTAC's own `items_limit`, so the
+   * lookup stops there and is kept under those limits).
+   */
   tileLookup(tms: TileMatrixSet, x: number, y: number, z: number): Promise<ItemLookup> {
     checkTile(tms, x, y, z);
+    if (this.policy.minzoom !== undefined && z < this.policy.minzoom) return Promise.resolve(NO_ITEMS);
+    const maxItems = this.policy.maxItemsPerTile;
+    const limits = maxItems !== undefined && maxItems < this.limits.itemsLimit ? { ...this.limits, itemsLimit: maxItems } : this.limits;
     const [left, bottom, right, top] = morecantileXyBounds(tms, x, y, z);
     // Web Mercator corners go to PostGIS, whose PROJ gives pyproj's doubles (database.ts).
-    if (tms.srs === 'EPSG:3857') return this.lookups.lookup(this.hash, { webMercator: [left, bottom, right, top] }, this.limits);
-    if (GEOGRAPHIC.test(tms.srs)) return this.lookups.lookup(this.hash, bboxArea([left, bottom, right, top]), this.limits);
+    if (tms.srs === 'EPSG:3857') return this.lookups.lookup(this.hash, { webMercator: [left, bottom, right, top] }, limits);
+    if (GEOGRAPHIC.test(tms.srs)) return this.lookups.lookup(this.hash, bboxArea([left, bottom, right, top]), limits);
     // morecantile's `bounds()`: the two corners only, not a densified edge.
     const tmsSrs = srsFrom(tms.srs);
     const wgs = srsFrom(WGS84);
     const [w, n] = transformPoint(tmsSrs, wgs, left, top);
     const [e, s] = transformPoint(tmsSrs, wgs, right, bottom);
-    return this.lookups.lookup(this.hash, bboxArea([w, s, e, n]), this.limits);
+    return this.lookups.lookup(this.hash, bboxArea([w, s, e, n]), limits);
   }
 
   async assetsForTile(tms: TileMatrixSet, x: number, y: number, z: number): Promise<readonly PgstacItem[]> {

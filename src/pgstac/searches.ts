@@ -11,6 +11,7 @@ import type { Catalogue } from './catalogue.js';
 import { ItemLookups, SearchIndex } from './search-index.js';
 import { collectionSearchBody, type CollectionQuery, type SearchBody } from './search-body.js';
 import { TesseraError } from '../errors.js';
+import { effectivePolicy, type SearchPolicy } from './policy.js';
 
 export interface SearchesOptions {
   /** How long records and item lookups are kept (0: never). */
@@ -19,6 +20,8 @@ export interface SearchesOptions {
   cacheBytes: number;
   /** The limits a request does not name (titiler-pgstac's PgstacSettings). */
   defaults: SearchLimits;
+  /** The operator's bound on every search's guards (policy.ts). */
+  policy: SearchPolicy;
 }
 
 export class Searches {
@@ -98,6 +101,7 @@ export class Searches {
 
   /** The asset index of a search with a request's limits (unset ones the defaults). */
   async index(hash: string, limits: Partial<SearchLimits> = {}): Promise<SearchIndex> {
-    return new SearchIndex(await this.record(hash), this.lookups, { ...this.options.defaults, ...limits });
+    const record = await this.record(hash);
+    return new SearchIndex(record, this.lookups, { ...this.options.defaults, ...limits }, effectivePolicy(record.metadata, this.options.policy));
   }
 }
