@@ -45,6 +45,7 @@ import { pathFor, type ServerName } from './dialects.js';
 import { ensureLargeMosaic, type LargeMosaic } from './large-mosaic.js';
 import { buildMixes, firstViewTiles, tilePath, type Mix } from './mixes.js';
 import { median, runLoad, type LoadResult } from './load.js';
+import { uvicornArgs } from './uvicorn.js';
 import { machineBusySeconds, RssSampler, treeCpuSeconds } from './rss.js';
 import type { UpstreamCommand, UpstreamMessage } from './upstream.js';
 import { writeReport, type BenchReport, type ColdRow, type FirstViewRow, type FloorRow, type LowZoomRow, type RoundTripRow, type WarmRow } from './report.js';
@@ -71,21 +72,10 @@ const GDAL_ENV: Record<string, string> = {
 /** The newest titiler.application from PyPI, in its own venv (tools/parity/titiler-latest.sh). */
 const LATEST_VENV = path.join(ROOT, '.parity/titiler-latest');
 
-const uvicornArgs = (port: number): string[] => [
-  'titiler.application.main:app',
-  '--host',
-  '127.0.0.1',
-  '--port',
-  String(port),
-  '--workers',
-  String(CORES),
-  '--no-access-log',
-  '--log-level',
-  'warning',
-];
+const titilerArgs = (port: number): string[] => uvicornArgs('titiler.application.main:app', port);
 
-const TITILER: ServerCommand = { name: 'TiTiler', command: UVICORN, args: uvicornArgs };
-const TITILER_LATEST: ServerCommand = { name: 'TiTiler (newest)', command: path.join(LATEST_VENV, 'bin/uvicorn'), args: uvicornArgs };
+const TITILER: ServerCommand = { name: 'TiTiler', command: UVICORN, args: titilerArgs };
+const TITILER_LATEST: ServerCommand = { name: 'TiTiler (newest)', command: path.join(LATEST_VENV, 'bin/uvicorn'), args: titilerArgs };
 
 interface Options {
   quick: boolean;

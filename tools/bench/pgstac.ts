@@ -26,6 +26,7 @@
  * (first view). Options: --quick (4 s per run, 1 repetition), --duration S, --reps N, --out DIR.
  */
 import { promises as fs } from 'node:fs';
+import { uvicornArgs } from './uvicorn.js';
 import os from 'node:os';
 import path from 'node:path';
 import { REPO_ROOT } from '../../test/helpers/paths.js';
@@ -43,20 +44,7 @@ const EXTENT = { w: 4, s: 42, e: 13.75, n: 49 };
 const TITILER_PGSTAC = (dsn: string): ServerCommand => ({
   name: 'titiler-pgstac',
   command: path.join(ROOT, '.parity/titiler-pgstac-3.2.0/bin/python'),
-  args: (port) => [
-    '-m',
-    'uvicorn',
-    'titiler.pgstac.main:app',
-    '--host',
-    '127.0.0.1',
-    '--port',
-    String(port),
-    '--workers',
-    String(CORES),
-    '--no-access-log',
-    '--log-level',
-    'warning',
-  ],
+  args: (port) => ['-m', 'uvicorn', ...uvicornArgs('titiler.pgstac.main:app', port)],
   env: { DATABASE_URL: dsn },
 });
 
