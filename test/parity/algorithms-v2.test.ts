@@ -21,7 +21,7 @@ import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { getAlgorithm, prepareAlgorithm, type AlgorithmId } from '../../src/image/algorithms/index.js';
+import { ALGORITHM_IDS, getAlgorithm, prepareAlgorithm, type AlgorithmId } from '../../src/image/algorithms/index.js';
 import { allocate, type BandArray, type DType, type ImageData } from '../../src/image/image-data.js';
 import { TesseraError } from '../../src/errors.js';
 import { FIXTURES, startFileServer, type FileServer } from '../helpers/fileserver.js';
@@ -466,26 +466,8 @@ function algorithmTile(id: string, base: string, algorithm: string, params: stri
 
 const HTTP_CASES: HttpCase[] = [
   { id: 'list', path: '/algorithms', kind: 'json' },
-  ...[
-    'hillshade',
-    'slope',
-    'contours',
-    'normalizedIndex',
-    'terrarium',
-    'terrainrgb',
-    'cast',
-    'ceil',
-    'floor',
-    'min',
-    'max',
-    'median',
-    'mean',
-    'std',
-    'var',
-    'sum',
-    'grayscale',
-    'bitonal',
-  ].map((id): HttpCase => ({ id: `metadata-${id}`, path: `/algorithms/${id}`, kind: 'json' })),
+  // Every algorithm tessera has is 2.4.0's: each entry compared with TiTiler's.
+  ...ALGORITHM_IDS.map((id): HttpCase => ({ id: `metadata-${id}`, path: `/algorithms/${id}`, kind: 'json' })),
   { id: 'metadata-f-json', path: '/algorithms/slope?f=json', kind: 'json' },
   { id: 'unknown-id', path: '/algorithms/nope', kind: 'json', status: 422 },
   { id: 'wrong-case-id', path: '/algorithms/Slope', kind: 'json', status: 422 },
