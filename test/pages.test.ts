@@ -204,7 +204,8 @@ describe('pages in headless Chromium', { timeout: 120_000, skip: existsSync(CHRO
     mosaicBounds = (JSON.parse(await fs.readFile(path.join(demoDir, 'mosaic.json'), 'utf8')) as { bounds: BBox }).bounds;
     item = `${files.url}/item.json`;
     // tessera serves the demo folder too (as `make run` does), so the landing page links it.
-    server = await startTessera({ basemapUrl: '', demoDir }, { listen: true });
+    // …and its stac-geoparquet catalogue (as `make run` does): the landing page links the collection's map.
+    server = await startTessera({ basemapUrl: '', demoDir, catalog: path.join(demoDir, 'catalog'), catalogSearches: 'none' }, { listen: true });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'] });
     context = await browser.newContext({ viewport: VIEWPORT });
     await context.route('**/*', async (route) => {
@@ -277,12 +278,23 @@ describe('pages in headless Chromium', { timeout: 120_000, skip: existsSync(CHRO
       'the demo in a custom grid',
     );
     assert.ok(!paths.some((p) => p.startsWith('/stac/NZTM2000Quad/map')), 'no demo map in a grid that does not cover it');
+    assert.ok(paths.includes('/collections/demo/WebMercatorQuad/map.html?assets=rgb'), 'the demo collection on a map');
     for (const id of ['WebMercatorQuad', 'NZTM2000', 'CDB1GlobalGrid']) assert.ok(paths.includes(`/tileMatrixSets/${id}`), id);
     for (const href of new Set(links)) {
       assert.ok(href.startsWith(server.url), `${href} stays on tessera`);
       const res = await fetch(href);
       assert.equal(res.status, 200, `${href} answered ${res.status}`);
     }
+    await page.close();
+    assertClean(errors);
+  });
+
+  it('the demo collection (stac-geoparquet) map draws its tiles', async () => {
+    const { page, errors, requests } = await open('/collections/demo/WebMercatorQuad/map.html?assets=rgb');
+    const state = await tilesLoaded(page);
+    assert.ok(Number(state['tilesLoaded']) > 0, 'tiles were loaded');
+    assert.equal(state['tileErrors'], '0');
+    assert.ok(requests.some((u) => new URL(u).pathname.startsWith('/collections/demo/tiles/WebMercatorQuad/')));
     await page.close();
     assertClean(errors);
   });

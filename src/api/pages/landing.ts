@@ -97,8 +97,8 @@ function demoLinks(base: string, demo: DemoFacts): Link[] {
   }
   if (demo.hasCollection) {
     links.push({
-      href: withQuery(`/collections/demo/${WEB_MERCATOR_QUAD}/tilejson.json`, [['assets', 'rgb']]),
-      text: 'The demo as a STAC collection (stac-geoparquet, no database): its TileJSON for a map',
+      href: withQuery(`/collections/demo/${WEB_MERCATOR_QUAD}/map.html`, [['assets', 'rgb']]),
+      text: 'The demo as a STAC collection (stac-geoparquet, no database) on a map',
       note: '/collections/demo/…, as titiler-pgstac',
     });
   }
