@@ -17,6 +17,7 @@ import { RasterReads, type ReadPlan, type ValueOptions } from '../source/reader.
 import { nonAlphaIndexes } from '../source/read.js';
 import type { ReadLimits } from './reader.js';
 import { bandIndexes } from './stac.js';
+import { readDescriptions } from './layer.js';
 import { checkOutputValues, checkSourcePixels } from '../source/limits.js';
 
 export interface AssetStatisticsRequest {
@@ -31,6 +32,8 @@ export interface AssetStatisticsRequest {
   labels: ReadonlyMap<string, string>;
   size: { maxSize?: number; height?: number; width?: number };
   statistics: StatisticsOptions;
+  /** rio-tiler 9's model (TiTiler 2.x): each band's statistics carry its `description`. */
+  describe?: boolean;
 }
 
 interface AssetJob {
@@ -96,6 +99,12 @@ export async function assetStatistics(
       const img = await j.raster.read(j.plan, { ...values, ...(j.indexes ? { indexes: j.indexes } : {}) });
       const spec: StatisticsSpec = { ...(j.expression ? { expression: j.expression.text } : {}), algorithm: undefined, options: request.statistics };
       const stats = await summarise(img, spec);
+      if (request.describe) {
+        const described = readDescriptions(await j.raster.meta(), j.indexes, j.expression);
+        [...stats.values()].forEach((s, i) => {
+          s.description = described[i] ?? `b${i + 1}`;
+        });
+      }
       // rio-tiler 9 numbers an expression's outputs `b1 …` (a 2.x option); 0.18's asset_expression keys them by their text.
       const named = j.expression && j.numbered ? new Map([...stats.values()].map((v, i) => [`b${i + 1}`, v])) : stats;
       return [j.name, named] as [string, Map<string, BandStatistics>];
