@@ -480,6 +480,14 @@ const CATALOGUE = {
     default: 10,
     description: 'connections to the pgSTAC database per process, opened on first use; more queries wait for one',
   }),
+  pgstacPoolWarm: setting({
+    env: 'TESSERA_PGSTAC_POOL_WARM',
+    kind: whole(0, 1000),
+    default: 6,
+    description: 'connections to the pgSTAC database opened at start, before the server listens, and kept open: each has run a search once',
+    details:
+      "A new PostgreSQL connection pays for pgSTAC's search functions on its first search (compiling them, loading its caches): tens of milliseconds, paid by the first tiles a fresh process serves unless paid here (6: a browser's connections to one host). At most TESSERA_PGSTAC_POOL_SIZE; 0: none. Start waits for them at most 2 s, and never fails for them.",
+  }),
   pgstacStatementTimeoutMs: setting({
     env: 'TESSERA_PGSTAC_STATEMENT_TIMEOUT_MS',
     kind: whole(100, undefined, 'milliseconds'),
