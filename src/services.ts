@@ -89,6 +89,8 @@ export class Services {
             deniedHosts: settings.deniedHosts,
             allowedNetworks: settings.allowedNetworks,
             allowedBuckets: settings.allowedBuckets,
+            azureAccount: settings.azureAccount,
+            azureBlobEndpoint: settings.azureBlobEndpoint,
           },
           connectTimeoutMs: settings.upstreamConnectTimeoutMs,
           timeoutMs: settings.upstreamTimeoutMs,

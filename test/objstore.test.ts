@@ -417,6 +417,55 @@ describe('object stores: az:// against Azurite, which checks SAS and shared-key 
     });
   });
 
+  it("reads https://ACCOUNT.blob.core.windows.net URLs of the server's account as az:// in allowed containers, and lends no credentials elsewhere", async (ctx) => {
+    // A recording proxy in front of Azurite: the Blob endpoint tessera is told the account is served at, as an emulator or a private endpoint is.
+    const recorder = await startRecorder(new URL(azurite.blobEndpoint).host);
+    const endpoint = `http://${recorder.host}/${AZURITE_ACCOUNT}`;
+    const signed = (r: Recorder['requests'][number]): boolean => new URL(r.path, 'http://x').searchParams.has('sig');
+    try {
+      const env = { AZURE_STORAGE_ACCOUNT: AZURITE_ACCOUNT, AZURE_STORAGE_SAS_TOKEN: sas };
+      await withTessera(env, { azureBlobEndpoint: endpoint, allowedBuckets: ['az://cogs'] }, async (t) => {
+        // Cold: the public form is read from the account's endpoint with the SAS.
+        const publicUrl = `https://${AZURITE_ACCOUNT}.blob.core.windows.net/cogs/cog.tif`;
+        recorder.reset();
+        const info = await t.get(`/cog/info?url=${q(publicUrl)}`);
+        assert.equal(info.status, 200, await info.clone().text());
+        const tile = await t.get(`${TILE}?url=${q(publicUrl)}`);
+        assert.equal(tile.status, 200);
+        assert.ok(recorder.requests.length > 0);
+        for (const r of recorder.requests) assert.ok(signed(r) && r.path.startsWith(`/${AZURITE_ACCOUNT}/cogs/cog.tif?`), r.path);
+        const body = await info.json();
+        const pixels = Buffer.from(await tile.arrayBuffer());
+        // The az:// URL and the emulator's own address name the same object: the same answers.
+        for (const url of ['az://cogs/cog.tif', `${endpoint}/cogs/cog.tif`]) {
+          const again = await t.get(`/cog/info?url=${q(url)}`);
+          assert.equal(again.status, 200, url);
+          assert.deepEqual(await again.json(), body, url);
+          assert.deepEqual(Buffer.from(await (await t.get(`${TILE}?url=${q(url)}`)).arrayBuffer()), pixels, url);
+        }
+        assert.ok(recorder.requests.every(signed));
+        // A container outside the allow-list, at the emulator's address: read as plain http, with no SAS; Azurite refuses it.
+        recorder.reset();
+        const other = await t.get(`/cog/info?url=${q(`${endpoint}/other/cog.tif`)}`);
+        assert.ok(other.status >= 400 && other.status < 500, `${other.status} ${await other.clone().text()}`);
+        const otherDetail = ((await other.json()) as { detail: string }).detail;
+        assert.match(otherDetail, /other\/cog\.tif/);
+        assert.ok(recorder.requests.length > 0);
+        assert.ok(recorder.requests.every((r) => !signed(r)));
+        // The same at the account's public address is an ordinary https URL (no network here: it is not reached); nothing reaches the account's endpoint.
+        recorder.reset();
+        const publicOther = await t.get(`/cog/info?url=${q(`https://${AZURITE_ACCOUNT}.blob.core.windows.net/other/cog.tif`)}`);
+        assert.notEqual(publicOther.status, 200);
+        const publicDetail = ((await publicOther.json()) as { detail: string }).detail;
+        assert.match(publicDetail, /^https:\/\/devstoreaccount1\.blob\.core\.windows\.net\/other\/cog\.tif/);
+        assert.equal(recorder.requests.length, 0);
+        ctx.diagnostic(`not allowed: at the emulator ${other.status} ${otherDetail}; at the public address ${publicOther.status} ${publicDetail}`);
+      });
+    } finally {
+      await recorder.close();
+    }
+  });
+
   it('refuses a container outside TESSERA_ALLOWED_BUCKETS', async () => {
     await withTessera({ AZURE_STORAGE_CONNECTION_STRING: connection }, settings(), async (t) => {
       const res = await t.get(`/cog/info?url=${q('az://other/cog.tif')}`);

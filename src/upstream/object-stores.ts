@@ -229,6 +229,49 @@ function azureTarget(opts: ObjectStoreOptions['az'], env: NodeJS.ProcessEnv): { 
   return { account, endpoint };
 }
 
+/**
+ * Where the Azure account whose credentials the server holds is addressed by http(s) URLs: its
+ * public address `https://ACCOUNT.blob.SUFFIX` and, when set, the configured Blob endpoint (an
+ * emulator, a private endpoint), which serves the same account. None without an account.
+ */
+export function azureAccountBases(opts: ObjectStoreOptions['az'], env: NodeJS.ProcessEnv = process.env): URL[] {
+  const { account, endpoint } = azureTarget(opts, env);
+  if (!account) return [];
+  const suffix = connectionString(env)['EndpointSuffix'] ?? 'core.windows.net';
+  const bases = [new URL(`https://${account.toLowerCase()}.blob.${suffix}`)];
+  if (endpoint) {
+    try {
+      bases.push(new URL(endpoint));
+    } catch {
+      // An endpoint that is not a URL serves no reads either (httpUrl fails on it with its own message).
+    }
+  }
+  return bases;
+}
+
+/**
+ * The az:// URL that an http(s) URL of the account's own Blob service stands for
+ * (`https://ACCOUNT.blob.core.windows.net/container/blob` → `az://container/blob`), when the
+ * allow-list names its container (and prefix); otherwise undefined: the URL is read as any other
+ * https URL, without the server's credentials. A URL that carries a query (its own SAS token,
+ * Planetary Computer's signed hrefs) is also read as it is.
+ */
+export function azureAccountObject(url: URL, bases: readonly URL[], allowedBuckets: readonly string[]): string | undefined {
+  if (url.search || url.hash || url.username || url.password) return undefined;
+  for (const base of bases) {
+    const prefix = `${base.pathname.replace(/\/$/, '')}/`;
+    if (url.protocol !== base.protocol || url.host !== base.host || !url.pathname.startsWith(prefix)) continue;
+    const az = `az://${url.pathname.slice(prefix.length)}`;
+    try {
+      return checkObjectUrl(az, allowedBuckets);
+    } catch {
+      // Not allowed (or not a container and blob): an ordinary https URL.
+      return undefined;
+    }
+  }
+  return undefined;
+}
+
 /** How long a SAS made from a shared key lasts; it is made again five minutes before. */
 const SAS_LIFETIME_MS = 60 * 60_000;
 
