@@ -84,6 +84,13 @@ function keyEnv(keys: Keys): Record<string, string> {
 }
 
 const q = encodeURIComponent;
+
+/** The WebMercatorQuad tile at zoom `z` that holds a longitude and latitude. */
+function lonLatTile(lon: number, lat: number, z: number): [number, number] {
+  const n = 2 ** z;
+  const rad = (lat * Math.PI) / 180;
+  return [Math.floor(((lon + 180) / 360) * n), Math.floor(((1 - Math.log(Math.tan(rad) + 1 / Math.cos(rad)) / Math.PI) / 2) * n)];
+}
 const TILE = '/cog/tiles/WebMercatorQuad/7/43/24.png';
 
 describe('object stores: s3:// against a signature-checking S3 server', () => {
@@ -116,6 +123,7 @@ describe('object stores: s3:// against a signature-checking S3 server', () => {
       'private-cogs': {
         objects: {
           'cog.tif': fixture('cog.tif'),
+          'TCI.tif': fixture('TCI.tif'),
           'cog1.tif': fixture('cog1.tif'),
           'cog2.tif': fixture('cog2.tif'),
           'B01.tif': fixture('B01.tif'),
@@ -175,6 +183,36 @@ describe('object stores: s3:// against a signature-checking S3 server', () => {
       ctx.diagnostic(
         `upstream requests: /info (cold open) https ${overHttps.infoRequests}, s3:// ${infoRequests}; the tile after it https ${overHttps.tileRequests}, s3:// ${recorder.requests.length}`,
       );
+    });
+  });
+
+  it('costs a cold viewport of tiles from s3:// the upstream requests and bytes it costs over https', async (ctx) => {
+    // The benchmark's first view: a 4×4 viewport at z11 over a COG none of it has read (TCI.tif, 64×64 blocks), tile after tile.
+    const tiles: string[] = [];
+    const [x0, y0] = lonLatTile(23.69, 32.01, 11);
+    for (let dy = -2; dy < 2; dy++) for (let dx = -2; dx < 2; dx++) tiles.push(`/cog/tiles/WebMercatorQuad/11/${x0 + dx}/${y0 + dy}.png`);
+    const cold = async (t: RunningTessera, url: string): Promise<Buffer[]> => {
+      const out: Buffer[] = [];
+      for (const tile of tiles) {
+        const res = await t.get(`${tile}?url=${q(url)}`);
+        assert.equal(res.status, 200, `${tile} ${url}`);
+        out.push(Buffer.from(await res.arrayBuffer()));
+      }
+      return out;
+    };
+    const overHttps = await withTessera({}, {}, async (t) => {
+      files.resetStats();
+      const pixels = await cold(t, `${files.url}/TCI.tif`);
+      return { pixels, ...files.stats() };
+    });
+    await withTessera(keyEnv(moto.keys.reader), store, async (t) => {
+      recorder.reset();
+      const pixels = await cold(t, 's3://private-cogs/TCI.tif');
+      assert.deepEqual(pixels, overHttps.pixels);
+      const figure = `${tiles.length} cold tiles: https ${overHttps.requests} requests, ${overHttps.bytes} bytes; s3:// ${recorder.requests.length} requests, ${recorder.bytes()} bytes`;
+      ctx.diagnostic(figure);
+      assert.equal(recorder.requests.length, overHttps.requests, figure);
+      assert.equal(recorder.bytes(), overHttps.bytes, figure);
     });
   });
 
@@ -350,6 +388,45 @@ describe('object stores: s3:// against a signature-checking S3 server', () => {
         assert.equal((await t.get(`/mosaicjson/info?url=${q('s3://private-cogs/mosaic.json')}`)).status, 200);
       });
       assert.equal(fetches, 1);
+    } finally {
+      await new Promise((resolve) => creds.close(resolve));
+    }
+  });
+  it('fetches credentials again once they near expiry, once for the process', async () => {
+    // Container credentials that expire 5 min 3 s from now (kept until 5 min before), then fresh ones for an hour.
+    const expirations: number[] = [];
+    const creds = http.createServer((_req, res) => {
+      const k = moto.keys.session;
+      const expiration = Date.now() + (expirations.length === 0 ? 5 * 60_000 + 3_000 : 3600_000);
+      expirations.push(expiration);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify({
+          AccessKeyId: k.access_key_id,
+          SecretAccessKey: k.secret_access_key,
+          Token: k.session_token,
+          Expiration: new Date(expiration).toISOString(),
+        }),
+      );
+    });
+    await new Promise<void>((resolve) => creds.listen(0, '127.0.0.1', resolve));
+    try {
+      const env = { AWS_CONTAINER_CREDENTIALS_FULL_URI: `http://127.0.0.1:${(creds.address() as AddressInfo).port}/creds` };
+      await withTessera(env, store, async (t) => {
+        const read = async (key: string): Promise<void> => {
+          const res = await t.get(`/cog/info?url=${q(`s3://private-cogs/${key}`)}`);
+          assert.equal(res.status, 200, await res.text());
+        };
+        await read('cog.tif');
+        await read('cog1.tif');
+        assert.equal(expirations.length, 1);
+        // Past the first credentials' refresh point: the next signed reads fetch new ones, once, for GDAL's reads and documents alike.
+        await new Promise((r) => setTimeout(r, Math.max(0, expirations[0]! - 5 * 60_000 - Date.now()) + 500));
+        await read('cog2.tif');
+        assert.equal((await t.get(`/mosaicjson/info?url=${q('s3://private-cogs/mosaic.json')}`)).status, 200);
+        await read('B01.tif');
+        assert.equal(expirations.length, 2);
+      });
     } finally {
       await new Promise((resolve) => creds.close(resolve));
     }

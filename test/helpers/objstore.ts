@@ -99,6 +99,8 @@ export interface Recorder {
   host: string;
   /** Requests forwarded since the last reset: method, path and headers as tessera sent them. */
   requests: Array<{ method: string; path: string; headers: IncomingHttpHeaders }>;
+  /** Body bytes of the answers relayed since the last reset (the file server's `bytes`, for the same reads). */
+  bytes(): number;
   reset(): void;
   close(): Promise<void>;
 }
@@ -107,10 +109,14 @@ export interface Recorder {
 export async function startRecorder(target: string): Promise<Recorder> {
   const [targetHost, targetPort] = target.split(':') as [string, string];
   const requests: Recorder['requests'] = [];
+  let bytes = 0;
   const server = http.createServer((req, res) => {
     requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers });
     const upstream = http.request({ host: targetHost, port: Number(targetPort), method: req.method, path: req.url, headers: req.headers }, (answer) => {
       res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.on('data', (chunk: Buffer) => {
+        bytes += chunk.length;
+      });
       answer.pipe(res);
     });
     upstream.on('error', () => res.destroy());
@@ -122,7 +128,11 @@ export async function startRecorder(target: string): Promise<Recorder> {
   return {
     host: `127.0.0.1:${port}`,
     requests,
-    reset: () => requests.splice(0),
+    bytes: () => bytes,
+    reset: () => {
+      requests.splice(0);
+      bytes = 0;
+    },
     close: () =>
       new Promise((resolve) => {
         server.closeAllConnections();
