@@ -27,7 +27,7 @@ import { Searches, type SearchesOptions } from './pgstac/searches.js';
 import { GeoparquetCatalogue } from './catalog/catalogue.js';
 import { httpSource } from './catalog/http-source.js';
 import { catalogSearchesFile } from './catalog/store.js';
-import { ObjectStores, awsCredentialChain, azureSas, cachedCredentials, gcsHmacKeys, type ObjectStoreOptions } from './upstream/object-stores.js';
+import { ObjectStores, awsCredentialChain, azureSas, cachedCredentials, gcsCredentials, type ObjectStoreOptions } from './upstream/object-stores.js';
 
 /** The object stores' settings, as the upstream clients of both threads take them. */
 function objectStoreOptions(settings: Settings): ObjectStoreOptions {
@@ -108,7 +108,7 @@ export class Services {
           gs: cachedCredentials(() => gateway.credentials('gs')),
           az: cachedCredentials(() => gateway.credentials('az')),
         }
-      : { s3: awsCredentialChain(), gs: gcsHmacKeys(), az: azureSas(stores.az) };
+      : { s3: awsCredentialChain(), gs: gcsCredentials(), az: azureSas(stores.az) };
     this.client = new UpstreamClient({
       policy: this.policy,
       connectTimeoutMs: settings.upstreamConnectTimeoutMs,

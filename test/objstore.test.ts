@@ -7,6 +7,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -19,9 +20,13 @@ import {
   AZURITE_KEY,
   installMoto,
   startAzurite,
+  startGcsEmulator,
   startMoto,
+  startOAuthStandIn,
   startRecorder,
   type Azurite,
+  type GcsEmulator,
+  type OAuthStandIn,
   type Keys,
   type Moto,
   type Recorder,
@@ -50,6 +55,7 @@ const AWS_NAMES = [
   'AWS_NO_SIGN_REQUEST',
   'GS_ACCESS_KEY_ID',
   'GS_SECRET_ACCESS_KEY',
+  'GOOGLE_APPLICATION_CREDENTIALS',
   'AZURE_STORAGE_ACCOUNT',
   'AZURE_STORAGE_SAS_TOKEN',
   'AZURE_STORAGE_ACCESS_KEY',
@@ -548,6 +554,109 @@ describe('object stores: az:// against Azurite, which checks SAS and shared-key 
       const res = await t.get(`/cog/info?url=${q('az://other/cog.tif')}`);
       assert.equal(res.status, 400);
       assert.match(((await res.json()) as { detail: string }).detail, /TESSERA_ALLOWED_BUCKETS/);
+    });
+  });
+});
+
+describe('object stores: gs:// with OAuth from a service account (GOOGLE_APPLICATION_CREDENTIALS)', () => {
+  let gcs: GcsEmulator;
+  let standIn: OAuthStandIn;
+  let files: FileServer;
+  let tmp: string;
+  /** The service account's key file, its token_uri the stand-in's token endpoint. */
+  let keyFile: string;
+  /** Another service account's key, which the token endpoint does not know. */
+  let strangerFile: string;
+
+  before(async () => {
+    tmp = mkdtempSync(path.join(os.tmpdir(), 'tessera-gcs-'));
+    const mosaic = JSON.parse(readFileSync(path.join(FIXTURES, 'mosaic.json'), 'utf8')) as { tiles: Record<string, string[]> };
+    for (const [qk, list] of Object.entries(mosaic.tiles)) mosaic.tiles[qk] = list.map((name) => `gs://oauth-cogs/${name}`);
+    writeFileSync(path.join(tmp, 'mosaic.json'), JSON.stringify(mosaic));
+    gcs = await startGcsEmulator('oauth-cogs', {
+      'mosaic.json': path.join(tmp, 'mosaic.json'),
+      'cog.tif': path.join(FIXTURES, 'cog.tif'),
+      'cog1.tif': path.join(FIXTURES, 'cog1.tif'),
+      'B01.tif': path.join(FIXTURES, 'B01.tif'),
+    });
+    const email = 'tessera-reader@example-project.iam.gserviceaccount.com';
+    const account = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    standIn = await startOAuthStandIn({ email, publicKey: account.publicKey }, new URL(gcs.endpoint).host);
+    const keyJson = (privateKey: KeyObject): string =>
+      JSON.stringify({
+        type: 'service_account',
+        project_id: 'example-project',
+        private_key_id: 'k1',
+        private_key: privateKey.export({ type: 'pkcs8', format: 'pem' }),
+        client_email: email,
+        token_uri: standIn.tokenUri,
+      });
+    keyFile = path.join(tmp, 'service-account.json');
+    writeFileSync(keyFile, keyJson(account.privateKey));
+    strangerFile = path.join(tmp, 'stranger.json');
+    writeFileSync(strangerFile, keyJson(generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey));
+    files = await startFileServer(FIXTURES);
+  });
+
+  after(async () => {
+    await Promise.all([gcs?.close(), standIn?.close(), files?.close()]);
+    if (tmp) rmSync(tmp, { recursive: true, force: true });
+  });
+
+  const settings = (): Partial<Settings> => ({ gsEndpoint: `http://${standIn.storeHost}`, allowedBuckets: ['gs://oauth-cogs'] });
+
+  it('reads with a bearer token from the token endpoint, fetched once: the same pixels as over https', async () => {
+    const overHttps = await withTessera({}, {}, async (t) => Buffer.from(await (await t.get(`${TILE}?url=${q(`${files.url}/cog.tif`)}`)).arrayBuffer()));
+    standIn.lifetimeSeconds = 3600;
+    const issuedBefore = standIn.issued.length;
+    await withTessera({ GOOGLE_APPLICATION_CREDENTIALS: keyFile }, settings(), async (t) => {
+      standIn.requests.splice(0);
+      const info = await t.get(`/cog/info?url=${q('gs://oauth-cogs/cog.tif')}`);
+      assert.equal(info.status, 200, await info.clone().text());
+      const tile = await t.get(`${TILE}?url=${q('gs://oauth-cogs/cog.tif')}`);
+      assert.equal(tile.status, 200);
+      assert.deepEqual(Buffer.from(await tile.arrayBuffer()), overHttps);
+      assert.equal((await t.get(`/cog/info?url=${q('gs://oauth-cogs/B01.tif')}`)).status, 200);
+      // A document, read by the main thread with the token the gateway's thread holds.
+      const doc = await t.get(`/mosaicjson/info?url=${q('gs://oauth-cogs/mosaic.json')}`);
+      assert.equal(doc.status, 200, await doc.clone().text());
+      const missing = await t.get(`/cog/info?url=${q('gs://oauth-cogs/missing.tif')}`);
+      assert.equal(missing.status, 404, await missing.clone().text());
+      assert.equal(standIn.issued.length - issuedBefore, 1, 'one token for every read of the process');
+      const token = standIn.issued.at(-1);
+      assert.ok(standIn.requests.length > 0);
+      for (const r of standIn.requests) assert.equal(r.authorization, `Bearer ${token}`, r.path);
+    });
+  });
+
+  it('fetches a new token once the last nears expiry', async () => {
+    // Tokens that last 5 min 1.5 s: kept until 5 min before, then a new one.
+    standIn.lifetimeSeconds = 301.5;
+    const issuedBefore = standIn.issued.length;
+    try {
+      await withTessera({ GOOGLE_APPLICATION_CREDENTIALS: keyFile }, settings(), async (t) => {
+        assert.equal((await t.get(`/cog/info?url=${q('gs://oauth-cogs/cog.tif')}`)).status, 200);
+        assert.equal(standIn.issued.length - issuedBefore, 1);
+        standIn.lifetimeSeconds = 3600;
+        await new Promise((r) => setTimeout(r, 2000));
+        standIn.requests.splice(0);
+        assert.equal((await t.get(`/cog/info?url=${q('gs://oauth-cogs/cog1.tif')}`)).status, 200);
+        assert.equal((await t.get(`/cog/info?url=${q('gs://oauth-cogs/B01.tif')}`)).status, 200);
+        assert.equal(standIn.issued.length - issuedBefore, 2);
+        assert.ok(standIn.requests.every((r) => r.authorization === `Bearer ${standIn.issued.at(-1)}`));
+      });
+    } finally {
+      standIn.lifetimeSeconds = 3600;
+    }
+  });
+
+  it('answers 403 when the token endpoint refuses the service account, and sends nothing to the store', async () => {
+    await withTessera({ GOOGLE_APPLICATION_CREDENTIALS: strangerFile }, settings(), async (t) => {
+      standIn.requests.splice(0);
+      const res = await t.get(`/cog/info?url=${q('gs://oauth-cogs/cog.tif')}`);
+      assert.equal(res.status, 403, await res.clone().text());
+      assert.match(((await res.json()) as { detail: string }).detail, /refused by its token endpoint \(400 invalid_grant: Invalid JWT Signature\.\)/);
+      assert.equal(standIn.requests.length, 0);
     });
   });
 });

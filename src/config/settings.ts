@@ -231,14 +231,15 @@ const UPSTREAM = {
     alias: 'CPL_GS_ENDPOINT',
     kind: text,
     default: 'https://storage.googleapis.com',
-    description: "the address of Google Cloud Storage's S3-compatible XML API that gs:// URLs are read from (HMAC keys GS_ACCESS_KEY_ID, GS_SECRET_ACCESS_KEY)",
+    description:
+      "the address of Google Cloud Storage's XML API that gs:// URLs are read from (HMAC keys GS_ACCESS_KEY_ID, GS_SECRET_ACCESS_KEY, or a service account's OAuth tokens, GOOGLE_APPLICATION_CREDENTIALS)",
   }),
   gsNoSignRequest: setting({
     env: 'TESSERA_GS_NO_SIGN_REQUEST',
     alias: 'GS_NO_SIGN_REQUEST',
     kind: boolean,
     default: false,
-    description: 'read gs:// URLs unsigned (public buckets), without HMAC keys',
+    description: 'read gs:// URLs unsigned (public buckets), without credentials',
   }),
   azureAccount: setting({
     env: 'TESSERA_AZURE_STORAGE_ACCOUNT',
