@@ -254,15 +254,16 @@ function azureTarget(opts: ObjectStoreOptions['az'], env: NodeJS.ProcessEnv): { 
  */
 export function azureAccountBases(opts: ObjectStoreOptions['az'], env: NodeJS.ProcessEnv = process.env): URL[] {
   const { account, endpoint } = azureTarget(opts, env);
-  if (!account) return [];
+  // Azure's account names: 3 to 24 lowercase letters and digits. Anything else names no host of its.
+  if (!/^[a-z0-9]{3,24}$/i.test(account)) return [];
   const suffix = connectionString(env)['EndpointSuffix'] ?? 'core.windows.net';
-  const bases = [new URL(`https://${account.toLowerCase()}.blob.${suffix}`)];
-  if (endpoint) {
+  const bases: URL[] = [];
+  // A suffix or endpoint that is not part of a URL serves no reads either (httpUrl fails on it with its own message).
+  for (const base of [`https://${account.toLowerCase()}.blob.${suffix}`, endpoint]) {
+    if (!base) continue;
     try {
-      bases.push(new URL(endpoint));
-    } catch {
-      // An endpoint that is not a URL serves no reads either (httpUrl fails on it with its own message).
-    }
+      bases.push(new URL(base));
+    } catch {}
   }
   return bases;
 }
