@@ -54,6 +54,7 @@ test: build lint
 	@bash tools/parity/cogeo9.sh
 	@bash tools/stac-api/setup.sh
 	@bash tools/objstore/setup.sh
+	@bash tools/objstore/gcs.sh >/dev/null
 	@node --test --test-concurrency=1 --test-reporter=spec "dist/test/**/*.test.js"
 
 # The inner loop (under 2 minutes on 2 cores): unit and in-process route tests, two files at a time.

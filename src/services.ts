@@ -28,7 +28,7 @@ import { Searches, type SearchesOptions } from './pgstac/searches.js';
 import { GeoparquetCatalogue } from './catalog/catalogue.js';
 import { httpSource } from './catalog/http-source.js';
 import { catalogSearchesFile } from './catalog/store.js';
-import { ObjectStores, awsCredentialChain, azureSas, cachedCredentials, gcsHmacKeys, type ObjectStoreOptions } from './upstream/object-stores.js';
+import { ObjectStores, awsCredentialChain, azureSas, cachedCredentials, gcsCredentials, type ObjectStoreOptions } from './upstream/object-stores.js';
 
 /** The object stores' settings, as the upstream clients of both threads take them. */
 function objectStoreOptions(settings: Settings): ObjectStoreOptions {
@@ -90,6 +90,8 @@ export class Services {
             deniedHosts: settings.deniedHosts,
             allowedNetworks: settings.allowedNetworks,
             allowedBuckets: settings.allowedBuckets,
+            azureAccount: settings.azureAccount,
+            azureBlobEndpoint: settings.azureBlobEndpoint,
           },
           connectTimeoutMs: settings.upstreamConnectTimeoutMs,
           timeoutMs: settings.upstreamTimeoutMs,
@@ -107,7 +109,7 @@ export class Services {
           gs: cachedCredentials(() => gateway.credentials('gs')),
           az: cachedCredentials(() => gateway.credentials('az')),
         }
-      : { s3: awsCredentialChain(), gs: gcsHmacKeys(), az: azureSas(stores.az) };
+      : { s3: awsCredentialChain(), gs: gcsCredentials(), az: azureSas(stores.az) };
     this.client = new UpstreamClient({
       policy: this.policy,
       connectTimeoutMs: settings.upstreamConnectTimeoutMs,
