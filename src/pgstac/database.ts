@@ -293,7 +293,11 @@ export class PgstacCatalogue implements Catalogue {
     return this.run(`the items of search '${hash}'`, async (client) => {
       await client.query('BEGIN');
       try {
-        await client.query("SELECT set_config('statement_timeout', $1, true)", [String(limits.timeLimitSeconds * 1000 + 1000)]);
+        // pgSTAC counts the search's use (an UPDATE of its row in `searches`): statistics whose last
+        // few a crash may lose, not worth a WAL flush before each tile's items are answered.
+        await client.query("SELECT set_config('statement_timeout', $1, true), set_config('synchronous_commit', 'off', true)", [
+          String(limits.timeLimitSeconds * 1000 + 1000),
+        ]);
         const rest = [hash, ITEM_FIELDS, limits.scanLimit, limits.itemsLimit, `${limits.timeLimitSeconds} seconds`, limits.exitWhenFull, limits.skipCovered];
         const { rows } =
           'geojson' in area
