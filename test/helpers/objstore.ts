@@ -52,43 +52,59 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-async function waitUntilUp(endpoint: string, child: ChildProcess): Promise<void> {
+/** An emulator's process on loopback: the tail of its stderr kept for messages; `close` stops it and waits for its exit. */
+interface Emulator {
+  child: ChildProcess;
+  stderr(): string;
+  close(): Promise<void>;
+}
+
+function spawnEmulator(command: string, args: string[], stop: NodeJS.Signals): Emulator {
+  const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr?.setEncoding('utf8').on('data', (d: string) => {
+    stderr = (stderr + d).slice(-4000);
+  });
+  const close = async (): Promise<void> => {
+    if (child.exitCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill(stop);
+    await exited;
+  };
+  return { child, stderr: () => stderr, close };
+}
+
+/** Waits (30 s at most) until `probe` says the emulator `name` answers; its exit or the deadline is an error, and it is stopped. */
+async function waitUntilUp(name: string, emulator: Emulator, probe: () => Promise<boolean>): Promise<void> {
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`moto_server exited with ${child.exitCode}`);
-    try {
-      const res = await fetch(`${endpoint}/moto-api/data.json`);
-      await res.arrayBuffer();
-      if (res.ok) return;
-    } catch {
-      // Not listening yet.
-    }
+    if (emulator.child.exitCode !== null) throw new Error(`${name} exited with ${emulator.child.exitCode}: ${emulator.stderr()}`);
+    if (await probe().catch(() => false)) return;
     await new Promise((r) => setTimeout(r, 100));
   }
-  throw new Error('moto_server did not start within 30 s');
+  await emulator.close();
+  throw new Error(`${name} did not start within 30 s`);
+}
+
+/** Whether `url` answers at all (`ok`: with a 2xx). */
+async function answers(url: string, ok: boolean): Promise<boolean> {
+  const res = await fetch(url);
+  await res.arrayBuffer();
+  return !ok || res.ok;
 }
 
 /** Starts moto on a free loopback port, fills its buckets, and (with `auth`) turns signature checks on. */
 export async function startMoto(buckets: Record<string, BucketPlan>, auth = true): Promise<Moto> {
   const port = await freePort();
-  const child = spawn(path.join(VENV, 'bin/moto_server'), ['-H', '127.0.0.1', '-p', String(port)], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  child.stderr?.setEncoding('utf8').on('data', (d: string) => {
-    stderr = (stderr + d).slice(-4000);
-  });
+  const moto = spawnEmulator(path.join(VENV, 'bin/moto_server'), ['-H', '127.0.0.1', '-p', String(port)], 'SIGTERM');
+  const { close } = moto;
   const endpoint = `http://127.0.0.1:${port}`;
-  const close = async (): Promise<void> => {
-    if (child.exitCode !== null) return;
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGTERM');
-    await exited;
-  };
   try {
-    await waitUntilUp(endpoint, child);
+    await waitUntilUp('moto_server', moto, () => answers(`${endpoint}/moto-api/data.json`, true));
     const seeded = await run(path.join(VENV, 'bin/python'), [path.join(REPO_ROOT, 'tools/objstore/seed.py')], {
       input: JSON.stringify({ endpoint, buckets, auth }),
     });
-    if (seeded.status !== 0) throw new Error(`seed.py failed: ${seeded.stderr.slice(-2000)}\n${stderr}`);
+    if (seeded.status !== 0) throw new Error(`seed.py failed: ${seeded.stderr.slice(-2000)}\n${moto.stderr()}`);
     return { endpoint, host: `127.0.0.1:${port}`, keys: JSON.parse(seeded.stdout) as Moto['keys'], close };
   } catch (err) {
     await close();
@@ -159,38 +175,16 @@ export async function startAzurite(location: string): Promise<Azurite> {
   if (setup.status !== 0) throw new Error(`tools/objstore/azurite.sh failed: ${setup.stderr.slice(-2000)}`);
   const bin = setup.stdout.trim();
   const port = await freePort();
-  const child = spawn(
+  const azurite = spawnEmulator(
     process.execPath,
     [path.join(bin, 'azurite-blob'), '--blobHost', '127.0.0.1', '--blobPort', String(port), '--location', location, '--silent', '--skipApiVersionCheck'],
-    {
-      stdio: ['ignore', 'ignore', 'pipe'],
-    },
-  );
-  let stderr = '';
-  child.stderr?.setEncoding('utf8').on('data', (d: string) => {
-    stderr = (stderr + d).slice(-4000);
-  });
-  const close = async (): Promise<void> => {
-    if (child.exitCode !== null) return;
-    const exited = new Promise((resolve) => child.once('exit', resolve));
     // Its graceful stop waits for idle keep-alive connections (a minute and more); its data is thrown away.
-    child.kill('SIGKILL');
-    await exited;
-  };
+    'SIGKILL',
+  );
   const blobEndpoint = `http://127.0.0.1:${port}/${AZURITE_ACCOUNT}`;
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`azurite exited with ${child.exitCode}: ${stderr}`);
-    try {
-      // Any answer (an authentication error included) means it listens.
-      await (await fetch(`${blobEndpoint}?comp=list`)).arrayBuffer();
-      return { blobEndpoint, close };
-    } catch {
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-  await close();
-  throw new Error('azurite did not start within 30 s');
+  // Any answer (an authentication error included) means it listens.
+  await waitUntilUp('azurite', azurite, () => answers(`${blobEndpoint}?comp=list`, false));
+  return { blobEndpoint, close: azurite.close };
 }
 
 export interface GcsEmulator {
@@ -207,35 +201,15 @@ export async function startGcsEmulator(bucket: string, objects: Record<string, s
   const setup = await run('bash', [path.join(REPO_ROOT, 'tools/objstore/gcs.sh')]);
   if (setup.status !== 0) throw new Error(`tools/objstore/gcs.sh failed: ${setup.stderr.slice(-2000)}`);
   const port = await freePort();
-  const child = spawn(setup.stdout.trim(), ['start', '--host', '127.0.0.1', '--port', String(port), '--in-memory', '--default-bucket', bucket, '-q'], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr?.setEncoding('utf8').on('data', (d: string) => {
-    stderr = (stderr + d).slice(-4000);
-  });
-  const close = async (): Promise<void> => {
-    if (child.exitCode !== null) return;
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    child.kill('SIGTERM');
-    await exited;
-  };
+  const gcs = spawnEmulator(
+    setup.stdout.trim(),
+    ['start', '--host', '127.0.0.1', '--port', String(port), '--in-memory', '--default-bucket', bucket, '-q'],
+    'SIGTERM',
+  );
+  const { close } = gcs;
   const endpoint = `http://127.0.0.1:${port}`;
   try {
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      if (child.exitCode !== null) throw new Error(`gcp-storage-emulator exited with ${child.exitCode}: ${stderr}`);
-      if (Date.now() > deadline) throw new Error('gcp-storage-emulator did not start within 30 s');
-      const up = await fetch(`${endpoint}/`).then(
-        async (res) => {
-          await res.arrayBuffer();
-          return res.ok;
-        },
-        () => false,
-      );
-      if (up) break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await waitUntilUp('gcp-storage-emulator', gcs, () => answers(`${endpoint}/`, true));
     for (const [key, file] of Object.entries(objects)) {
       const res = await fetch(`${endpoint}/${bucket}/${key}`, {
         method: 'PUT',

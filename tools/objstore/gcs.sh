@@ -6,18 +6,6 @@
 # Idempotent.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-dir=.parity/gcs
-stamp=.gcp-storage-emulator-2026.7.19
-if [ ! -f "$dir/$stamp" ]; then
-  if ! python3 -m venv --help >/dev/null 2>&1 || ! python3 -c 'import ensurepip' 2>/dev/null; then
-    echo "gcs: installing python3-venv" >&2
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null
-  fi
-  mkdir -p "$dir"
-  # The physical path: the venv's scripts name it, and .parity may be a link (a worktree sharing it).
-  real=$(cd "$dir" && pwd -P)
-  python3 -m venv --clear "$real"
-  "$real/bin/pip" install --quiet --disable-pip-version-check "gcp-storage-emulator==2026.7.19" >&2
-  touch "$real/$stamp"
-fi
-echo "$(cd "$dir" && pwd -P)/bin/gcp-storage-emulator"
+source tools/lib/venv.sh
+ensure_venv .parity/gcs .gcp-storage-emulator-2026.7.19 "gcp-storage-emulator==2026.7.19"
+echo "$(cd .parity/gcs && pwd -P)/bin/gcp-storage-emulator"
