@@ -114,7 +114,7 @@ describe('a family is one registration', () => {
       [],
     );
     for (const path of paths) for (const op of Object.values(api.paths[path]!)) assert.deepEqual(op.tags, ['Points'], path);
-    // The catalogue's families (/searches, /collections, their items) are mounted only with a database to read (TESSERA_PGSTAC_DSN).
+    // The catalogue's families (/searches, /collections, their items and assets) are mounted only with a catalogue (TESSERA_PGSTAC_DSN, TESSERA_CATALOG).
     const mounted = FAMILIES.filter((f) => f.enabled(tessera.services.settings));
     assert.deepEqual(
       mounted.map((f) => f.prefix),
@@ -124,7 +124,7 @@ describe('a family is one registration', () => {
       api.tags.slice(0, 4),
       [pointFamily, ...mounted].map((f) => f.tag),
     );
-    assert.equal(FAMILIES.length, 6);
+    assert.equal(FAMILIES.length, 7);
     assert.deepEqual(
       Object.keys(api.paths)
         .filter((p) => /^\/mosaicjson\/(preview|bbox|feature|statistics|point)/.test(p))

@@ -123,6 +123,7 @@ describe('settings', () => {
       searchMaxItemsPerTile: undefined,
       catalog: undefined,
       catalogSearches: undefined,
+      catalogAssetRoutes: false,
       catalogMaxSearches: 100_000,
       catalogMaxItems: 5_000_000,
       catalogMaxBytes: 8 * 1024 * 1024 * 1024,

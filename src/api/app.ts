@@ -25,6 +25,7 @@ import { cogFamily } from './routes/cog.js';
 import { mosaicFamily } from './routes/mosaic.js';
 import { collectionFamily, searchFamily, searchRegistration } from './routes/pgstac.js';
 import { itemFamily } from './routes/pgstac-items.js';
+import { assetFamily } from './routes/pgstac-assets.js';
 import { algorithmRoutes } from './routes/algorithms.js';
 import { colormapRoutes } from './routes/colormaps.js';
 import { pageRoutes } from './routes/pages.js';
@@ -41,7 +42,7 @@ import { gdal } from '../gdal/gdal.js';
 import type { FamilyRegistration } from './factory.js';
 
 /** The reader families, mounted in this order (their /api tags come in it too). */
-export const FAMILIES: readonly FamilyRegistration[] = [cogFamily, stacFamily, mosaicFamily, searchFamily, collectionFamily, itemFamily];
+export const FAMILIES: readonly FamilyRegistration[] = [cogFamily, stacFamily, mosaicFamily, searchFamily, collectionFamily, itemFamily, assetFamily];
 
 declare module 'fastify' {
   interface FastifyInstance {

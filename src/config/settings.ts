@@ -580,6 +580,14 @@ const GEOPARQUET = {
     description:
       "the JSON file that keeps the catalogue's registered searches across restarts; unset: `$XDG_STATE_HOME/tessera/searches-<catalogue>.json` (`~/.local/state/…`); `none`: kept in memory only",
   }),
+  catalogAssetRoutes: setting({
+    env: 'TESSERA_CATALOG_ASSET_ROUTES',
+    alias: 'TITILER_PGSTAC_API_ENABLE_ASSETS_ENDPOINTS',
+    kind: boolean,
+    default: false,
+    description:
+      "with a catalogue, mount /collections/{collection_id}/items/{item_id}/assets/{asset_id}/…: one asset of an item read as /cog reads a COG (titiler-pgstac's assets endpoints, off there by default too)",
+  }),
   catalogMaxSearches: setting({
     env: 'TESSERA_CATALOG_MAX_SEARCHES',
     kind: whole(1, 10_000_000),

@@ -70,6 +70,19 @@ function resolveHref(href: string, base: string): string {
   }
 }
 
+/**
+ * The href of an item's asset `name`, whatever its media type, resolved against the item's `self`
+ * link where it is relative (pystac's `get_absolute_href`); undefined when the item has no such asset.
+ */
+export function assetHref(doc: unknown, name: string): string | undefined {
+  if (!isRecord(doc) || !isRecord(doc['assets'])) return undefined;
+  const asset = Object.hasOwn(doc['assets'], name) ? doc['assets'][name] : undefined;
+  if (!isRecord(asset) || typeof asset['href'] !== 'string') return undefined;
+  const links = Array.isArray(doc['links']) ? doc['links'] : [];
+  const self = links.find((l) => isRecord(l) && l['rel'] === 'self' && typeof l['href'] === 'string') as { href: string } | undefined;
+  return self ? resolveHref(asset['href'], self.href) : asset['href'];
+}
+
 /** Validates a fetched document as a STAC item; `url` is where it came from. */
 export function parseItem(doc: unknown, url: string): StacItem {
   if (!isRecord(doc) || doc['type'] !== 'Feature' || !isRecord(doc['assets'])) {

@@ -260,9 +260,15 @@ describe('parity with titiler-pgstac 3.2.0 over the same pgSTAC database', () =>
     const data = await ensureCatalogueData((line) => console.log(line));
     files = await startFileServer(data, { keepLog: false });
     tmp = mkdtempSync(path.join(os.tmpdir(), 'tessera-pgstac-parity-'));
-    catalogue = await startCatalogue(files.url, tmp, 'titiler-pgstac', GDAL_ENV);
+    // Both with the assets endpoints on (titiler-pgstac's are off by default, as tessera's).
+    catalogue = await startCatalogue(files.url, tmp, 'titiler-pgstac', { ...GDAL_ENV, TITILER_PGSTAC_API_ENABLE_ASSETS_ENDPOINTS: 'TRUE' });
     titiler = catalogue.apiUrl!;
-    tessera = await startServer(TESSERA_COMMAND, { ...GDAL_ENV, TESSERA_PGSTAC_DSN: catalogue.dsn, TESSERA_TILE_CACHE_BYTES: '0' });
+    tessera = await startServer(TESSERA_COMMAND, {
+      ...GDAL_ENV,
+      TESSERA_PGSTAC_DSN: catalogue.dsn,
+      TESSERA_TILE_CACHE_BYTES: '0',
+      TESSERA_CATALOG_ASSET_ROUTES: 'true',
+    });
   });
 
   after(async () => {
@@ -720,6 +726,58 @@ describe('parity with titiler-pgstac 3.2.0 over the same pgSTAC database', () =>
       search: '(items)',
       what: `/collections/{collection_id}/items/{item_id}: ${compared} requests (statistics GET and POST, asset_statistics, renders, preview, bbox, feature)`,
       result: "equal (render links without titiler-pgstac's `url=<Item …>`)",
+    });
+  });
+
+  it("reads one asset of an item as titiler-pgstac's assets endpoints do: info, TileJSON, point, statistics, tiles, preview", async () => {
+    const failures: string[] = [];
+    let compared = 0;
+    const found = catalogue.items.find((i) => i.id === 'alpha-20-3')!;
+    const [w, s, e, n] = found.bbox;
+    const [lon, lat] = [w + (e - w) / 3, s + (n - s) / 3];
+    const z = 9;
+    const x = Math.floor(((lon + 180) / 360) * 2 ** z);
+    const r = (lat * Math.PI) / 180;
+    const y = Math.floor(((1 - Math.log(Math.tan(r) + 1 / Math.cos(r)) / Math.PI) / 2) * 2 ** z);
+    for (const asset of ['visual', 'data']) {
+      const base = `/collections/alpha/items/alpha-20-3/assets/${asset}`;
+      for (const url of [
+        `${base}/info`,
+        `${base}/info.geojson`,
+        `${base}/WebMercatorQuad/tilejson.json`,
+        `${base}/point/${lon},${lat}`,
+        `${base}/statistics?max_size=256`,
+      ]) {
+        const res = await both(url);
+        assert.equal(res.tessera.status, res.titiler.status, `${url}: ${await res.tessera.clone().text()}`);
+        const d = compareJson(parseJson(await res.titiler.text()), parseJson(await res.tessera.text()), { normalise, absTolerance: 1e-6, relTolerance: 1e-6 });
+        if (d.length > 0) failures.push(`${url}: ${formatDifferences(d)}`);
+        compared++;
+      }
+      const render = asset === 'data' ? '?rescale=0,3000&colormap_name=viridis' : '';
+      for (const url of [
+        `${base}/tiles/WebMercatorQuad/${z}/${x}/${y}.png${render}`,
+        `${base}/preview.png?max_size=128${render ? `&${render.slice(1)}` : ''}`,
+      ]) {
+        const t = await both(url);
+        assert.equal(t.tessera.status, t.titiler.status, `${url}: ${t.tessera.status === 200 ? '' : await t.tessera.clone().text()}`);
+        const [a, b] = await Promise.all([decodePng(Buffer.from(await t.titiler.arrayBuffer())), decodePng(Buffer.from(await t.tessera.arrayBuffer()))]);
+        assert.deepEqual([b.width, b.height, b.channels], [a.width, a.height, a.channels], `${url}: image layout`);
+        const { within, maskEqual } = compareOutside(a.values, b.values, a.channels, new Uint8Array(a.width * a.height));
+        if (within < PASS || maskEqual < 0.995) failures.push(`${url}: ${(within * 100).toFixed(3)}% within ±1, masks ${(maskEqual * 100).toFixed(3)}% equal`);
+        compared++;
+      }
+    }
+    // An asset the item has not: titiler-pgstac's KeyError is a 500, tessera's a 404 naming it.
+    const missing = await both('/collections/alpha/items/alpha-20-3/assets/nope/info');
+    assert.equal(missing.titiler.status, 500);
+    assert.equal(missing.tessera.status, 404);
+    assert.match(((await missing.tessera.json()) as { detail: string }).detail, /No asset 'nope' in item 'alpha-20-3'/);
+    assert.deepEqual(failures, []);
+    rows.push({
+      search: '(assets)',
+      what: `/collections/{collection_id}/items/{item_id}/assets/{asset_id}: ${compared} requests (info, TileJSON, point, statistics, tiles, preview), an unknown asset`,
+      result: 'equal (an unknown asset: 404 where titiler-pgstac answers 500)',
     });
   });
 

@@ -18,7 +18,7 @@ import * as verb from '../verbs.js';
 import { ogcMap } from '../ogc-maps.js';
 import { validateCog } from '../../source/cog-validation.js';
 import { stacItemFromRaster } from '../../stac/from-raster.js';
-import { boundsIn } from '../../ogc/tilesets.js';
+import { rasterSummary } from '../raster-summary.js';
 
 export const cogFamily = defineFamily({
   prefix: '/cog',
@@ -33,24 +33,7 @@ export const cogFamily = defineFamily({
   layer: bandLayer,
   datasets: (services) => ({
     open: (url, layer) => cogReader(services.cog(url), url, layer),
-    summary: async (url) => {
-      const source = services.cog(url);
-      const own = (await source.meta()).crs;
-      return {
-        bounds: await source.geographicBounds(),
-        ...(own ? { crs: own } : {}),
-        zooms: (tms) => source.zooms(tms),
-        boundsIn: async (srs) => {
-          const meta = await source.meta();
-          return boundsIn(meta.bounds, meta.crs, srs);
-        },
-        // rio-tiler 8 describes a band without a description by its name.
-        describe: async () => {
-          const info = await source.info(getTms(WEB_MERCATOR_QUAD)!);
-          return { bandDescriptions: info.band_descriptions.map(([name, d]): [string, string] => [name, d || name]), dtype: info.dtype };
-        },
-      };
-    },
+    summary: (url) => rasterSummary(services.cog(url)),
   }),
   verbs: [verb.point, verb.preview, verb.bbox, verb.feature, verb.statisticsOfPreview, verb.statisticsOfFeatures, ogcMap],
   // TilerFactory weighs a feature's pixels by the fraction of each the feature covers.
