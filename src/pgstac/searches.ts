@@ -102,6 +102,7 @@ export class Searches {
   /** The asset index of a search with a request's limits (unset ones the defaults). */
   async index(hash: string, limits: Partial<SearchLimits> = {}): Promise<SearchIndex> {
     const record = await this.record(hash);
+    this.catalogue.noteUse?.(hash);
     return new SearchIndex(record, this.lookups, { ...this.options.defaults, ...limits }, effectivePolicy(record.metadata, this.options.policy));
   }
 }
