@@ -241,7 +241,7 @@ function catalogueMetrics(registry: client.Registry, services: Services): void {
   if (inMemory) {
     const lookups = new client.Histogram({
       name: 'tessera_catalog_lookup_seconds',
-      help: 'Item lookups of a tile, point or bbox in the catalogue held in memory (TESSERA_CATALOG: stac-geoparquet, or a STAC API\'s searches), in seconds',
+      help: "Item lookups of a tile, point or bbox in the catalogue held in memory (TESSERA_CATALOG: stac-geoparquet, or a STAC API's searches), in seconds",
       buckets: LOOKUP_BUCKETS,
       registers: [registry],
     });

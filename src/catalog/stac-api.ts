@@ -107,14 +107,16 @@ const NOT_FINDING = new Set(['token', 'limit', 'context', 'includes', 'excludes'
 /** How much of an API's error answer is quoted. */
 const ERROR_TEXT_BYTES = 4096;
 
-const upstream = (message: string, cause?: unknown): TesseraError =>
-  new TesseraError('UpstreamError', message, cause === undefined ? undefined : { cause });
+const upstream = (message: string, cause?: unknown): TesseraError => new TesseraError('UpstreamError', message, cause === undefined ? undefined : { cause });
 
 /** The search as the API takes it in a POST body. */
 function postBody(search: Obj, pageSize: number, fields: boolean): Obj {
   const body: Obj = {};
   for (const k of PASSED) if (search[k] !== undefined) body[k] = search[k];
-  if (body['filter'] !== undefined && body['filter-lang'] === undefined) body['filter-lang'] = 'cql2-json';
+  // A filter is CQL2-JSON once registered (search-body.ts); without one the language is not sent
+  // (stac-fastapi-pgstac refuses the Query extension beside a `filter-lang`).
+  if (body['filter'] !== undefined) body['filter-lang'] = 'cql2-json';
+  else delete body['filter-lang'];
   body['limit'] = pageSize;
   if (fields) body['fields'] = { include: FIELDS };
   return body;
@@ -127,7 +129,8 @@ function getQuery(body: Obj): string {
     if (k === 'sortby' && Array.isArray(v)) {
       q.set(k, v.map((s) => (isObj(s) && /^desc/i.test(String(s['direction'] ?? '')) ? '-' : '') + String(isObj(s) ? s['field'] : s)).join(','));
     } else if (k === 'fields' && isObj(v)) q.set(k, (v['include'] as string[]).join(','));
-    else if (Array.isArray(v) && v.every((x) => !isObj(x) && !Array.isArray(x))) q.set(k, v.map((x) => (x instanceof PyFloat ? pyDumps(x) : String(x))).join(','));
+    else if (Array.isArray(v) && v.every((x) => !isObj(x) && !Array.isArray(x)))
+      q.set(k, v.map((x) => (x instanceof PyFloat ? pyDumps(x) : String(x))).join(','));
     else if (typeof v === 'string' || typeof v === 'number') q.set(k, String(v));
     else q.set(k, pyDumps(v));
   }
@@ -237,7 +240,8 @@ export class StacApiCatalogue implements Catalogue, TimedCatalogue {
   private failure(err: unknown, url: string, what: string, signal: AbortSignal): TesseraError {
     if (err instanceof TesseraError) return err;
     if (err instanceof UpstreamRefused) return upstream(`The STAC API's ${what} at '${url}' is refused: ${err.message}`, err);
-    if (err instanceof UpstreamTimeout || signal.aborted) return new TesseraError('Timeout', `The STAC API's ${what} at '${url}' did not arrive in time`, { cause: err });
+    if (err instanceof UpstreamTimeout || signal.aborted)
+      return new TesseraError('Timeout', `The STAC API's ${what} at '${url}' did not arrive in time`, { cause: err });
     return upstream(`The STAC API's ${what} at '${url}' could not be fetched: ${err instanceof Error ? err.message : String(err)}`, err);
   }
 
@@ -258,7 +262,9 @@ export class StacApiCatalogue implements Catalogue, TimedCatalogue {
     const conforms = Array.isArray(doc['conformsTo']) ? doc['conformsTo'].map(String) : [];
     const searches = linkOf(doc, 'search');
     if (!conforms.some((c) => /\/item-search(#|$)/.test(c)) && searches.length === 0) {
-      throw upstream(`The catalogue ${this.options.root} is not a STAC API with item search: its landing page has no item-search conformance class and no search link`);
+      throw upstream(
+        `The catalogue ${this.options.root} is not a STAC API with item search: its landing page has no item-search conformance class and no search link`,
+      );
     }
     const origin = new URL(this.options.root).origin;
     const post = searches.find((l) => String(l['method'] ?? '').toUpperCase() === 'POST');
@@ -308,7 +314,8 @@ export class StacApiCatalogue implements Catalogue, TimedCatalogue {
     let matched: number | undefined;
     let more = false;
     for (;;) {
-      if (signal.aborted) throw new TesseraError('Timeout', `The STAC API's search did not end within TESSERA_CATALOG_API_TIMEOUT (${timeoutMs} ms, ${pages} pages read)`);
+      if (signal.aborted)
+        throw new TesseraError('Timeout', `The STAC API's search did not end within TESSERA_CATALOG_API_TIMEOUT (${timeoutMs} ms, ${pages} pages read)`);
       const left = maxBytes - bytes;
       if (left <= 0) throw upstream(`The STAC API's search came to more than TESSERA_CATALOG_API_MAX_BYTES (${maxBytes} bytes) in ${pages} pages`);
       const answer = await this.fetchJson(url, body, Math.min(pageBytes, left), signal, `search page ${pages + 1}`, { refusalIsClients: pages === 0 }).catch(
@@ -322,7 +329,8 @@ export class StacApiCatalogue implements Catalogue, TimedCatalogue {
       const page = answer!.value;
       bytes += answer!.bytes;
       pages++;
-      if (!isObj(page) || !Array.isArray(page['features'])) throw upstream(`The STAC API's search page ${pages} (${url}) is not an ItemCollection: it has no 'features' list`);
+      if (!isObj(page) || !Array.isArray(page['features']))
+        throw upstream(`The STAC API's search page ${pages} (${url}) is not an ItemCollection: it has no 'features' list`);
       matched ??= matchedOf(page);
       const features = page['features'] as unknown[];
       let fresh = 0;
@@ -352,7 +360,8 @@ export class StacApiCatalogue implements Catalogue, TimedCatalogue {
       } catch {
         throw upstream(`The STAC API's next link '${next.href}' is not a URL`);
       }
-      if (nextUrl.origin !== origin) throw upstream(`The STAC API's next link leads to another origin (${nextUrl.origin}, not ${origin}): the search is stopped`);
+      if (nextUrl.origin !== origin)
+        throw upstream(`The STAC API's next link leads to another origin (${nextUrl.origin}, not ${origin}): the search is stopped`);
       const method = typeof next['method'] === 'string' ? next['method'].toUpperCase() : 'GET';
       let nextBody: Obj | undefined;
       if (method === 'POST') {
@@ -392,9 +401,16 @@ export class StacApiCatalogue implements Catalogue, TimedCatalogue {
 
   async collection(id: string): Promise<Record<string, unknown> | undefined> {
     const { pageBytes, requestTimeoutMs } = this.options.limits;
-    const answer = await this.fetchJson(`${this.root}/collections/${encodeURIComponent(id)}`, undefined, pageBytes, AbortSignal.timeout(requestTimeoutMs), 'collection', {
-      notFound: true,
-    });
+    const answer = await this.fetchJson(
+      `${this.root}/collections/${encodeURIComponent(id)}`,
+      undefined,
+      pageBytes,
+      AbortSignal.timeout(requestTimeoutMs),
+      'collection',
+      {
+        notFound: true,
+      },
+    );
     if (answer === undefined) return undefined;
     if (!isObj(answer.value) || answer.value['id'] !== id) throw upstream(`The STAC API's collection '${id}' is not a collection document`);
     return answer.value;

@@ -598,7 +598,7 @@ const GEOPARQUET = {
     kind: whole(1, 10_000_000),
     default: 10_000,
     description:
-      "items one search reads from a STAC API catalogue at most; past it the search is held in part and answers that read it say so (`X-Tessera-Catalog-Truncated`)",
+      'items one search reads from a STAC API catalogue at most; past it the search is held in part and answers that read it say so (`X-Tessera-Catalog-Truncated`)',
   }),
   catalogApiPageSize: setting({
     env: 'TESSERA_CATALOG_API_PAGE_SIZE',
@@ -622,7 +622,8 @@ const GEOPARQUET = {
     env: 'TESSERA_CATALOG_API_HELD_ITEMS',
     kind: whole(1, undefined),
     default: 500_000,
-    description: "items of a STAC API catalogue's searches held in memory, every search together; past it the least recently used searches are dropped and read again when used",
+    description:
+      "items of a STAC API catalogue's searches held in memory, every search together; past it the least recently used searches are dropped and read again when used",
   }),
 };
 
