@@ -90,6 +90,7 @@ export class Searches {
 
   /** A search's record, kept a while unless `fresh` (404 for an unknown search). */
   record(hash: string, fresh = false): Promise<SearchRecord> {
+    this.catalogue.noteUse?.(hash);
     const kept = fresh ? undefined : this.records?.get(hash);
     if (kept) return Promise.resolve(kept);
     return sharedLoad(this.loading, hash, async () => {
@@ -102,7 +103,6 @@ export class Searches {
   /** The asset index of a search with a request's limits (unset ones the defaults). */
   async index(hash: string, limits: Partial<SearchLimits> = {}): Promise<SearchIndex> {
     const record = await this.record(hash);
-    this.catalogue.noteUse?.(hash);
     return new SearchIndex(record, this.lookups, { ...this.options.defaults, ...limits }, effectivePolicy(record.metadata, this.options.policy));
   }
 }

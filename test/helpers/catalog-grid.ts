@@ -152,13 +152,16 @@ function areaOf(p: string): Rect | undefined {
  * compares GEOS's areas exactly (skipcovered, exitwhenfull), and a union one unit off in the last
  * place keeps an item that covers nothing new; tessera measures within 1e-12 (geometry.ts). Every
  * footprint here is a rectangle: an extra item's part of the area is sampled on a grid of points,
- * each of which an earlier item must cover.
+ * each of which an earlier item must cover. When pgSTAC stopped at `itemsLimit` items, its extra
+ * items took places tessera's list fills with items further on, which pgSTAC never reached: those
+ * may follow (none of them in pgSTAC's list).
  */
-function onlyNoise(pg: string[], ours: string[], area: Rect | undefined, footprints: Map<string, Rect>): boolean {
+function onlyNoise(pg: string[], ours: string[], area: Rect | undefined, footprints: Map<string, Rect>, itemsLimit: number): boolean {
   if (!area) return false;
   let k = 0;
   for (const id of pg) if (k < ours.length && id === ours[k]) k++;
-  if (k !== ours.length) return false;
+  const listed = new Set(pg);
+  if (k !== ours.length && !(pg.length === itemsLimit && ours.slice(k).every((id) => !listed.has(id)))) return false;
   const kept = new Set(ours);
   for (const [at, id] of pg.entries()) {
     if (kept.has(id)) continue;
@@ -177,6 +180,9 @@ function onlyNoise(pg: string[], ours: string[], area: Rect | undefined, footpri
   return true;
 }
 
+/** titiler-pgstac's default `items_limit` (a lookup's items at most). */
+const DEFAULT_ITEMS_LIMIT = 100;
+
 export interface Found {
   id: string;
   collection: string;
@@ -188,44 +194,139 @@ function summary(items: Found[]): string {
   return JSON.stringify(items.map((i) => [`${i.collection}/${i.id}`, Object.entries(i.assets).map(([k, a]) => [k, a.href])]));
 }
 
+const PAGE_BYTES = 8192;
+const PAGE_HEADER_BYTES = 24;
+const LINE_POINTER_BYTES = 4;
+/** A heap tuple's header with one column and no NULL bitmap (23 bytes, aligned to 8). */
+const TUPLE_HEADER_BYTES = 24;
+/** The free space map's unit (BLCKSZ / 256). */
+const FSM_STEP = 32;
+/** Past this a row may be compressed or moved out of line (TOAST): its stored size is not known here. */
+const TOAST_BYTES = 2000;
+
+/**
+ * The order pgSTAC 0.10's geometrysearch answers rows it found in `order`: it INSERTs each into a
+ * fresh temporary table (`pgstac_results`) and answers `jsonb_agg(content)` over that table with
+ * no ORDER BY, i.e. in the heap's physical order. PostgreSQL 15's heap puts a row in the page it
+ * used last while the row fits there; when it does not, that page's free space goes into the free
+ * space map (in steps of 32 bytes) and the row goes to the first page after the map's next slot
+ * that has room for it (rounded up to a step), else to a new page. So a row smaller than the one
+ * that made a page be left can go back to that page, before rows found before it: the answer is
+ * then out of the search's order. `sizes` are the rows' bytes (`pg_column_size` of each item's
+ * content with titiler-pgstac's fields); undefined when a row's stored size is not known.
+ */
+export function heapOrder(order: readonly string[], sizes: ReadonlyMap<string, number>): string[] | undefined {
+  const pages: Array<{ free: number; rows: string[] }> = [];
+  const fsm: number[] = [];
+  let nextSlot = 0;
+  let target = -1;
+  const heapFree = (i: number): number => Math.max(0, pages[i]!.free - LINE_POINTER_BYTES);
+  for (const key of order) {
+    const size = sizes.get(key);
+    if (size === undefined || size > TOAST_BYTES) return undefined;
+    // A value of at most 126 bytes is stored with a 1-byte header instead of 4.
+    const stored = size - 4 <= 126 ? size - 3 : size;
+    const len = Math.ceil((TUPLE_HEADER_BYTES + stored) / 8) * 8;
+    let placed = target >= 0 && heapFree(target) >= len ? target : -1;
+    while (placed < 0 && target >= 0) {
+      fsm[target] = Math.min(254, Math.floor(heapFree(target) / FSM_STEP));
+      const need = Math.ceil(len / FSM_STEP);
+      const slots = [...pages.keys()].map((k) => (k + nextSlot) % pages.length);
+      const found = slots.find((k) => (fsm[k] ?? 0) >= need);
+      if (found === undefined) break;
+      nextSlot = found + 1;
+      target = found;
+      if (heapFree(found) >= len) placed = found;
+    }
+    if (placed < 0) {
+      pages.push({ free: PAGE_BYTES - PAGE_HEADER_BYTES, rows: [] });
+      placed = pages.length - 1;
+    }
+    target = placed;
+    pages[placed]!.free -= len + LINE_POINTER_BYTES;
+    pages[placed]!.rows.push(key);
+  }
+  return pages.flatMap((p) => p.rows);
+}
+
+/** Each item's bytes as geometrysearch stores it (`collection/id` → pg_column_size), read with psql. */
+export async function pgstacRowSizes(psql: (sql: string) => Promise<string>): Promise<Map<string, number>> {
+  const text = await psql(
+    `SET search_path = pgstac, public; SELECT collection || '/' || id || ' ' || pg_column_size(content_hydrate(i, '{"include": ["assets", "id", "bbox", "collection"]}'::jsonb)) FROM items i`,
+  );
+  return new Map(
+    text
+      .split('\n')
+      .filter((l) => l.includes(' '))
+      .map((l) => {
+        const [key, size] = l.split(' ');
+        return [key!, Number(size)];
+      }),
+  );
+}
+
 /** How the lookups of two tesseras compared. */
 export interface Comparison {
   lookups: number;
   /** Equal: the same items, in the same order, with the same assets. */
   same: number;
-  /** Equal once the reference was asked again (pgSTAC's answer out of its order now and then). */
-  again: number;
-  /** Equal but for items the reference keeps that cover nothing new (GEOS's rounding). */
+  /** The same items and assets, pgSTAC's in the order its temporary table holds them (heapOrder). */
+  heap: number;
+  /** Equal but for items pgSTAC keeps that cover nothing new (GEOS's rounding), in its table's order or not. */
   noise: number;
-  /** The ones that differ, each described. */
+  /** The ones that differ otherwise, each described. */
   differ: string[];
   /** Items the reference found, all lookups together. */
   items: number;
 }
 
+/** What pgSTAC is asked to explain an answer: psql on its database, and each item's stored bytes. */
+export interface PgstacProbe {
+  psql(sql: string): Promise<string>;
+  sizes: ReadonlyMap<string, number>;
+}
+
 /**
- * Asks `reference` (pgSTAC) and `other` each lookup of `cases` (path, query) and compares their
- * answers: the same status, and the same items in the same order with the same assets, or one of
- * the known differences (Comparison).
+ * Asks `reference` (tessera over pgSTAC) and `other` each lookup of `cases` (path, query) and
+ * compares their answers: the same status, and the same items in the same order with the same
+ * assets. Where they differ, pgSTAC is asked to explain its answer: its items in the order its loop
+ * found them (the search's own ORDER BY, its record's `orderby`, over those items, in psql), which
+ * heapOrder must turn into the order pgSTAC answered; that order must then be `other`'s, or
+ * `other`'s with items that cover nothing new (onlyNoise). Anything else differs.
  */
 export async function compareLookups(
   reference: RunningTessera,
   other: RunningTessera,
   cases: ReadonlyArray<readonly [string, string]>,
   items: readonly CatalogueItem[],
+  pgstac: PgstacProbe,
   label: string,
 ): Promise<Comparison> {
-  const out: Comparison = { lookups: cases.length, same: 0, again: 0, noise: 0, differ: [], items: 0 };
-  /**
-   * pgSTAC answers a lookup through `jsonb_agg` over a temporary table without ORDER BY: asked
-   * through the pool, an answer now and then has an item out of the search's order (the same
-   * lookup in psql has it in order). Asked again, such an answer comes back in order.
-   */
-  const askedAgainEqual = async (url: string, ours: string): Promise<boolean> => {
-    for (let k = 0; k < 3; k++) if (summary((await (await reference.get(url)).json()) as Found[]) === ours) return true;
-    return false;
-  };
+  const out: Comparison = { lookups: cases.length, same: 0, heap: 0, noise: 0, differ: [], items: 0 };
   const footprints = new Map(items.map((i) => [`${i.collection}/${i.id}`, i.bbox as Rect]));
+  const orderbys = new Map<string, string>();
+  /** The search's ORDER BY (its pgSTAC record's), for a lookup's path and query. */
+  const orderbyOf = async (p: string, query: string): Promise<string> => {
+    const [, kind, name] = p.split('/');
+    const info = kind === 'collections' ? `/collections/${name}/info?${query}` : `/searches/${name}/info`;
+    let orderby = orderbys.get(info);
+    if (orderby === undefined) {
+      const { hash } = ((await (await reference.get(info)).json()) as { search: { hash: string } }).search;
+      // pgSTAC's own reading of the search's sortby (its record's orderby may not be filled in yet).
+      orderby = await pgstac.psql(`SET search_path = pgstac, public; SELECT orderby FROM search_fromhash('${hash.replace(/'/g, "''")}')`);
+      orderbys.set(info, orderby);
+    }
+    return orderby;
+  };
+  /** pgSTAC's items in the order its loop found them: the search's ORDER BY over them. */
+  const foundOrder = async (keys: string[], orderby: string): Promise<string[]> => {
+    const list = keys.map((k) => `'${k.replace(/'/g, "''")}'`).join(', ');
+    const text = await pgstac.psql(
+      `SET search_path = pgstac, public; SELECT collection || '/' || id FROM items WHERE collection || '/' || id IN (${list}) ORDER BY ${orderby}`,
+    );
+    return text.split('\n').filter((l) => l.includes('/'));
+  };
+  const keyOf = (i: Found): string => `${i.collection}/${i.id}`;
   for (const [p, query] of cases) {
     const url = `${p}${query ? `?${query}` : ''}`;
     const [a, b] = await Promise.all([reference.get(url), other.get(url)]);
@@ -234,22 +335,25 @@ export async function compareLookups(
     if (a.status !== 200) continue;
     const [fa, fb] = [JSON.parse(ta) as Found[], JSON.parse(tb) as Found[]];
     out.items += fa.length;
-    if (summary(fa) === summary(fb)) out.same++;
-    else if (await askedAgainEqual(url, summary(fb))) out.again++;
+    if (summary(fa) === summary(fb)) {
+      out.same++;
+      continue;
+    }
+    const found = await foundOrder(fa.map(keyOf), await orderbyOf(p, query));
+    const explained = JSON.stringify(heapOrder(found, pgstac.sizes)) === JSON.stringify(fa.map(keyOf));
+    const byKey = new Map(fa.map((i) => [keyOf(i), i]));
+    const inFoundOrder = found.map((k) => byKey.get(k)!);
+    if (explained && summary(inFoundOrder) === summary(fb)) out.heap++;
     else if (
+      explained &&
       !/skipcovered=false/.test(query) &&
-      onlyNoise(
-        fa.map((i) => `${i.collection}/${i.id}`),
-        fb.map((i) => `${i.collection}/${i.id}`),
-        areaOf(p),
-        footprints,
-      )
-    ) {
+      onlyNoise(found, fb.map(keyOf), areaOf(p), footprints, Number(/items_limit=(\d+)/.exec(query)?.[1] ?? DEFAULT_ITEMS_LIMIT))
+    )
       out.noise++;
-    } else {
+    else {
       const idsOf = (f: Found[]): string => f.map((i) => i.id).join(' ');
       out.differ.push(
-        `${url}\n  pgSTAC: ${idsOf(fa)}\n  ${label}: ${idsOf(fb)}${idsOf(fa) === idsOf(fb) ? `\n  ${ta.slice(0, 300)}\n  ${tb.slice(0, 300)}` : ''}`,
+        `${url}\n  pgSTAC: ${idsOf(fa)}${explained ? '' : ' (not its table order of what it found)'}\n  ${label}: ${idsOf(fb)}${idsOf(fa) === idsOf(fb) ? `\n  ${ta.slice(0, 300)}\n  ${tb.slice(0, 300)}` : ''}`,
       );
     }
   }
