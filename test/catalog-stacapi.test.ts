@@ -214,8 +214,10 @@ describe('a STAC API as the catalogue equals pgSTAC on the same items', () => {
 });
 
 /** A hostile STAC API on loopback: `/{mode}/` is a landing page, `/{mode}/search` answers as `mode` says. */
-async function startHostileApi(): Promise<{ url: string; close(): Promise<void> }> {
+async function startHostileApi(): Promise<{ url: string; close(): Promise<void>; busiest(): number }> {
   let counter = 0;
+  let searching = 0;
+  let busiest = 0;
   const feature = (id: string): Record<string, unknown> => ({
     type: 'Feature',
     id,
@@ -261,6 +263,15 @@ async function startHostileApi(): Promise<{ url: string; close(): Promise<void> 
     const page = (features: unknown[], next?: string): void =>
       json({ type: 'FeatureCollection', features, links: next ? [{ rel: 'next', href: next, method: 'GET' }] : [] });
     switch (mode) {
+      case 'busy':
+        // One page, slowly; how many searches are read at once is counted.
+        searching++;
+        busiest = Math.max(busiest, searching);
+        setTimeout(() => {
+          searching--;
+          page([feature(`busy-${counter++}`)]);
+        }, 150);
+        return;
       case 'shapes': {
         // A triangle (not its bbox: kept as WKB) under a square, and an item without a geometry.
         const triangle = {
@@ -321,6 +332,7 @@ async function startHostileApi(): Promise<{ url: string; close(): Promise<void> 
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    busiest: () => busiest,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
@@ -330,7 +342,7 @@ async function startHostileApi(): Promise<{ url: string; close(): Promise<void> 
 }
 
 describe('a hostile STAC API as the catalogue', () => {
-  let hostile: { url: string; close(): Promise<void> };
+  let hostile: Awaited<ReturnType<typeof startHostileApi>>;
   before(async () => {
     hostile = await startHostileApi();
   });
@@ -384,6 +396,20 @@ describe('a hostile STAC API as the catalogue', () => {
       const items = (await (await t.get(`/searches/${id}/point/0.5,0.5/assets`)).json()) as Found[];
       assert.equal(items.length, 25);
       assert.equal(requestsTo(t, hostile.url), 26, 'the landing page and 25 pages of one item');
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('reads two searches at once at most, the others in turn', async () => {
+    const t = await startTessera({ catalog: `stac-api+${hostile.url}/busy`, catalogSearches: 'none' });
+    try {
+      const answers = await Promise.all(['a', 'b', 'c', 'd', 'e', 'f'].map((c) => register(t, { collections: [c] })));
+      assert.deepEqual(
+        answers.map((r) => r.status),
+        [200, 200, 200, 200, 200, 200],
+      );
+      assert.equal(hostile.busiest(), 2);
     } finally {
       await t.close();
     }

@@ -18,7 +18,8 @@
  * search's bytes and time (TESSERA_CATALOG_API_MAX_BYTES, TESSERA_CATALOG_API_TIMEOUT), its items
  * (TESSERA_CATALOG_API_MAX_ITEMS: past it the search is held in part, and answers that read it say
  * so), the items held in memory over all searches (TESSERA_CATALOG_API_HELD_ITEMS: the least
- * recently used are dropped, and read again when used). A next link to another origin, one that
+ * recently used are dropped, and read again when used), and the searches read at once (two; the
+ * others wait their turn, their time bound starting with it). A next link to another origin, one that
  * repeats a page, pages that bring nothing new, an answer that is not JSON or not an
  * ItemCollection: a 502 naming what is wrong; the API's refusal of a search (400, 422) is a 400
  * with its words. Nothing failed is kept: the next request tries again.
@@ -29,7 +30,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { LRUCache } from 'lru-cache';
-import { sharedLoad } from '../concurrency.js';
+import { AdmissionGate, sharedLoad } from '../concurrency.js';
 import { TesseraError } from '../errors.js';
 import type { Catalogue } from '../pgstac/catalogue.js';
 import type { CatalogueStats, SearchArea, SearchLimits, SearchRecord } from '../pgstac/database.js';
@@ -104,6 +105,11 @@ const FIELDS = ['id', 'collection', 'bbox', 'geometry', 'assets'];
 const PASSED = ['collections', 'ids', 'bbox', 'intersects', 'datetime', 'query', 'filter', 'filter-lang', 'filter-crs', 'sortby', 'q'];
 /** Keys that do not change what a search finds (pgSTAC's `search_hash` leaves them out too). */
 const NOT_FINDING = new Set(['token', 'limit', 'context', 'includes', 'excludes', 'fields']);
+/**
+ * Searches read from the API at once; the others wait their turn, first come first served (a burst
+ * of registrations of new searches must not become hundreds of reads of pages held at once).
+ */
+const READS_AT_ONCE = 2;
 /** How much of an API's error answer is quoted. */
 const ERROR_TEXT_BYTES = 4096;
 
@@ -162,6 +168,7 @@ export class StacApiCatalogue implements Catalogue, TimedCatalogue {
   private readonly held: LRUCache<string, HeldSearch>;
   private readonly loading = new Map<string, Promise<HeldSearch>>();
   private readonly counts = { queries: 0, failures: 0, seconds: 0 };
+  private readonly reads = new AdmissionGate(READS_AT_ONCE);
 
   constructor(private readonly options: StacApiCatalogueOptions) {
     this.store = new SearchStore(options.storeFile, options.maxSearches);
@@ -288,7 +295,7 @@ export class StacApiCatalogue implements Catalogue, TimedCatalogue {
     const kept = this.held.get(key);
     if (kept) return Promise.resolve(kept);
     return sharedLoad(this.loading, key, async () => {
-      const loaded = await this.readSearch(search);
+      const loaded = await this.reads.run(() => this.readSearch(search));
       this.held.set(key, loaded);
       return loaded;
     });
