@@ -256,13 +256,17 @@ async function startHostileApi(): Promise<{ url: string; close(): Promise<void>;
         type: 'Catalog',
         id: mode,
         conformsTo: ['https://api.stacspec.org/v1.0.0/item-search'],
-        links: [{ rel: 'search', href: `${base}/search`, method: 'POST' }],
+        links: [{ rel: 'search', href: `${base}/search`, method: mode === 'getonly' ? 'GET' : 'POST' }],
       });
       return;
     }
     const page = (features: unknown[], next?: string): void =>
       json({ type: 'FeatureCollection', features, links: next ? [{ rel: 'next', href: next, method: 'GET' }] : [] });
     switch (mode) {
+      case 'getonly':
+        // An API that searches by GET only: the item's id says how it was asked.
+        page(req.method === 'GET' ? [feature(JSON.stringify(Object.fromEntries(url.searchParams)))] : []);
+        return;
       case 'busy':
         // One page, slowly; how many searches are read at once is counted.
         searching++;
@@ -396,6 +400,38 @@ describe('a hostile STAC API as the catalogue', () => {
       const items = (await (await t.get(`/searches/${id}/point/0.5,0.5/assets`)).json()) as Found[];
       assert.equal(items.length, 25);
       assert.equal(requestsTo(t, hostile.url), 26, 'the landing page and 25 pages of one item');
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('searches by GET when the landing page offers only GET, the search as query parameters', async () => {
+    const t = await startTessera({ catalog: `stac-api+${hostile.url}/getonly`, catalogSearches: 'none', catalogApiPageSize: 7 });
+    try {
+      const filter = { op: '<', args: [{ property: 'eo:cloud_cover' }, 10.5] };
+      const res = await register(t, {
+        collections: ['c', 'd'],
+        bbox: [-1, -1, 2, 2],
+        datetime: '2024-01-01T00:00:00Z/..',
+        filter,
+        sortby: [
+          { field: 'datetime', direction: 'desc' },
+          { field: 'id', direction: 'asc' },
+        ],
+      });
+      assert.equal(res.status, 200, await res.clone().text());
+      const { id } = (await res.json()) as { id: string };
+      const [item] = (await (await t.get(`/searches/${id}/point/0.5,0.5/assets`)).json()) as Found[];
+      assert.deepEqual(JSON.parse(item!.id), {
+        collections: 'c,d',
+        // The registered bbox is floats (stac-pydantic's), written as Python writes them.
+        bbox: '-1.0,-1.0,2.0,2.0',
+        datetime: '2024-01-01T00:00:00Z/..',
+        filter: JSON.stringify(filter),
+        'filter-lang': 'cql2-json',
+        sortby: '-datetime,id',
+        limit: '7',
+      });
     } finally {
       await t.close();
     }
