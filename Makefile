@@ -60,7 +60,7 @@ test: build lint
 # The inner loop (under 2 minutes on 2 cores): unit and in-process route tests, two files at a time.
 # Left to `make test`: the container, nginx and cluster deployments, the pages in Chromium, the STAC API
 # the pgSTAC catalogue over PostgreSQL and the catalogue without one, cogeo-mosaic's documents, the object stores (moto), the fuzzing run, the timing tests (shared-load, request-turns) and the parity suite.
-SLOW_TESTS := container|deploy-nginx|pages|mosaic-stac|mosaic-create|pgstac-routes|cluster|fuzz|shared-load|request-turns|objstore|catalog-pgstac|catalog-routes
+SLOW_TESTS := container|deploy-nginx|pages|mosaic-stac|mosaic-create|pgstac-routes|cluster|fuzz|shared-load|request-turns|objstore|catalog-pgstac|catalog-stacapi|catalog-routes
 test-fast: build
 	@bash tools/parity/setup.sh
 	@node --test --test-concurrency=2 $$(ls dist/test/*.test.js | grep -vE '/($(SLOW_TESTS))\.test\.js$$')

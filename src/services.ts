@@ -28,6 +28,9 @@ import { Searches, type SearchesOptions } from './pgstac/searches.js';
 import { GeoparquetCatalogue } from './catalog/catalogue.js';
 import { httpSource } from './catalog/http-source.js';
 import { catalogSearchesFile } from './catalog/store.js';
+import { StacApiCatalogue, stacApiRoot } from './catalog/stac-api.js';
+import type { TimedCatalogue } from './catalog/timing.js';
+import type { Catalogue } from './pgstac/catalogue.js';
 import { ObjectStores, awsCredentialChain, azureSas, cachedCredentials, gcsCredentials, type ObjectStoreOptions } from './upstream/object-stores.js';
 
 /** The object stores' settings, as the upstream clients of both threads take them. */
@@ -65,8 +68,8 @@ export class Services {
   readonly mosaicContext: MosaicContext;
   /** The pgSTAC catalogue's searches (TESSERA_PGSTAC_DSN), its connections opened on first use; none without a DSN. */
   readonly searches: Searches | undefined;
-  /** The stac-geoparquet catalogue behind `searches` (TESSERA_CATALOG), when it is the one. */
-  readonly geoparquet: GeoparquetCatalogue | undefined;
+  /** The catalogue in memory behind `searches` (TESSERA_CATALOG: stac-geoparquet, or a STAC API's searches), when it is the one. */
+  readonly inMemory: (Catalogue & TimedCatalogue) | undefined;
   /** Post-processing and encoding: render threads, or this thread when there are none. */
   readonly renderer: Renderer;
   private readonly threads: RenderThreads | undefined;
@@ -210,9 +213,28 @@ export class Services {
         statementTimeoutMs: settings.pgstacStatementTimeoutMs,
       });
       this.searches = new Searches(catalogue, searchOptions);
+    } else if (settings.catalog !== undefined && stacApiRoot(settings.catalog) !== undefined) {
+      // A STAC API (TESSERA_CATALOG=stac-api+https://…): each search read from it once, into memory.
+      this.inMemory = new StacApiCatalogue({
+        root: stacApiRoot(settings.catalog)!,
+        client: this.client,
+        policy: this.policy,
+        limits: {
+          maxItems: settings.catalogApiMaxItems,
+          pageSize: settings.catalogApiPageSize,
+          pageBytes: settings.maxDocumentBytes,
+          maxBytes: settings.catalogApiMaxBytes,
+          timeoutMs: settings.catalogApiTimeoutSeconds * 1000,
+          requestTimeoutMs: settings.upstreamTimeoutMs,
+          heldItems: settings.catalogApiHeldItems,
+        },
+        storeFile: catalogSearchesFile(settings.catalog, settings.catalogSearches),
+        maxSearches: settings.catalogMaxSearches,
+      });
+      this.searches = new Searches(this.inMemory, searchOptions);
     } else if (settings.catalog !== undefined) {
       // The operator's stac-geoparquet (TESSERA_CATALOG), read in the background from now on.
-      this.geoparquet = new GeoparquetCatalogue({
+      const geoparquet = new GeoparquetCatalogue({
         location: settings.catalog,
         limits: { maxItems: settings.catalogMaxItems, maxBytes: settings.catalogMaxBytes },
         storeFile: catalogSearchesFile(settings.catalog, settings.catalogSearches),
@@ -220,8 +242,9 @@ export class Services {
         refreshMs: settings.catalogRefreshSeconds * 1000,
         openUrl: (url) => httpSource(this.client, this.policy, url, settings.upstreamTimeoutMs),
       });
-      void this.geoparquet.start();
-      this.searches = new Searches(this.geoparquet, searchOptions);
+      void geoparquet.start();
+      this.inMemory = geoparquet;
+      this.searches = new Searches(geoparquet, searchOptions);
     } else this.searches = undefined;
     this.tiles = new TileStore({
       memoryBytes: settings.tileCacheBytes,

@@ -5,7 +5,7 @@
  * mounted at its prefix unless its disable setting is on, and /api and /metrics take its tag and
  * label from it.
  */
-import type { RequestTiming } from '../catalog/catalogue.js';
+import type { RequestTiming } from '../catalog/timing.js';
 import zlib from 'node:zlib';
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
@@ -73,7 +73,7 @@ const REQUEST_ID = /^[\w.:@/+=-]{1,128}$/;
 
 /** Each request's upstream byte count, read when its log line is written. */
 const upstreamOf = new WeakMap<object, BudgetRelease>();
-/** Each request's catalogue lookups (stac-geoparquet), for its Server-Timing. */
+/** Each request's catalogue lookups (a catalogue in memory), for its Server-Timing. */
 const catalogTimingOf = new WeakMap<object, RequestTiming>();
 
 export interface AppOptions {
@@ -199,7 +199,7 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
     reply.raw.once('close', watchdog.begin(request.id, request.method, request.url));
     const budget = services.budgets.enter();
     upstreamOf.set(request, budget);
-    if (services.geoparquet) catalogTimingOf.set(request, services.geoparquet.enterRequest());
+    if (services.inMemory) catalogTimingOf.set(request, services.inMemory.timing.enterRequest());
     reply.raw.once('close', budget);
     if (request.routeOptions.config.large === true) reply.raw.once('close', services.wholeImages.enter(Date.now() + settings.requestTimeoutMs));
     const timer = setTimeout(() => {
@@ -215,10 +215,12 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
     reply.raw.once('close', () => clearTimeout(timer));
   });
 
-  // Server-Timing: what the catalogue's lookups took, on every answer that looked items up.
+  // Server-Timing: what the catalogue's lookups took, on every answer that looked items up; and
+  // whether a search it read is held in part (a STAC API's search past TESSERA_CATALOG_API_MAX_ITEMS).
   app.addHook('onSend', async (request, reply, payload) => {
     const timing = catalogTimingOf.get(request);
     if (timing && timing.lookups > 0) reply.header('server-timing', `catalog;dur=${(timing.seconds * 1000).toFixed(3)};desc="${timing.lookups} lookups"`);
+    if (timing?.truncated) reply.header('x-tessera-catalog-truncated', timing.truncated);
     return payload;
   });
 

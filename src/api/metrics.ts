@@ -21,7 +21,7 @@
 import client from 'prom-client';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../services.js';
-import { LOOKUP_BUCKETS } from '../catalog/catalogue.js';
+import { LOOKUP_BUCKETS } from '../catalog/timing.js';
 import { PARTIAL_HEADER } from '../readers/mosaic.js';
 import { UPSTREAM_LATENCY_BUCKETS, type HostStats } from '../upstream/client.js';
 import type { LoopWatchdog } from './watchdog.js';
@@ -237,15 +237,15 @@ function cacheMetrics(registry: client.Registry, services: Services): void {
 
 /** The pgSTAC catalogue (pgstac/database.ts), when TESSERA_PGSTAC_DSN names one. */
 function catalogueMetrics(registry: client.Registry, services: Services): void {
-  const geoparquet = services.geoparquet;
-  if (geoparquet) {
+  const inMemory = services.inMemory;
+  if (inMemory) {
     const lookups = new client.Histogram({
       name: 'tessera_catalog_lookup_seconds',
-      help: 'Item lookups of a tile, point or bbox in the stac-geoparquet catalogue (TESSERA_CATALOG), in seconds',
+      help: "Item lookups of a tile, point or bbox in the catalogue held in memory (TESSERA_CATALOG: stac-geoparquet, or a STAC API's searches), in seconds",
       buckets: LOOKUP_BUCKETS,
       registers: [registry],
     });
-    geoparquet.onLookup = (seconds) => lookups.observe(seconds);
+    inMemory.timing.onLookup = (seconds) => lookups.observe(seconds);
   }
   const catalogue = services.searches?.catalogue;
   if (!catalogue) return;

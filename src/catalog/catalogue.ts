@@ -11,19 +11,17 @@
  * TESSERA_CATALOG_REFRESH seconds; when they change the catalogue is read again beside the one
  * serving, which is swapped for it once read.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { LRUCache } from 'lru-cache';
 import { TesseraError } from '../errors.js';
-import { srsFrom, transformPoint, WGS84 } from '../gdal/crs.js';
 import type { Catalogue } from '../pgstac/catalogue.js';
 import type { CatalogueStats, SearchArea, SearchLimits, SearchRecord } from '../pgstac/database.js';
 import type { SearchBody } from '../pgstac/search-body.js';
-import { jsonbText, searchHash } from './jsonb.js';
 import { localValidators, loadLocal, loadSource, type ByteSource, type LoadedCatalog, type LoadLimits } from './geoparquet.js';
-import { shapeFromGeojson, type Shape } from './geometry.js';
+import { areaShape } from './area.js';
 import { ItemTable } from './items.js';
 import { compileSearch, orderbyText, scan, type CompiledSearch } from './search.js';
 import { SearchStore } from './store.js';
+import { LookupTiming, type TimedCatalogue } from './timing.js';
 
 export interface GeoparquetCatalogueOptions {
   /** A local file or folder, or an http(s) URL of one file. */
@@ -41,27 +39,7 @@ export interface GeoparquetCatalogueOptions {
 /** Search compilations kept per catalogue version (each an Int32Array of the items). */
 const COMPILED_KEPT = 64;
 
-/** Lookup durations, in seconds, for the histogram of /metrics. */
-export const LOOKUP_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.1, 1];
-
-/** What the lookups of one request cost (its Server-Timing `catalog` entry). */
-export interface RequestTiming {
-  seconds: number;
-  lookups: number;
-}
-
-/** pydantic's datetime text of now (microseconds, Z). */
-function now(): string {
-  return new Date().toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
-}
-
-/** PostgreSQL's `->>` of a JSON value: a string's text, anything else its jsonb text; null for null. */
-function textOf(v: unknown): string | null {
-  if (v === undefined || v === null) return null;
-  return typeof v === 'string' ? v : jsonbText(v);
-}
-
-export class GeoparquetCatalogue implements Catalogue {
+export class GeoparquetCatalogue implements Catalogue, TimedCatalogue {
   private current: LoadedCatalog | undefined;
   private loading: Promise<LoadedCatalog> | undefined;
   private failure: TesseraError | undefined;
@@ -71,9 +49,7 @@ export class GeoparquetCatalogue implements Catalogue {
   private readonly store: SearchStore;
   private readonly compiled = new LRUCache<string, CompiledSearch>({ max: COMPILED_KEPT });
   private readonly counts = { queries: 0, failures: 0, seconds: 0 };
-  private readonly timing = new AsyncLocalStorage<RequestTiming>();
-  /** Called with each lookup's seconds (the /metrics histogram). */
-  onLookup: ((seconds: number) => void) | undefined;
+  readonly timing = new LookupTiming();
   private readonly opened: Promise<void>;
 
   constructor(private readonly options: GeoparquetCatalogueOptions) {
@@ -188,13 +164,7 @@ export class GeoparquetCatalogue implements Catalogue {
     const empty = new ItemTable();
     empty.finish();
     compileSearch(body.search, empty);
-    const hash = searchHash(body.search, body.metadata);
-    const kept = this.store.get(hash);
-    const record: SearchRecord = kept
-      ? { ...kept, lastused: now(), usecount: kept.usecount + 1 }
-      : { hash, search: body.search, where: null, orderby: orderbyText(body.search), lastused: now(), usecount: 1, metadata: body.metadata };
-    this.store.put(record);
-    return record;
+    return this.store.register(body.search, body.metadata, orderbyText(body.search));
   }
 
   async collection(id: string): Promise<Record<string, unknown> | undefined> {
@@ -224,47 +194,12 @@ export class GeoparquetCatalogue implements Catalogue {
     offset: number,
   ): Promise<{ matched: number; records: SearchRecord[] }> {
     await this.opened;
-    const records = this.store.all().filter((r) => textOf(r.metadata['type']) === 'mosaic' && filters.every(([k, v]) => textOf(r.metadata[k]) === v));
-    const key = (r: SearchRecord, property: string): string | number | null =>
-      property === 'lastused' ? r.lastused : property === 'usecount' ? r.usecount : textOf(r.metadata[property]);
-    records.sort((a, b) => {
-      for (const { property, descending } of order) {
-        const x = key(a, property);
-        const y = key(b, property);
-        if (x === y) continue;
-        if (x === null) return descending ? -1 : 1;
-        if (y === null) return descending ? 1 : -1;
-        const c = x < y ? -1 : 1;
-        return descending ? -c : c;
-      }
-      return 0;
-    });
-    return { matched: records.length, records: records.slice(offset, offset + limit) };
+    return this.store.list(filters, order, limit, offset);
   }
 
   async search(hash: string): Promise<SearchRecord> {
     await this.opened;
-    const record = this.store.get(hash);
-    if (!record) throw new TesseraError('NotFound', `SearchId \`${hash}\` not found`);
-    return record;
-  }
-
-  /** The area of a lookup in longitude/latitude: GeoJSON, or a Web Mercator tile's corners turned as PostGIS turns them. */
-  private areaShape(area: SearchArea): Shape {
-    if ('geojson' in area) return shapeFromGeojson(JSON.parse(area.geojson));
-    const [left, bottom, right, top] = area.webMercator;
-    const from = srsFrom('EPSG:3857');
-    const wgs = srsFrom(WGS84);
-    const [w, n] = transformPoint(from, wgs, left, top);
-    const [e, s] = transformPoint(from, wgs, right, bottom);
-    const ring: Array<[number, number]> = [
-      [w, s],
-      [e, s],
-      [e, n],
-      [w, n],
-      [w, s],
-    ];
-    return { points: [], lines: [], polygons: [[ring]], bbox: [w, s, e, n] };
+    return this.store.record(hash);
   }
 
   async item(collection: string, id: string): Promise<Record<string, unknown> | undefined> {
@@ -281,8 +216,8 @@ export class GeoparquetCatalogue implements Catalogue {
       const catalog = await this.loaded();
       const lookupStarted = performance.now();
       const compiled = this.compile(record, catalog);
-      const found = scan(compiled, catalog.table, this.areaShape(area), limits);
-      this.observe((performance.now() - lookupStarted) / 1000);
+      const found = scan(compiled, catalog.table, areaShape(area), limits);
+      this.timing.observe((performance.now() - lookupStarted) / 1000);
       return `{"type": "FeatureCollection", "features": [${found.map((i) => catalog.table.output(i)).join(', ')}]}`;
     } catch (err) {
       this.counts.failures++;
@@ -290,25 +225,6 @@ export class GeoparquetCatalogue implements Catalogue {
     } finally {
       this.counts.seconds += (performance.now() - started) / 1000;
     }
-  }
-
-  private observe(seconds: number): void {
-    this.onLookup?.(seconds);
-    const t = this.timing.getStore();
-    if (t) {
-      t.seconds += seconds;
-      t.lookups++;
-    }
-  }
-
-  /**
-   * Starts counting the current request's lookups (entered before its first await, as the upstream
-   * budget is): the API layer reads the count for the answer's Server-Timing.
-   */
-  enterRequest(): RequestTiming {
-    const t: RequestTiming = { seconds: 0, lookups: 0 };
-    this.timing.enterWith(t);
-    return t;
   }
 
   stats(): CatalogueStats {

@@ -142,6 +142,57 @@ export function shapeFromWkb(bytes: Uint8Array): Shape {
   return shape;
 }
 
+/**
+ * A shape as WKB (little-endian, 2D): a GeometryCollection of its points, lines and polygons, which
+ * `shapeFromWkb` reads back into the same shape. For items that come as GeoJSON (a STAC API's) into
+ * a table that keeps geometries as WKB.
+ */
+export function wkbOfShape(shape: Shape): Uint8Array {
+  const ringBytes = (r: readonly Position[]): number => 4 + 16 * r.length;
+  const size =
+    9 +
+    shape.points.length * 21 +
+    shape.lines.reduce((a, l) => a + 5 + ringBytes(l), 0) +
+    shape.polygons.reduce((a, p) => a + 9 + p.reduce((b, r) => b + ringBytes(r), 0), 0);
+  const bytes = new Uint8Array(size);
+  const view = new DataView(bytes.buffer);
+  let at = 0;
+  const header = (type: number): void => {
+    view.setUint8(at, 1);
+    view.setUint32(at + 1, type, true);
+    at += 5;
+  };
+  const count = (n: number): void => {
+    view.setUint32(at, n, true);
+    at += 4;
+  };
+  const pos = ([x, y]: Position): void => {
+    view.setFloat64(at, x, true);
+    view.setFloat64(at + 8, y, true);
+    at += 16;
+  };
+  const ring = (r: readonly Position[]): void => {
+    count(r.length);
+    r.forEach(pos);
+  };
+  header(7);
+  count(shape.points.length + shape.lines.length + shape.polygons.length);
+  for (const p of shape.points) {
+    header(1);
+    pos(p);
+  }
+  for (const l of shape.lines) {
+    header(2);
+    ring(l);
+  }
+  for (const p of shape.polygons) {
+    header(3);
+    count(p.length);
+    p.forEach(ring);
+  }
+  return bytes;
+}
+
 function positionOf(v: unknown, where: string): Position {
   if (!Array.isArray(v) || v.length < 2) throw badRequest(`Invalid geometry: ${where}: a position has 2 or 3 numbers`);
   const [x, y] = v.map((n) => (typeof n === 'object' && n !== null && 'value' in n ? Number((n as { value: unknown }).value) : Number(n)));

@@ -12,8 +12,21 @@ import { createHash } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { TesseraError } from '../errors.js';
 import type { SearchRecord } from '../pgstac/database.js';
 import { pyDumps, pyLoads } from '../pyjson.js';
+import { jsonbText, searchHash } from './jsonb.js';
+
+/** pydantic's datetime text of now (microseconds, Z). */
+function now(): string {
+  return new Date().toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+}
+
+/** PostgreSQL's `->>` of a JSON value: a string's text, anything else its jsonb text; null for null. */
+function textOf(v: unknown): string | null {
+  if (v === undefined || v === null) return null;
+  return typeof v === 'string' ? v : jsonbText(v);
+}
 
 interface StoredRecord {
   hash: string;
@@ -65,6 +78,49 @@ export class SearchStore {
 
   get(hash: string): SearchRecord | undefined {
     return this.records.get(hash);
+  }
+
+  /** A registered search's record (404 when there is none by that hash). */
+  record(hash: string): SearchRecord {
+    const record = this.records.get(hash);
+    if (!record) throw new TesseraError('NotFound', `SearchId \`${hash}\` not found`);
+    return record;
+  }
+
+  /** Registers a search under pgSTAC's hash (or counts one more use of it): its record. */
+  register(search: Record<string, unknown>, metadata: Record<string, unknown>, orderby: string): SearchRecord {
+    const hash = searchHash(search, metadata);
+    const kept = this.records.get(hash);
+    const record: SearchRecord = kept
+      ? { ...kept, lastused: now(), usecount: kept.usecount + 1 }
+      : { hash, search, where: null, orderby, lastused: now(), usecount: 1, metadata };
+    this.put(record);
+    return record;
+  }
+
+  /** Registered searches of type `mosaic` whose metadata has each of `filters`, ordered, a page of them and how many match (pgSTAC's search list). */
+  list(
+    filters: ReadonlyArray<readonly [string, string]>,
+    order: ReadonlyArray<{ property: string; descending: boolean }>,
+    limit: number,
+    offset: number,
+  ): { matched: number; records: SearchRecord[] } {
+    const records = this.all().filter((r) => textOf(r.metadata['type']) === 'mosaic' && filters.every(([k, v]) => textOf(r.metadata[k]) === v));
+    const key = (r: SearchRecord, property: string): string | number | null =>
+      property === 'lastused' ? r.lastused : property === 'usecount' ? r.usecount : textOf(r.metadata[property]);
+    records.sort((a, b) => {
+      for (const { property, descending } of order) {
+        const x = key(a, property);
+        const y = key(b, property);
+        if (x === y) continue;
+        if (x === null) return descending ? -1 : 1;
+        if (y === null) return descending ? 1 : -1;
+        const c = x < y ? -1 : 1;
+        return descending ? -c : c;
+      }
+      return 0;
+    });
+    return { matched: records.length, records: records.slice(offset, offset + limit) };
   }
 
   all(): SearchRecord[] {
@@ -124,7 +180,7 @@ export function catalogSearchesFile(location: string, setting: string | undefine
   if (setting !== undefined) return setting;
   const state = process.env['XDG_STATE_HOME'] || path.join(os.homedir(), '.local', 'state');
   const name = createHash('md5')
-    .update(/^https?:/i.test(location) ? location : path.resolve(location))
+    .update(/^(stac-api\+)?https?:/i.test(location) ? location : path.resolve(location))
     .digest('hex')
     .slice(0, 12);
   return path.join(state, 'tessera', `searches-${name}.json`);

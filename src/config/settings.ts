@@ -569,9 +569,9 @@ const GEOPARQUET = {
     kind: optional(text),
     default: undefined,
     description:
-      'a stac-geoparquet file or folder (a local path, or an http(s) URL of one file): set, /searches and /collections serve tiles of STAC searches over it, no database needed (docs/catalogue.md)',
+      'a stac-geoparquet file or folder (a local path, or an http(s) URL of one file), or a STAC API (`stac-api+https://…`, its root): set, /searches and /collections serve tiles of STAC searches over it, no database needed (docs/catalogue.md)',
     details:
-      "A folder is every `*.parquet` in it, with the collections' JSON documents beside them. The operator's choice, so a local path is read whatever `TESSERA_ALLOW_LOCAL_FILES` says; a URL passes the network policy. TESSERA_PGSTAC_DSN, when set too, wins.",
+      "A folder is every `*.parquet` in it, with the collections' JSON documents beside them. The operator's choice, so a local path is read whatever `TESSERA_ALLOW_LOCAL_FILES` says; a URL passes the network policy. A STAC API's search is read once, at registration or first use, into memory (TESSERA_CATALOG_API_*). TESSERA_PGSTAC_DSN, when set too, wins.",
   }),
   catalogSearches: setting({
     env: 'TESSERA_CATALOG_SEARCHES',
@@ -611,6 +611,38 @@ const GEOPARQUET = {
     kind: whole(0, undefined, 'seconds'),
     default: 60,
     description: "how often the catalogue's files are looked at (size and modification time, or ETag); changed, they are read again and swapped in; 0: never",
+  }),
+  catalogApiMaxItems: setting({
+    env: 'TESSERA_CATALOG_API_MAX_ITEMS',
+    kind: whole(1, 10_000_000),
+    default: 10_000,
+    description:
+      'items one search reads from a STAC API catalogue at most; past it the search is held in part and answers that read it say so (`X-Tessera-Catalog-Truncated`)',
+  }),
+  catalogApiPageSize: setting({
+    env: 'TESSERA_CATALOG_API_PAGE_SIZE',
+    kind: whole(1, 10_000),
+    default: 500,
+    description: "items asked for per page of a STAC API catalogue's search (the `limit` sent; the API may give fewer)",
+  }),
+  catalogApiMaxBytes: setting({
+    env: 'TESSERA_CATALOG_API_MAX_BYTES',
+    kind: whole(1, undefined, 'bytes'),
+    default: 256 * 1024 * 1024,
+    description: "bytes of one STAC API search's pages together; more is a 502 (each page is also bounded by TESSERA_MAX_DOCUMENT_BYTES)",
+  }),
+  catalogApiTimeoutSeconds: setting({
+    env: 'TESSERA_CATALOG_API_TIMEOUT',
+    kind: whole(1, undefined, 'seconds'),
+    default: 120,
+    description: "time one STAC API search's pages may take together; more is a 504 (each request is also bounded by TESSERA_UPSTREAM_TIMEOUT_MS)",
+  }),
+  catalogApiHeldItems: setting({
+    env: 'TESSERA_CATALOG_API_HELD_ITEMS',
+    kind: whole(1, undefined),
+    default: 500_000,
+    description:
+      "items of a STAC API catalogue's searches held in memory, every search together; past it the least recently used searches are dropped and read again when used",
   }),
 };
 

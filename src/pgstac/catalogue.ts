@@ -1,6 +1,7 @@
 /**
  * What the /searches and /collections routes need of a catalogue, whichever holds the items: pgSTAC
- * in PostgreSQL (database.ts) or stac-geoparquet in memory (catalog/catalogue.ts). The searches
+ * in PostgreSQL (database.ts), stac-geoparquet in memory (catalog/catalogue.ts) or a STAC API's
+ * searches held in memory (catalog/stac-api.ts). The searches
  * (searches.ts) and the routes see only this; each implementation gives pgSTAC's answers: records
  * named by pgSTAC's hash, item lookups as pgSTAC's FeatureCollection text.
  */
@@ -25,6 +26,8 @@ export interface Catalogue {
   item(collection: string, id: string): Promise<Record<string, unknown> | undefined>;
   /** The items of search `hash` over an area in the search's order, as pgSTAC's FeatureCollection text (`id`, `bbox`, `assets`, `collection`). */
   items(hash: string, area: SearchArea, limits: SearchLimits): Promise<string>;
+  /** Notes in the current request what it should be told of search `hash` (a STAC API's search held in part); most catalogues have nothing to say. */
+  noteUse?(hash: string): void;
   stats(): CatalogueStats;
   /**
    * Readies what the first requests would otherwise pay for (a database's connections), before the

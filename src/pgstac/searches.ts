@@ -90,6 +90,7 @@ export class Searches {
 
   /** A search's record, kept a while unless `fresh` (404 for an unknown search). */
   record(hash: string, fresh = false): Promise<SearchRecord> {
+    this.catalogue.noteUse?.(hash);
     const kept = fresh ? undefined : this.records?.get(hash);
     if (kept) return Promise.resolve(kept);
     return sharedLoad(this.loading, hash, async () => {

@@ -3,7 +3,8 @@
  * test/parity/pgstac.test.ts): COGs made with GDAL once into `.parity/pgstac-data/` (kept while
  * their version stamp matches), STAC items over them written for the URL the test's file server
  * gives, and a throw-away PostgreSQL cluster on loopback with pgSTAC's schema migrated and the items
- * loaded by pypgstac (tools/stac-api/serve.sh), with titiler-pgstac 3.2.0 in front of it when asked.
+ * loaded by pypgstac (tools/stac-api/serve.sh), with titiler-pgstac 3.2.0 or stac-fastapi-pgstac 7.2.0
+ * in front of it when asked.
  *
  * The catalogue (1,080 items, two collections):
  *   alpha  648 items: 54 cells of 1.25° on a 1° grid over lon 4–13, lat 42–48 (neighbours overlap by
@@ -259,7 +260,7 @@ function collectionDocument(id: 'alpha' | 'beta'): Record<string, unknown> {
 export interface Catalogue {
   /** libpq connection URI of the database (user postgres, trust authentication, loopback). */
   dsn: string;
-  /** Where the application in front answers (titiler-pgstac), when one was asked for. */
+  /** Where the application in front answers (titiler-pgstac or stac-fastapi-pgstac), when one was asked for. */
   apiUrl: string | undefined;
   items: CatalogueItem[];
   /** Runs SQL in the database through psql (for the tests' own checks and faults). */
@@ -308,7 +309,7 @@ async function freePort(): Promise<number> {
 export async function startCatalogue(
   baseUrl: string,
   tmp: string,
-  app: 'titiler-pgstac' | 'none' = 'none',
+  app: 'titiler-pgstac' | 'stac-fastapi' | 'none' = 'none',
   env: Record<string, string> = {},
 ): Promise<Catalogue> {
   const setup = await run('bash', [path.join(REPO_ROOT, 'tools/stac-api/setup.sh')]);
@@ -329,9 +330,14 @@ export async function startCatalogue(
   const deadline = Date.now() + 180_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`serve.sh stopped (${child.exitCode}): ${output}`);
+    // titiler-pgstac's health says database_online, stac-fastapi-pgstac's pgstac.status UP.
+    const health = app === 'stac-fastapi' ? '_mgmt/health' : 'healthz';
     const ready = apiUrl
-      ? await fetch(`${apiUrl}/healthz`).then(
-          async (r) => r.ok && ((await r.json()) as { database_online?: boolean }).database_online === true,
+      ? await fetch(`${apiUrl}/${health}`).then(
+          async (r) => {
+            const doc = r.ok ? ((await r.json()) as { database_online?: boolean; pgstac?: { status?: string } }) : {};
+            return doc.database_online === true || doc.pgstac?.status === 'UP';
+          },
           () => false,
         )
       : existsSync(path.join(tmp, 'ready'));
