@@ -180,10 +180,33 @@ describe('TiTiler 2.x colormaps and mosaic lookups, under both settings', () => 
         assert.equal(res.headers.get('content-type'), 'image/tiff; application=geotiff');
         assert.deepEqual([...Buffer.from(await res.arrayBuffer()).subarray(0, 2)], [0x49, 0x49], 'a little-endian TIFF');
       }
+      // …and as the `format` query value of paths without an extension.
+      for (const path of [`/cog/tiles/WebMercatorQuad/7/44/25?url=${cog}&format=tiff`, `/cog/preview?url=${cog}&max_size=32&format=tiff`]) {
+        const res = await server.get(path);
+        assert.equal(res.status, 200, path);
+        assert.equal(res.headers.get('content-type'), 'image/tiff; application=geotiff');
+        assert.deepEqual([...Buffer.from(await res.arrayBuffer()).subarray(0, 2)], [0x49, 0x49], 'a little-endian TIFF');
+      }
+      // `tile_format=tiff`: the tile URLs of TileJSON and WMTS end in `.tiff`, as named (and they answer).
+      const tilejson = (await (await server.get(`/cog/WebMercatorQuad/tilejson.json?url=${cog}&tile_format=tiff`)).json()) as { tiles: string[] };
+      assert.match(tilejson.tiles[0]!, /\/\{z\}\/\{x\}\/\{y\}(@1x)?\.tiff\?url=/);
+      assert.doesNotMatch(tilejson.tiles[0]!, /tile_format/);
+      const tile = await server.get(new URL(tilejson.tiles[0]!.replace('{z}/{x}/{y}', '7/44/25')).pathname + new URL(tilejson.tiles[0]!).search);
+      assert.equal(tile.headers.get('content-type'), 'image/tiff; application=geotiff');
+      const wmts = await (await server.get(`/cog/WMTSCapabilities.xml?url=${cog}&tile_format=tiff`)).text();
+      assert.match(wmts, /<Format>image\/tiff; application=geotiff<\/Format>/);
+      assert.match(wmts, /\{TileRow\}(@1x)?\.tiff\?/);
       // Other names are refused as before, the message listing 0.18's formats.
-      const bad = await server.get(`/cog/tiles/WebMercatorQuad/7/44/25.gif?url=${cog}`);
-      assert.equal(bad.status, 422);
-      assert.doesNotMatch(await bad.text(), /tiff/);
+      for (const path of [
+        `/cog/tiles/WebMercatorQuad/7/44/25.gif?url=${cog}`,
+        `/cog/tiles/WebMercatorQuad/7/44/25?url=${cog}&format=gif`,
+        `/cog/WebMercatorQuad/tilejson.json?url=${cog}&tile_format=gif`,
+      ]) {
+        const bad = await server.get(path);
+        assert.equal(bad.status, 422, path);
+        const body = await bad.text();
+        assert.match(body, /Input should be 'png', 'npy', 'tif', 'jpeg', 'jpg', 'jp2', 'webp' or 'pngraw'/, path);
+      }
     }
     const map = await v2.get(`/cog/map?url=${cog}&f=tiff&width=32&height=32`);
     assert.equal(map.headers.get('content-type'), 'image/tiff; application=geotiff');

@@ -117,8 +117,12 @@ const CASES: Case[] = [
     status: 200,
     deliberate: DELIBERATE_2.wmtsRenders,
   },
-  // A 422 on both; the message lists the formats each takes (2.x also `tiff`, a form outside this slice).
+  // A 422 on both; the message lists the formats each takes (tessera 0.18's, without `tiff`: a deliberate difference).
   { id: 'wmts-bad-format', path: `/cog/WMTSCapabilities.xml?url=${COG}&tile_format=gif`, kind: 'status', status: 422 },
+  // `tiff` as `tile_format`: the documents' tile URLs end in `.tiff`, as named.
+  { id: 'wmts-tile-format-tiff', path: `/cog/WMTSCapabilities.xml?url=${COG}&tile_format=tiff`, kind: 'xml', status: 200, deliberate: DELIBERATE_2.wmtsGrids },
+  { id: 'tilejson-tile-format-tiff', path: `/cog/WebMercatorQuad/tilejson.json?url=${COG}&tile_format=tiff`, kind: 'json', status: 200 },
+  { id: 'map-html-tile-format-tiff', path: `/cog/WebMercatorQuad/map.html?url=${COG}&tile_format=tiff`, kind: 'html', status: 200 },
 
   // The map page of 2.x (tessera's own page: status and media type compared).
   { id: 'map-html-cog', path: `/cog/WebMercatorQuad/map.html?url=${COG}&rescale=0,1000`, kind: 'html', status: 200 },
@@ -210,6 +214,9 @@ const PIXEL_CASES: PixelCase[] = [
   { id: 'tile-tiff', path: `/cog/tiles/WebMercatorQuad/7/44/25.tiff?url=${COG}`, kind: 'image' },
   { id: 'bbox-tiff', path: `/cog/bbox/-60,73,-55,74/64x64.tiff?url=${COG}`, kind: 'image' },
   { id: 'preview-tiff', path: `/cog/preview.tiff?url=${COG}&max_size=64`, kind: 'image' },
+  // …and as the `format` query value (paths without an extension).
+  { id: 'tile-format-tiff', path: `/cog/tiles/WebMercatorQuad/7/44/25?url=${COG}&format=tiff`, kind: 'image' },
+  { id: 'preview-format-tiff', path: `/cog/preview?url=${COG}&max_size=64&format=tiff`, kind: 'image' },
   { id: 'map-bad-bbox', path: `/cog/map?url=${COG}&bbox=1,2,3`, kind: 'status', status: 422 },
 ];
 
