@@ -212,6 +212,65 @@ describe('TiTiler 2.x colormaps and mosaic lookups, under both settings', () => 
     assert.equal(map.headers.get('content-type'), 'image/tiff; application=geotiff');
   });
 
+  it("takes a STAC item's bounds and zooms from its projection extension under 2 only (collision stacProjection)", async () => {
+    const asset = (file: string) => ({
+      href: `${files.url}/${file}`,
+      type: 'image/tiff; application=geotiff',
+      'proj:epsg': 32634,
+      'proj:shape': [183, 183],
+      'proj:transform': [600, 0, 699960, 0, -600, 3600000],
+    });
+    // A bbox wider than the assets' grids: which of the two a document shows is plain.
+    const bbox = [22, 30, 25, 33];
+    const item = (extensions: string[]) =>
+      JSON.stringify({
+        type: 'Feature',
+        stac_version: '1.0.0',
+        stac_extensions: extensions,
+        id: 'proj',
+        geometry: {
+          type: 'Polygon',
+          coordinates: [
+            [
+              [22, 30],
+              [25, 30],
+              [25, 33],
+              [22, 33],
+              [22, 30],
+            ],
+          ],
+        },
+        bbox,
+        properties: { datetime: '2020-03-18T00:00:00Z' },
+        links: [],
+        assets: { B01: asset('B01.tif'), B09: asset('B09.tif') },
+      });
+    files.put('/items/proj.json', item(['https://stac-extensions.github.io/projection/v1.1.0/schema.json']));
+    files.put('/items/no-proj.json', item([]));
+    const tilejson = async (server: RunningTessera, name: string) =>
+      (await (await server.get(`/stac/WebMercatorQuad/tilejson.json?url=${encodeURIComponent(`${files.url}/items/${name}.json`)}&assets=B01`)).json()) as {
+        bounds: number[];
+        minzoom: number;
+        maxzoom: number;
+      };
+    // The asset's own file, read by the COG reader: the bounds and zooms of its grid.
+    const cog = (await (await v2.get(`/cog/WebMercatorQuad/tilejson.json?url=${encodeURIComponent(`${files.url}/B01.tif`)}`)).json()) as {
+      bounds: number[];
+      minzoom: number;
+      maxzoom: number;
+    };
+    const projected = await tilejson(v2, 'proj');
+    assert.deepEqual([projected.minzoom, projected.maxzoom], [cog.minzoom, cog.maxzoom]);
+    for (const [i, v] of projected.bounds.entries()) assert.ok(Math.abs(v - cog.bounds[i]!) < 1e-9, `${projected.bounds} are the grid's ${cog.bounds}`);
+    for (const [server, name] of [
+      [v018, 'proj'],
+      [v2, 'no-proj'],
+    ] as const) {
+      const plain = await tilejson(server, name);
+      assert.deepEqual([plain.bounds, plain.minzoom, plain.maxzoom], [bbox, 0, 24], `${name}: the item's bbox and every zoom`);
+    }
+  });
+
   it('writes points and statistics in the model of each generation (collision describedBands)', async () => {
     const cog = encodeURIComponent(`${files.url}/cog_scale.tif`);
     const point = '/cog/point/127.35,37.44';

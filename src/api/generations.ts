@@ -106,6 +106,15 @@ export const COLLISIONS = {
       '2': "bands named `b1 … bn`, numbered across the assets in their order, as rio-tiler 9 names them; an expression over `{asset}_b{i}` still reads them as 0.18's (requests with per-asset options, `:all:` or a positional expression are 2.x's under both settings)",
     },
   },
+  stacProjection: {
+    where: "a STAC item's bounds and zooms (`/stac` TileJSON, tilesets, WMTS documents, map pages)",
+    // The route both generations have (the tilesets and map.html are 2.x's forms; the WMTS document collides already).
+    paths: /^\/stac\/\{tileMatrixSetId\}\/tilejson\.json$/,
+    answers: {
+      '0.18': "rio-tiler 6's: the item's `bbox` and every zoom of the grid (the projection extension is not read)",
+      '2': "rio-tiler 9's: where the projection extension gives the assets' grids (`proj:shape`, `proj:transform`, in `proj:code` or `proj:epsg`, one CRS for all) or the item's, the bounds of their union in longitude/latitude and the zooms a COG of that grid has; else the item's `bbox` and every zoom",
+    },
+  },
   colorMaps: {
     where: '`/colorMaps`, and the Accept header on `/colorMaps/{colorMapId}`',
     paths: /^\/colorMaps(\/\{colorMapId\})?$/,

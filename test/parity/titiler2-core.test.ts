@@ -60,6 +60,14 @@ const CASES: Case[] = [
   { id: 'render-missing', path: '/stac/renders/nope?url={renders}', kind: 'json', status: 404 },
   { id: 'renders-none', path: '/stac/renders?url={s2}', kind: 'json', status: 200 },
   { id: 'tilejson-renders', path: '/stac/WebMercatorQuad/tilejson.json?url={renders}&assets=B01', kind: 'json', status: 200 },
+  // The collision `stacProjection`, as 2.x: an item's bounds and zooms from its projection extension,
+  // its assets' grids (proj) or the item's own (proj_item), in TileJSON, tilesets and WMTS documents.
+  { id: 'tilejson-stac-proj', path: '/stac/WebMercatorQuad/tilejson.json?url={proj}&assets=B01', kind: 'json', status: 200 },
+  { id: 'tilejson-stac-proj-item', path: '/stac/WebMercatorQuad/tilejson.json?url={proj_item}&assets=B01', kind: 'json', status: 200 },
+  { id: 'tilejson-stac-proj-crs84', path: '/stac/WorldCRS84Quad/tilejson.json?url={proj}&assets=B01&tilesize=256', kind: 'json', status: 200 },
+  { id: 'tileset-stac-proj', path: '/stac/tiles/WebMercatorQuad?url={proj}&assets=B01', kind: 'json', status: 200 },
+  { id: 'tileset-stac-proj-utm', path: '/stac/tiles/UTM31WGS84Quad?url={proj_item}&assets=B01', kind: 'json', status: 200 },
+  { id: 'wmts-stac-proj', path: '/stac/WMTSCapabilities.xml?url={proj}&assets=B01', kind: 'xml', status: 200, deliberate: DELIBERATE_2.wmtsGrids },
   // The landing page (the collision `landing`, as 2.x) and conformance.
   { id: 'landing-json', path: '/', kind: 'json', status: 200, deliberate: DELIBERATE_2.landing },
   { id: 'landing-f-json', path: '/?f=json', kind: 'json', status: 200, headers: { accept: 'text/html' }, deliberate: DELIBERATE_2.landing },
@@ -254,6 +262,17 @@ function projectedItem(base: string): string {
   });
 }
 
+/** The s2 item with the projection extension on the item only: its own grid, the assets without one. */
+function projectedItemLevel(base: string): string {
+  const doc = JSON.parse(projectedItem(base)) as Record<string, Record<string, Record<string, unknown>>>;
+  doc['id'] = 'parity-proj-item' as never;
+  for (const asset of Object.values(doc['assets']!)) {
+    for (const key of Object.keys(asset)) if (key.startsWith('proj:')) delete asset[key];
+  }
+  Object.assign(doc['properties']!, { 'proj:epsg': 32634, 'proj:shape': [183, 183], 'proj:transform': [600, 0, 699960, 0, -600, 3600000, 0, 0, 1] });
+  return JSON.stringify(doc);
+}
+
 /** The s2 item with renders (the STAC render extension): valid ones, 0.18's per-asset forms, and one no tile takes. */
 function renderedItem(base: string): string {
   const doc = JSON.parse(projectedItem(base)) as Record<string, Record<string, unknown>>;
@@ -318,6 +337,7 @@ describe('parity with TiTiler 2.4.0 (TESSERA_TITILER_API=2): 2.x core requests',
     serveItems(p);
     p.fileserver.put('/items/proj.json', projectedItem(p.fileserver.url));
     p.fileserver.put('/items/renders.json', renderedItem(p.fileserver.url));
+    p.fileserver.put('/items/proj_item.json', projectedItemLevel(p.fileserver.url));
   });
 
   after(async () => {
