@@ -155,7 +155,7 @@ export const COLLISIONS = {
     answers: {
       '0.18':
         "0.18.10's models: a point's `values` as read (masked ones too) and `band_names`; each statistics band without a `description`, its `valid_percent` the share of the image's pixels that are valid",
-      '2': "2.4.0's models: a point's masked `values` null and its `band_descriptions`; each statistics band's `description`, and `valid_percent` the share of the pixels a feature touches (its coverage); a band is described by its description in the file, else `b{i}` (`{asset}_…` on /stac), an expression's output by its block with each band replaced by its description, an algorithm's by its output band",
+      '2': "2.4.0's models: a point's masked `values` null and its `band_descriptions`; each statistics band's `description`, and `valid_percent` the share of the pixels a feature touches (its coverage); a band is described by its description in the file, else `b{i}` (`{asset}_…` on /stac), an expression's output by its block with each band replaced by its description, an algorithm's by its output band (`cast`, `ceil` and `floor` pass their input's on); after an expression or an algorithm the statistics are keyed `b1 … bn`",
     },
   },
   outputSize: {
