@@ -150,8 +150,8 @@ export const COLLISIONS = {
     },
   },
   describedBands: {
-    where: "`/cog` and `/stac` `/point/{lon},{lat}` and `/statistics` (GET and POST) bodies, and a mosaic's POST `/statistics`",
-    paths: /^\/(cog|stac)\/(point\/\{lon\},\{lat\}|statistics)$|^\/mosaicjson\/statistics$/,
+    where: "`/cog` and `/stac` `/point/{lon},{lat}` and `/statistics` (GET and POST) bodies, `/stac/asset_statistics`, and a mosaic's POST `/statistics`",
+    paths: /^\/(cog|stac)\/(point\/\{lon\},\{lat\}|statistics)$|^\/stac\/asset_statistics$|^\/mosaicjson\/statistics$/,
     answers: {
       '0.18':
         "0.18.10's models: a point's `values` as read (masked ones too) and `band_names`; each statistics band without a `description`, its `valid_percent` the share of the image's pixels that are valid",

@@ -67,6 +67,22 @@ function describeBlocks(expr: Expression, names: readonly string[], descriptions
   return expr.blocks.map((b) => b.name.replace(/\bb[0-9A-Z]+\b/g, (token) => byName.get(token) ?? token));
 }
 
+/**
+ * rio-tiler 9's descriptions of one raster's bands as read: each band's description in the file, else
+ * `b{i}`; with an expression, its blocks described (describeBlocks).
+ */
+export async function readDescriptions(raster: RasterReads, indexes: readonly number[] | undefined, expression: Expression | undefined): Promise<string[]> {
+  const meta = await raster.meta();
+  const own = (i: number): string => meta.bands[i - 1]?.description || `b${i}`;
+  if (!expression) return (indexes ?? nonAlphaIndexes(meta)).map(own);
+  const names = meta.bands.map((_, k) => `b${k + 1}`);
+  return describeBlocks(
+    expression,
+    names,
+    names.map((_, k) => own(k + 1)),
+  );
+}
+
 /** What to read: the sources (in order) and the expression, checked against the band names. */
 export class LayerPlan {
   constructor(
@@ -122,17 +138,7 @@ export class LayerPlan {
   async bandDescriptions(): Promise<string[]> {
     const lists = await Promise.all(
       this.reads.map(async (r) => {
-        const meta = await r.raster.meta();
-        const own = (i: number): string => meta.bands[i - 1]?.description || `b${i}`;
-        let descriptions = (r.indexes ?? nonAlphaIndexes(meta)).map(own);
-        if (r.expression) {
-          const names = meta.bands.map((_, k) => `b${k + 1}`);
-          descriptions = describeBlocks(
-            r.expression,
-            names,
-            names.map((_, k) => own(k + 1)),
-          );
-        }
+        const descriptions = await readDescriptions(r.raster, r.indexes, r.expression);
         if (this.naming === 'bands') return descriptions;
         if (this.naming === 'asset-as-band' || this.assetAsBand) return descriptions.map(() => r.name);
         return descriptions.map((d) => `${r.name}_${d}`);

@@ -127,7 +127,8 @@ async function stacRoutes(app: FastifyInstance, services: Services): Promise<voi
   app.get<QueryRoute>('/asset_statistics', { config: { large: true }, schema: { querystring: assetStatisticsQuery.schema } }, async (request, reply) => {
     const p = assetStatisticsQuery.parse(request.query);
     const stac = await services.stac(p.url);
-    const results = await assetStatistics(stac, { ...p.layer, size: p.size, statistics: p.statistics }, p.values, limits, (img, spec) =>
+    const describe = choose(services.settings, 'describedBands', { '0.18': false, '2': true });
+    const results = await assetStatistics(stac, { ...p.layer, size: p.size, statistics: p.statistics, describe }, p.values, limits, (img, spec) =>
       services.renderer.statistics(img, spec),
     );
     return sendJson(reply, Object.fromEntries(results.map(([name, stats]) => [name, statisticsMapToJson(stats)])));
