@@ -99,8 +99,9 @@ export const COLLISIONS = {
     },
   },
   stacBandNames: {
-    where: "the band names of a `/stac` read of plain `assets=` without an expression (a point's `band_names`, the keys of `/statistics`)",
-    paths: /^\/stac\/(point\/\{lon\},\{lat\}|statistics)$/,
+    where:
+      "the band names of a `/stac` read (or of a mosaic of STAC items) of plain `assets=` without an expression (a point's `band_names`, the keys of `/statistics`)",
+    paths: /^\/stac\/(point\/\{lon\},\{lat\}|statistics)$|^\/mosaicjson\/point\/\{lon\},\{lat\}$/,
     answers: {
       '0.18': 'bands named `{asset}_b{i}` (`B01_b1` …), or after their assets with `asset_as_band`',
       '2': "bands named `b1 … bn`, numbered across the assets in their order, as rio-tiler 9 names them; an expression over `{asset}_b{i}` still reads them as 0.18's (requests with per-asset options, `:all:` or a positional expression are 2.x's under both settings)",
