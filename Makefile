@@ -54,6 +54,7 @@ test: build lint
 	@bash tools/parity/cogeo9.sh
 	@bash tools/stac-api/setup.sh
 	@bash tools/objstore/setup.sh
+	@bash tools/objstore/gcs.sh >/dev/null
 	@bash tools/clients/leafmap.sh 0.63.1 >/dev/null
 	@bash tools/clients/leafmap.sh 0.30.1 >/dev/null
 	@node --test --test-concurrency=1 --test-reporter=spec "dist/test/**/*.test.js"

@@ -4,6 +4,9 @@ import { Services } from './services.js';
 import { buildApp } from './api/app.js';
 import { demoBanner } from './banner.js';
 
+/** How long start waits for the services' warm-up at most. */
+const STARTUP_WARM_MS = 2000;
+
 /** Serves in this process; `banner`: print where the demo is (a cluster's primary does it once). */
 export async function serve(settings: Settings, opts: { banner: boolean }): Promise<void> {
   const services = new Services(settings);
@@ -39,6 +42,8 @@ export async function serve(settings: Settings, opts: { banner: boolean }): Prom
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
 
+  // The catalogue's first connections, readied before the first request (bounded; never fails).
+  await services.warm(STARTUP_WARM_MS);
   const address = await app.listen({ host: settings.host, port: settings.port });
   app.log.info(`tessera listening on ${address}`);
   if (settings.demoDir && opts.banner) console.log(demoBanner(address));

@@ -18,6 +18,7 @@ import { badRequest } from './errors.js';
 import { StacItemSources } from './stac/reader.js';
 import { RENDER_IN_THIS_THREAD, type Renderer } from './image/post-process.js';
 import { RenderThreads } from './image/render-threads.js';
+import { warmGdal, warmReads, warmRenderer } from './warm-up.js';
 import { WholeImageGate } from './image/whole-image-gate.js';
 import { sizeWorkerHeaps } from './worker-heap.js';
 import { MosaicStore } from './mosaic/store.js';
@@ -27,7 +28,7 @@ import { Searches, type SearchesOptions } from './pgstac/searches.js';
 import { GeoparquetCatalogue } from './catalog/catalogue.js';
 import { httpSource } from './catalog/http-source.js';
 import { catalogSearchesFile } from './catalog/store.js';
-import { ObjectStores, awsCredentialChain, azureSas, cachedCredentials, gcsHmacKeys, type ObjectStoreOptions } from './upstream/object-stores.js';
+import { ObjectStores, awsCredentialChain, azureSas, cachedCredentials, gcsCredentials, type ObjectStoreOptions } from './upstream/object-stores.js';
 
 /** The object stores' settings, as the upstream clients of both threads take them. */
 function objectStoreOptions(settings: Settings): ObjectStoreOptions {
@@ -89,6 +90,8 @@ export class Services {
             deniedHosts: settings.deniedHosts,
             allowedNetworks: settings.allowedNetworks,
             allowedBuckets: settings.allowedBuckets,
+            azureAccount: settings.azureAccount,
+            azureBlobEndpoint: settings.azureBlobEndpoint,
           },
           connectTimeoutMs: settings.upstreamConnectTimeoutMs,
           timeoutMs: settings.upstreamTimeoutMs,
@@ -106,7 +109,7 @@ export class Services {
           gs: cachedCredentials(() => gateway.credentials('gs')),
           az: cachedCredentials(() => gateway.credentials('az')),
         }
-      : { s3: awsCredentialChain(), gs: gcsHmacKeys(), az: azureSas(stores.az) };
+      : { s3: awsCredentialChain(), gs: gcsCredentials(), az: azureSas(stores.az) };
     this.client = new UpstreamClient({
       policy: this.policy,
       connectTimeoutMs: settings.upstreamConnectTimeoutMs,
@@ -203,6 +206,7 @@ export class Services {
       const catalogue = new PgstacCatalogue({
         dsn: settings.pgstacDsn,
         poolSize: settings.pgstacPoolSize,
+        warmConnections: settings.pgstacPoolWarm,
         statementTimeoutMs: settings.pgstacStatementTimeoutMs,
       });
       this.searches = new Searches(catalogue, searchOptions);
@@ -250,6 +254,24 @@ export class Services {
 
   stac(url: string): Promise<StacItemSources> {
     return StacItemSources.open(url, this.fetcher, this.sources);
+  }
+
+  /**
+   * Readies what the first requests would otherwise pay for (warm-up.ts, Catalogue.warm), for at
+   * most `withinMs`; never fails.
+   */
+  async warm(withinMs: number): Promise<void> {
+    const threadPool = Number(process.env['UV_THREADPOOL_SIZE']) || 4;
+    const work = Promise.all([
+      (async () => {
+        await Promise.all([warmRenderer(this.renderer, this.threads?.size ?? 1), warmGdal(threadPool)]);
+        await warmReads(this.sources, this.renderer, 8, () => this.pool.closeAll());
+      })(),
+      this.searches?.catalogue.warm?.(),
+    ]).catch(() => undefined);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([work, new Promise<void>((resolve) => (timer = setTimeout(resolve, withinMs)))]);
+    clearTimeout(timer);
   }
 
   async close(): Promise<void> {

@@ -20,7 +20,7 @@ const FLOORS: Array<[number, RegExp]> = [
   [4, /^source\//],
   [5, /^(stac|mosaic|ogc|pgstac|catalog)\//],
   [6, /^readers\//],
-  [7, /^(config\.ts$|config\/|services\.ts$|demo\/)/],
+  [7, /^(config\.ts$|config\/|services\.ts$|warm-up\.ts$|demo\/)/],
   [8, /^api\/(?!routes\/|app\.ts$)/],
   [9, /^api\/routes\//],
   // The application assembles the route plugins; the process entry points start it.

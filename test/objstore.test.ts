@@ -7,6 +7,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -19,9 +20,13 @@ import {
   AZURITE_KEY,
   installMoto,
   startAzurite,
+  startGcsEmulator,
   startMoto,
+  startOAuthStandIn,
   startRecorder,
   type Azurite,
+  type GcsEmulator,
+  type OAuthStandIn,
   type Keys,
   type Moto,
   type Recorder,
@@ -50,6 +55,7 @@ const AWS_NAMES = [
   'AWS_NO_SIGN_REQUEST',
   'GS_ACCESS_KEY_ID',
   'GS_SECRET_ACCESS_KEY',
+  'GOOGLE_APPLICATION_CREDENTIALS',
   'AZURE_STORAGE_ACCOUNT',
   'AZURE_STORAGE_SAS_TOKEN',
   'AZURE_STORAGE_ACCESS_KEY',
@@ -84,6 +90,13 @@ function keyEnv(keys: Keys): Record<string, string> {
 }
 
 const q = encodeURIComponent;
+
+/** The WebMercatorQuad tile at zoom `z` that holds a longitude and latitude. */
+function lonLatTile(lon: number, lat: number, z: number): [number, number] {
+  const n = 2 ** z;
+  const rad = (lat * Math.PI) / 180;
+  return [Math.floor(((lon + 180) / 360) * n), Math.floor(((1 - Math.log(Math.tan(rad) + 1 / Math.cos(rad)) / Math.PI) / 2) * n)];
+}
 const TILE = '/cog/tiles/WebMercatorQuad/7/43/24.png';
 
 describe('object stores: s3:// against a signature-checking S3 server', () => {
@@ -116,6 +129,7 @@ describe('object stores: s3:// against a signature-checking S3 server', () => {
       'private-cogs': {
         objects: {
           'cog.tif': fixture('cog.tif'),
+          'TCI.tif': fixture('TCI.tif'),
           'cog1.tif': fixture('cog1.tif'),
           'cog2.tif': fixture('cog2.tif'),
           'B01.tif': fixture('B01.tif'),
@@ -175,6 +189,36 @@ describe('object stores: s3:// against a signature-checking S3 server', () => {
       ctx.diagnostic(
         `upstream requests: /info (cold open) https ${overHttps.infoRequests}, s3:// ${infoRequests}; the tile after it https ${overHttps.tileRequests}, s3:// ${recorder.requests.length}`,
       );
+    });
+  });
+
+  it('costs a cold viewport of tiles from s3:// the upstream requests and bytes it costs over https', async (ctx) => {
+    // The benchmark's first view: a 4×4 viewport at z11 over a COG none of it has read (TCI.tif, 64×64 blocks), tile after tile.
+    const tiles: string[] = [];
+    const [x0, y0] = lonLatTile(23.69, 32.01, 11);
+    for (let dy = -2; dy < 2; dy++) for (let dx = -2; dx < 2; dx++) tiles.push(`/cog/tiles/WebMercatorQuad/11/${x0 + dx}/${y0 + dy}.png`);
+    const cold = async (t: RunningTessera, url: string): Promise<Buffer[]> => {
+      const out: Buffer[] = [];
+      for (const tile of tiles) {
+        const res = await t.get(`${tile}?url=${q(url)}`);
+        assert.equal(res.status, 200, `${tile} ${url}`);
+        out.push(Buffer.from(await res.arrayBuffer()));
+      }
+      return out;
+    };
+    const overHttps = await withTessera({}, {}, async (t) => {
+      files.resetStats();
+      const pixels = await cold(t, `${files.url}/TCI.tif`);
+      return { pixels, ...files.stats() };
+    });
+    await withTessera(keyEnv(moto.keys.reader), store, async (t) => {
+      recorder.reset();
+      const pixels = await cold(t, 's3://private-cogs/TCI.tif');
+      assert.deepEqual(pixels, overHttps.pixels);
+      const figure = `${tiles.length} cold tiles: https ${overHttps.requests} requests, ${overHttps.bytes} bytes; s3:// ${recorder.requests.length} requests, ${recorder.bytes()} bytes`;
+      ctx.diagnostic(figure);
+      assert.equal(recorder.requests.length, overHttps.requests, figure);
+      assert.equal(recorder.bytes(), overHttps.bytes, figure);
     });
   });
 
@@ -354,6 +398,45 @@ describe('object stores: s3:// against a signature-checking S3 server', () => {
       await new Promise((resolve) => creds.close(resolve));
     }
   });
+  it('fetches credentials again once they near expiry, once for the process', async () => {
+    // Container credentials that expire 5 min 3 s from now (kept until 5 min before), then fresh ones for an hour.
+    const expirations: number[] = [];
+    const creds = http.createServer((_req, res) => {
+      const k = moto.keys.session;
+      const expiration = Date.now() + (expirations.length === 0 ? 5 * 60_000 + 3_000 : 3600_000);
+      expirations.push(expiration);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify({
+          AccessKeyId: k.access_key_id,
+          SecretAccessKey: k.secret_access_key,
+          Token: k.session_token,
+          Expiration: new Date(expiration).toISOString(),
+        }),
+      );
+    });
+    await new Promise<void>((resolve) => creds.listen(0, '127.0.0.1', resolve));
+    try {
+      const env = { AWS_CONTAINER_CREDENTIALS_FULL_URI: `http://127.0.0.1:${(creds.address() as AddressInfo).port}/creds` };
+      await withTessera(env, store, async (t) => {
+        const read = async (key: string): Promise<void> => {
+          const res = await t.get(`/cog/info?url=${q(`s3://private-cogs/${key}`)}`);
+          assert.equal(res.status, 200, await res.text());
+        };
+        await read('cog.tif');
+        await read('cog1.tif');
+        assert.equal(expirations.length, 1);
+        // Past the first credentials' refresh point: the next signed reads fetch new ones, once, for GDAL's reads and documents alike.
+        await new Promise((r) => setTimeout(r, Math.max(0, expirations[0]! - 5 * 60_000 - Date.now()) + 500));
+        await read('cog2.tif');
+        assert.equal((await t.get(`/mosaicjson/info?url=${q('s3://private-cogs/mosaic.json')}`)).status, 200);
+        await read('B01.tif');
+        assert.equal(expirations.length, 2);
+      });
+    } finally {
+      await new Promise((resolve) => creds.close(resolve));
+    }
+  });
 });
 
 describe('object stores: az:// against Azurite, which checks SAS and shared-key signatures', () => {
@@ -417,11 +500,163 @@ describe('object stores: az:// against Azurite, which checks SAS and shared-key 
     });
   });
 
+  it("reads https://ACCOUNT.blob.core.windows.net URLs of the server's account as az:// in allowed containers, and lends no credentials elsewhere", async (ctx) => {
+    // A recording proxy in front of Azurite: the Blob endpoint tessera is told the account is served at, as an emulator or a private endpoint is.
+    const recorder = await startRecorder(new URL(azurite.blobEndpoint).host);
+    const endpoint = `http://${recorder.host}/${AZURITE_ACCOUNT}`;
+    const signed = (r: Recorder['requests'][number]): boolean => new URL(r.path, 'http://x').searchParams.has('sig');
+    try {
+      const env = { AZURE_STORAGE_ACCOUNT: AZURITE_ACCOUNT, AZURE_STORAGE_SAS_TOKEN: sas };
+      await withTessera(env, { azureBlobEndpoint: endpoint, allowedBuckets: ['az://cogs'] }, async (t) => {
+        // Cold: the public form is read from the account's endpoint with the SAS.
+        const publicUrl = `https://${AZURITE_ACCOUNT}.blob.core.windows.net/cogs/cog.tif`;
+        recorder.reset();
+        const info = await t.get(`/cog/info?url=${q(publicUrl)}`);
+        assert.equal(info.status, 200, await info.clone().text());
+        const tile = await t.get(`${TILE}?url=${q(publicUrl)}`);
+        assert.equal(tile.status, 200);
+        assert.ok(recorder.requests.length > 0);
+        for (const r of recorder.requests) assert.ok(signed(r) && r.path.startsWith(`/${AZURITE_ACCOUNT}/cogs/cog.tif?`), r.path);
+        const body = await info.json();
+        const pixels = Buffer.from(await tile.arrayBuffer());
+        // The az:// URL and the emulator's own address name the same object: the same answers.
+        for (const url of ['az://cogs/cog.tif', `${endpoint}/cogs/cog.tif`]) {
+          const again = await t.get(`/cog/info?url=${q(url)}`);
+          assert.equal(again.status, 200, url);
+          assert.deepEqual(await again.json(), body, url);
+          assert.deepEqual(Buffer.from(await (await t.get(`${TILE}?url=${q(url)}`)).arrayBuffer()), pixels, url);
+        }
+        assert.ok(recorder.requests.every(signed));
+        // A container outside the allow-list, at the emulator's address: read as plain http, with no SAS; Azurite refuses it.
+        recorder.reset();
+        const other = await t.get(`/cog/info?url=${q(`${endpoint}/other/cog.tif`)}`);
+        assert.ok(other.status >= 400 && other.status < 500, `${other.status} ${await other.clone().text()}`);
+        const otherDetail = ((await other.json()) as { detail: string }).detail;
+        assert.match(otherDetail, /other\/cog\.tif/);
+        assert.ok(recorder.requests.length > 0);
+        assert.ok(recorder.requests.every((r) => !signed(r)));
+        // The same at the account's public address is an ordinary https URL (no network here: it is not reached); nothing reaches the account's endpoint.
+        recorder.reset();
+        const publicOther = await t.get(`/cog/info?url=${q(`https://${AZURITE_ACCOUNT}.blob.core.windows.net/other/cog.tif`)}`);
+        assert.notEqual(publicOther.status, 200);
+        const publicDetail = ((await publicOther.json()) as { detail: string }).detail;
+        assert.match(publicDetail, /^https:\/\/devstoreaccount1\.blob\.core\.windows\.net\/other\/cog\.tif/);
+        assert.equal(recorder.requests.length, 0);
+        ctx.diagnostic(`not allowed: at the emulator ${other.status} ${otherDetail}; at the public address ${publicOther.status} ${publicDetail}`);
+      });
+    } finally {
+      await recorder.close();
+    }
+  });
+
   it('refuses a container outside TESSERA_ALLOWED_BUCKETS', async () => {
     await withTessera({ AZURE_STORAGE_CONNECTION_STRING: connection }, settings(), async (t) => {
       const res = await t.get(`/cog/info?url=${q('az://other/cog.tif')}`);
       assert.equal(res.status, 400);
       assert.match(((await res.json()) as { detail: string }).detail, /TESSERA_ALLOWED_BUCKETS/);
+    });
+  });
+});
+
+describe('object stores: gs:// with OAuth from a service account (GOOGLE_APPLICATION_CREDENTIALS)', () => {
+  let gcs: GcsEmulator;
+  let standIn: OAuthStandIn;
+  let files: FileServer;
+  let tmp: string;
+  /** The service account's key file, its token_uri the stand-in's token endpoint. */
+  let keyFile: string;
+  /** Another service account's key, which the token endpoint does not know. */
+  let strangerFile: string;
+
+  before(async () => {
+    tmp = mkdtempSync(path.join(os.tmpdir(), 'tessera-gcs-'));
+    const mosaic = JSON.parse(readFileSync(path.join(FIXTURES, 'mosaic.json'), 'utf8')) as { tiles: Record<string, string[]> };
+    for (const [qk, list] of Object.entries(mosaic.tiles)) mosaic.tiles[qk] = list.map((name) => `gs://oauth-cogs/${name}`);
+    writeFileSync(path.join(tmp, 'mosaic.json'), JSON.stringify(mosaic));
+    gcs = await startGcsEmulator('oauth-cogs', {
+      'mosaic.json': path.join(tmp, 'mosaic.json'),
+      'cog.tif': path.join(FIXTURES, 'cog.tif'),
+      'cog1.tif': path.join(FIXTURES, 'cog1.tif'),
+      'B01.tif': path.join(FIXTURES, 'B01.tif'),
+    });
+    const email = 'tessera-reader@example-project.iam.gserviceaccount.com';
+    const account = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    standIn = await startOAuthStandIn({ email, publicKey: account.publicKey }, new URL(gcs.endpoint).host);
+    const keyJson = (privateKey: KeyObject): string =>
+      JSON.stringify({
+        type: 'service_account',
+        project_id: 'example-project',
+        private_key_id: 'k1',
+        private_key: privateKey.export({ type: 'pkcs8', format: 'pem' }),
+        client_email: email,
+        token_uri: standIn.tokenUri,
+      });
+    keyFile = path.join(tmp, 'service-account.json');
+    writeFileSync(keyFile, keyJson(account.privateKey));
+    strangerFile = path.join(tmp, 'stranger.json');
+    writeFileSync(strangerFile, keyJson(generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey));
+    files = await startFileServer(FIXTURES);
+  });
+
+  after(async () => {
+    await Promise.all([gcs?.close(), standIn?.close(), files?.close()]);
+    if (tmp) rmSync(tmp, { recursive: true, force: true });
+  });
+
+  const settings = (): Partial<Settings> => ({ gsEndpoint: `http://${standIn.storeHost}`, allowedBuckets: ['gs://oauth-cogs'] });
+
+  it('reads with a bearer token from the token endpoint, fetched once: the same pixels as over https', async () => {
+    const overHttps = await withTessera({}, {}, async (t) => Buffer.from(await (await t.get(`${TILE}?url=${q(`${files.url}/cog.tif`)}`)).arrayBuffer()));
+    standIn.lifetimeSeconds = 3600;
+    const issuedBefore = standIn.issued.length;
+    await withTessera({ GOOGLE_APPLICATION_CREDENTIALS: keyFile }, settings(), async (t) => {
+      standIn.requests.splice(0);
+      const info = await t.get(`/cog/info?url=${q('gs://oauth-cogs/cog.tif')}`);
+      assert.equal(info.status, 200, await info.clone().text());
+      const tile = await t.get(`${TILE}?url=${q('gs://oauth-cogs/cog.tif')}`);
+      assert.equal(tile.status, 200);
+      assert.deepEqual(Buffer.from(await tile.arrayBuffer()), overHttps);
+      assert.equal((await t.get(`/cog/info?url=${q('gs://oauth-cogs/B01.tif')}`)).status, 200);
+      // A document, read by the main thread with the token the gateway's thread holds.
+      const doc = await t.get(`/mosaicjson/info?url=${q('gs://oauth-cogs/mosaic.json')}`);
+      assert.equal(doc.status, 200, await doc.clone().text());
+      const missing = await t.get(`/cog/info?url=${q('gs://oauth-cogs/missing.tif')}`);
+      assert.equal(missing.status, 404, await missing.clone().text());
+      assert.equal(standIn.issued.length - issuedBefore, 1, 'one token for every read of the process');
+      const token = standIn.issued.at(-1);
+      assert.ok(standIn.requests.length > 0);
+      for (const r of standIn.requests) assert.equal(r.authorization, `Bearer ${token}`, r.path);
+    });
+  });
+
+  it('fetches a new token once the last nears expiry', async () => {
+    // Tokens that last 5 min 1.5 s: kept until 5 min before, then a new one.
+    standIn.lifetimeSeconds = 301.5;
+    const issuedBefore = standIn.issued.length;
+    try {
+      await withTessera({ GOOGLE_APPLICATION_CREDENTIALS: keyFile }, settings(), async (t) => {
+        assert.equal((await t.get(`/cog/info?url=${q('gs://oauth-cogs/cog.tif')}`)).status, 200);
+        assert.equal(standIn.issued.length - issuedBefore, 1);
+        standIn.lifetimeSeconds = 3600;
+        await new Promise((r) => setTimeout(r, 2000));
+        standIn.requests.splice(0);
+        assert.equal((await t.get(`/cog/info?url=${q('gs://oauth-cogs/cog1.tif')}`)).status, 200);
+        assert.equal((await t.get(`/cog/info?url=${q('gs://oauth-cogs/B01.tif')}`)).status, 200);
+        assert.equal(standIn.issued.length - issuedBefore, 2);
+        assert.ok(standIn.requests.every((r) => r.authorization === `Bearer ${standIn.issued.at(-1)}`));
+      });
+    } finally {
+      standIn.lifetimeSeconds = 3600;
+    }
+  });
+
+  it('answers 403 when the token endpoint refuses the service account, and sends nothing to the store', async () => {
+    await withTessera({ GOOGLE_APPLICATION_CREDENTIALS: strangerFile }, settings(), async (t) => {
+      standIn.requests.splice(0);
+      const res = await t.get(`/cog/info?url=${q('gs://oauth-cogs/cog.tif')}`);
+      assert.equal(res.status, 403, await res.clone().text());
+      assert.match(((await res.json()) as { detail: string }).detail, /refused by its token endpoint \(400 invalid_grant: Invalid JWT Signature\.\)/);
+      assert.equal(standIn.requests.length, 0);
     });
   });
 });

@@ -18,6 +18,7 @@ import { ensureCatalogueData, startCatalogue, type Catalogue, type CatalogueItem
 import { startTessera, type RunningTessera } from './helpers/tessera.js';
 import sharp from 'sharp';
 import SwaggerParser from '@apidevtools/swagger-parser';
+import { gdal } from '../src/gdal/gdal.js';
 
 const JSON_HEADERS = { 'content-type': 'application/json' };
 
@@ -540,6 +541,39 @@ describe('/searches over a pgSTAC catalogue', () => {
     const text = await res.text();
     assert.ok(res.status === 400 || res.status === 403, `${res.status}: ${text}`);
     assert.match(text, /169\.254\.169\.254|not allowed|refused/i);
+  });
+
+  it('readies connections to the catalogue and the tile path before it serves, leaving nothing behind', async () => {
+    const searches = await catalogue.psql('SELECT count(*) FROM pgstac.searches');
+    const fresh = await startTessera({ pgstacDsn: catalogue.dsn, pgstacPoolWarm: 3, pgstacPoolSize: 5 });
+    try {
+      const stats = () => fresh.services.searches!.catalogue.stats();
+      assert.equal(stats().total, 0, 'no connection before the warm-up');
+      await fresh.services.warm(10_000);
+      // Each readied connection ran pgSTAC's search once, in a transaction rolled back, and stays open.
+      assert.equal(stats().total, 3);
+      assert.equal(stats().idle, 3);
+      assert.equal(await catalogue.psql('SELECT count(*) FROM pgstac.searches'), searches, 'the warm-up registered no search');
+      const metrics = await (await fresh.get('/metrics')).text();
+      assert.match(metrics, /^tessera_pgstac_connections 3$/m);
+      // The tiles read to warm the tile path (read they were), their raster's handles closed, its memory file gone.
+      const reads = [...metrics.matchAll(/^tessera_gdal_reads_total\{[^}]*\} (\d+)$/gm)].reduce((n, m) => n + Number(m[1]), 0);
+      assert.ok(reads >= 8, `the warm-up's tiles were read (${reads} reads)`);
+      assert.match(metrics, /^tessera_gdal_handles_open 0$/m);
+      assert.throws(() => gdal.fs.stat('/vsimem/tessera-warm-up.tif'));
+    } finally {
+      await fresh.close();
+    }
+    // A database that cannot be reached: the warm-up gives up within its bound, and start goes on.
+    const down = await startTessera({ pgstacDsn: 'postgresql://postgres@127.0.0.1:1/postgres', pgstacStatementTimeoutMs: 5000 });
+    try {
+      const started = performance.now();
+      await down.services.warm(1500);
+      assert.ok(performance.now() - started < 3000, `warm-up bounded (${(performance.now() - started).toFixed(0)} ms)`);
+      assert.equal((await down.get('/healthz')).status, 200);
+    } finally {
+      await down.close();
+    }
   });
 
   it('answers 503 with Retry-After when the database is down or slow, and keeps serving the rest', async () => {

@@ -110,6 +110,7 @@ describe('settings', () => {
       mosaicStrictZoom: false,
       pgstacDsn: undefined,
       pgstacPoolSize: 10,
+      pgstacPoolWarm: 6,
       pgstacStatementTimeoutMs: 5000,
       pgstacCacheTtlSeconds: 300,
       pgstacCacheBytes: 32 * 1024 * 1024,

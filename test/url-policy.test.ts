@@ -50,6 +50,38 @@ describe('URL policy', () => {
     refused(() => buckets.resolve('s3://mine:9000/a.tif'), /bucket\/key/);
   });
 
+  it("reads https URLs of the server's own Azure account as az:// only in allowed containers", () => {
+    const azure = new UrlPolicy({
+      allowedLocalRoots: [],
+      allowedHosts: [],
+      deniedHosts: [],
+      allowedBuckets: ['az://cogs', 'az://shared/public/'],
+      azureAccount: 'myaccount',
+      azureBlobEndpoint: 'http://127.0.0.1:10000/myaccount',
+    });
+    const http = (url: string) => ({ kind: 'http', url });
+    assert.deepEqual(azure.resolve('https://myaccount.blob.core.windows.net/cogs/a%20b.tif'), http('az://cogs/a%20b.tif'));
+    assert.deepEqual(azure.resolve('https://MyAccount.blob.core.windows.net/shared/public/x.tif'), http('az://shared/public/x.tif'));
+    // The configured endpoint (an emulator) serves the same account.
+    assert.deepEqual(azure.resolve('http://127.0.0.1:10000/myaccount/cogs/c.tif'), http('az://cogs/c.tif'));
+    // Outside the allow-list, another account, another scheme or a URL with its own SAS: plain https, no credentials lent.
+    for (const url of [
+      'https://myaccount.blob.core.windows.net/shared/private/x.tif',
+      'https://myaccount.blob.core.windows.net/other/a.tif',
+      'https://otheraccount.blob.core.windows.net/cogs/a.tif',
+      'http://myaccount.blob.core.windows.net/cogs/a.tif',
+      'https://myaccount.blob.core.windows.net/cogs/a.tif?sv=2024-01-01&sig=abc',
+      'https://myaccount.blob.core.windows.net/cogs/',
+    ]) {
+      assert.deepEqual(azure.resolve(url), http(new URL(url).href), url);
+    }
+    // Loopback is still refused for what is plain http.
+    refused(() => azure.resolve('http://127.0.0.1:10000/myaccount/other/c.tif'), /not allowed/);
+    // No az:// entry in the allow-list: no URL is the account's.
+    const s3Only = new UrlPolicy({ allowedLocalRoots: [], allowedHosts: [], deniedHosts: [], allowedBuckets: ['s3://cogs'], azureAccount: 'myaccount' });
+    assert.deepEqual(s3Only.resolve('https://myaccount.blob.core.windows.net/cogs/a.tif'), http('https://myaccount.blob.core.windows.net/cogs/a.tif'));
+  });
+
   it('allows local files only inside configured roots', () => {
     const local = new UrlPolicy({ allowedLocalRoots: ['/data'], allowedHosts: [], deniedHosts: [] });
     assert.deepEqual(local.resolve('/data/a.tif'), { kind: 'file', path: '/data/a.tif' });

@@ -64,6 +64,12 @@ export interface DatasetSummary {
   center?: [number, number, number];
   /** Named sets of parameters (TiTiler 2.x's `renders`): TileJSON 3.0.0's `raster_layers`, a WMTS layer each. */
   renders?: Record<string, unknown>;
+  /**
+   * The renders are a STAC item's (the render extension: WMTS lists those a tile takes, checked as
+   * TiTiler's wmtsExtension does) even where the path names the dataset; else, so named, a search's
+   * `defaults`, listed as given.
+   */
+  rendersOfItem?: boolean;
   /** What titles its WMTS layers where not the name the request gives (a collection's search: its hash). */
   title?: string;
   /** Its bounds' numbers as the dataset writes them, for the documents that copy them (a STAC item's ints stay ints in WMTS). */
@@ -179,8 +185,11 @@ export interface RouteFamily<L, M extends keyof Reader> {
   datasets(services: Services): Datasets<L, ReaderWith<NoInfer<M>>>;
   /** The optional verbs it offers (api/verbs.ts), each with the reader method it calls; tiles, TileJSON, WMTS and the map always. */
   verbs: ReadonlyArray<Verb<ReaderWith<M>>>;
-  /** POST /statistics weighs each pixel by the fraction a feature covers (rio-tiler's Reader does; its STAC reader does not). */
-  coverageWeighted?: boolean;
+  /**
+   * POST /statistics weighs each pixel by the fraction a feature covers: rio-tiler's Reader does, its
+   * STAC reader only from rio-tiler 7 (TiTiler 2.x), so a family may ask the settings.
+   */
+  coverageWeighted?: boolean | ((settings: Settings) => boolean);
   /** WMTS layer name (TiTiler: 'Dataset', 'Mosaic') and whether `use_epsg` is taken (default true). */
   wmts?: { layerName: string; useEpsg: boolean };
   /** Routes that are the family's alone (bounds, info, a mosaic's asset lookups …), under its prefix. */
@@ -276,7 +285,7 @@ function familyRoutes<L, M extends keyof Reader>(services: Services, family: Rou
     routeOptions: hookOptions(family.layerFirst?.(settings, 'reads')),
     statisticsRouteOptions: hookOptions(family.layerFirst?.(settings, 'statistics')),
     wmtsRouteOptions: hookOptions(family.layerFirst?.(settings, 'wmts')),
-    coverageWeighted: family.coverageWeighted === true,
+    coverageWeighted: typeof family.coverageWeighted === 'function' ? family.coverageWeighted(settings) : family.coverageWeighted === true,
     unchanged: inputTags(settings),
     datasetQuery: named !== undefined ? datasetInPath : datasetUrl,
     dataset: (request, parsedUrl) => (named !== undefined ? fromPath(request) : parsedUrl),

@@ -87,7 +87,8 @@ function renderZooms(tilematrixsets: unknown, id: string): Zooms | undefined {
 
 /**
  * The layers of the dataset's renders, render by render, every grid (see the module's comment): `url`
- * the dataset's where the query names it, undefined where the path does.
+ * the dataset's where the query names it, undefined where the path does (a search, or an item of
+ * the catalogue: DatasetSummary.rendersOfItem).
  */
 async function renderLayers(
   app: FastifyInstance,
@@ -103,7 +104,7 @@ async function renderLayers(
   const out: WmtsGridLayer[] = [];
   for (const [name, given] of renders) {
     if (!isRecord(given)) continue;
-    if (url === undefined) {
+    if (url === undefined && !summary.rendersOfItem) {
       const query = urlencode(renderPairs(given));
       for (const id of tmsIds) {
         const tms = getTms(id)!;
@@ -114,7 +115,7 @@ async function renderLayers(
     }
     // A render's tiles are cut at the matrices' size: its `tilesize` is not carried.
     const { tilesize: _size, ...values } = given;
-    const query = urlencodeDoseq({ url, ...values });
+    const query = urlencodeDoseq({ ...(url !== undefined ? { url } : {}), ...values });
     if (!(await tileRouteTakes(app, request, prefix, query))) continue;
     const extent = values['spatial_extent'];
     const bounds = Array.isArray(extent) && extent.length === 4 && extent.every((v) => typeof v === 'number') ? (extent as BBox) : undefined;

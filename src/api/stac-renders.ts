@@ -13,7 +13,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Services } from '../services.js';
 import { TesseraError, badRequest } from '../errors.js';
 import { float } from '../pyjson.js';
-import { datasetUrl, routeQuery, type PathRoute, type QueryRoute } from './params/index.js';
+import { datasetUrl, routeQuery, type PathRoute, type QueryRoute, type RouteQuery } from './params/index.js';
 import { sendJson } from './reply.js';
 import { baseUrl, queryPairs, quotePlus, requestUrl } from './urls.js';
 
@@ -24,7 +24,7 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 const sequence = (v: unknown): unknown[] => (Array.isArray(v) ? v : [v]);
 
 /** titiler's `_adapt_render_for_v2`: `asset_bidx` and `asset_expression` folded into the assets' `|` options. */
-function adaptForV2(render: Record<string, unknown>): Record<string, unknown> {
+export function adaptForV2(render: Record<string, unknown>): Record<string, unknown> {
   const out = { ...render };
   const assets = out['assets'];
   if (!assets) return out;
@@ -115,41 +115,64 @@ export async function tileRouteTakes(app: FastifyInstance, request: FastifyReque
   return res.statusCode === 200;
 }
 
-export async function stacRenderRoutes(app: FastifyInstance, services: Services, prefix: string): Promise<void> {
-  const urlOnly = routeQuery({ url: datasetUrl });
+/**
+ * Where a family's renders come from: `/stac` names its item by `url` (kept in every link, as
+ * TiTiler writes it); the catalogue's items by their path (their links carry no `url`).
+ */
+export interface RenderSource {
+  /** The routes' own query parameters (`url`, or none). */
+  query: RouteQuery<Record<string, unknown>>;
+  /** The item's renders, from the parsed query and the request's path. */
+  renders(request: FastifyRequest, query: Record<string, unknown>): Promise<Record<string, unknown>>;
+  /** The query parameters naming the dataset in every link (`{url}`, or nothing). */
+  datasetParams(query: Record<string, unknown>): Record<string, unknown>;
+  /** The family's path for this request (`/stac`, `/collections/c/items/i`). */
+  prefix(request: FastifyRequest): string;
+}
 
-  const rendersOf = async (url: string): Promise<Record<string, unknown>> => (await services.stac(url)).item.renders ?? {};
+/** `/stac`'s renders: the item `url` names. */
+export function urlRenderSource(services: Services): RenderSource {
+  return {
+    query: routeQuery({ url: datasetUrl }),
+    renders: async (_request, query) => (await services.stac(String(query['url']))).item.renders ?? {},
+    datasetParams: (query) => ({ url: query['url'] }),
+    prefix: () => '/stac',
+  };
+}
 
-  const takesParams = (request: FastifyRequest, query: string): Promise<boolean> => tileRouteTakes(app, request, prefix, query);
+export async function stacRenderRoutes(app: FastifyInstance, source: RenderSource): Promise<void> {
+  const query = source.query;
 
-  const item = async (request: FastifyRequest, id: string, given: unknown, url: string): Promise<Record<string, unknown>> => {
+  const item = async (request: FastifyRequest, id: string, given: unknown, dataset: Record<string, unknown>): Promise<Record<string, unknown>> => {
+    const prefix = source.prefix(request);
     const at = `${baseUrl(request)}${prefix}`;
+    const self = urlencodeDoseq(dataset);
     const links: RenderLink[] = [
       {
-        href: `${at}/renders/${encodeURIComponent(id)}?${urlencodeDoseq({ url })}`,
+        href: `${at}/renders/${encodeURIComponent(id)}${self ? `?${self}` : ''}`,
         rel: 'self',
         type: 'application/json',
         title: `STAC Renders metadata for ${id}`,
       },
     ];
     const render = adaptForV2(isRecord(given) ? given : {});
-    const query = urlencodeDoseq({ url, ...render });
-    const valid = await takesParams(request, query);
+    const params = urlencodeDoseq({ ...dataset, ...render });
+    const valid = await tileRouteTakes(app, request, prefix, params);
     if (valid) {
       // Starlette's url_for escapes the template's braces.
-      links.push({ href: `${at}/%7BtileMatrixSetId%7D/tilejson.json?${query}`, rel: 'tilesets-map', templated: true, title: `tilejson file for ${id}` });
-      links.push({ href: `${at}/WMTSCapabilities.xml?${query}`, rel: 'tilesets-map', templated: true, title: `WMTS service for ${id}` });
+      links.push({ href: `${at}/%7BtileMatrixSetId%7D/tilejson.json?${params}`, rel: 'tilesets-map', templated: true, title: `tilejson file for ${id}` });
+      links.push({ href: `${at}/WMTSCapabilities.xml?${params}`, rel: 'tilesets-map', templated: true, title: `WMTS service for ${id}` });
     }
     return { valid, params: renderModel(render), links };
   };
 
-  app.get<QueryRoute>('/renders', { schema: { querystring: urlOnly.schema } }, async (request, reply) => {
-    const { url } = urlOnly.parse(request.query);
-    const renders = await rendersOf(url);
+  app.get<QueryRoute>('/renders', { schema: { querystring: query.schema } }, async (request, reply) => {
+    const p = query.parse(request.query);
+    const renders = await source.renders(request, p);
     const count = Object.keys(renders).length;
     if (count > MAX_RENDERS) throw badRequest(`The item has ${count} renders: at most ${MAX_RENDERS} are listed (ask for one at /renders/{render_id})`);
     const out: Record<string, unknown> = {};
-    for (const [id, render] of Object.entries(renders)) out[id] = await item(request, id, render, url);
+    for (const [id, render] of Object.entries(renders)) out[id] = await item(request, id, render, source.datasetParams(p));
     return sendJson(reply, {
       renders: out,
       links: [{ href: requestUrl(request), rel: 'self', type: 'application/json', title: 'List STAC Renders metadata' }],
@@ -157,15 +180,11 @@ export async function stacRenderRoutes(app: FastifyInstance, services: Services,
   });
 
   const renderParams = { type: 'object', properties: { render_id: { type: 'string', description: "The render's name in the item's `renders`." } } };
-  app.get<PathRoute<{ render_id: string }>>(
-    '/renders/:render_id',
-    { schema: { params: renderParams, querystring: urlOnly.schema } },
-    async (request, reply) => {
-      const { url } = urlOnly.parse(request.query);
-      const renders = await rendersOf(url);
-      const id = request.params.render_id;
-      if (!Object.hasOwn(renders, id)) throw new TesseraError('NotFound', 'Render not found');
-      return sendJson(reply, await item(request, id, renders[id], url));
-    },
-  );
+  app.get<PathRoute<{ render_id: string }>>('/renders/:render_id', { schema: { params: renderParams, querystring: query.schema } }, async (request, reply) => {
+    const p = query.parse(request.query);
+    const renders = await source.renders(request, p);
+    const id = request.params.render_id;
+    if (!Object.hasOwn(renders, id)) throw new TesseraError('NotFound', 'Render not found');
+    return sendJson(reply, await item(request, id, renders[id], source.datasetParams(p)));
+  });
 }

@@ -179,7 +179,7 @@ const UPSTREAM = {
     kind: list,
     default: [],
     description:
-      'buckets, or bucket/prefixes, that s3:// and gs:// URLs may name (s3://my-bucket, s3://sentinel-cogs/sentinel-s2-l2a-cogs/); none: no object URL at all',
+      'buckets, or bucket/prefixes, that s3://, gs:// and az:// URLs may name (s3://my-bucket, s3://sentinel-cogs/sentinel-s2-l2a-cogs/, az://container); none: no object URL at all',
     details:
       "The server's credentials are lent only to these: a URL naming any other bucket is refused with a 400 that names this setting, before anything is signed or sent ([docs/object-stores.md](object-stores.md)).",
   }),
@@ -231,14 +231,15 @@ const UPSTREAM = {
     alias: 'CPL_GS_ENDPOINT',
     kind: text,
     default: 'https://storage.googleapis.com',
-    description: "the address of Google Cloud Storage's S3-compatible XML API that gs:// URLs are read from (HMAC keys GS_ACCESS_KEY_ID, GS_SECRET_ACCESS_KEY)",
+    description:
+      "the address of Google Cloud Storage's XML API that gs:// URLs are read from (HMAC keys GS_ACCESS_KEY_ID, GS_SECRET_ACCESS_KEY, or a service account's OAuth tokens, GOOGLE_APPLICATION_CREDENTIALS)",
   }),
   gsNoSignRequest: setting({
     env: 'TESSERA_GS_NO_SIGN_REQUEST',
     alias: 'GS_NO_SIGN_REQUEST',
     kind: boolean,
     default: false,
-    description: 'read gs:// URLs unsigned (public buckets), without HMAC keys',
+    description: 'read gs:// URLs unsigned (public buckets), without credentials',
   }),
   azureAccount: setting({
     env: 'TESSERA_AZURE_STORAGE_ACCOUNT',
@@ -247,6 +248,8 @@ const UPSTREAM = {
     default: '',
     description:
       "the Azure storage account az://container/blob URLs are read from (credentials: AZURE_STORAGE_SAS_TOKEN, AZURE_STORAGE_ACCESS_KEY or AZURE_STORAGE_CONNECTION_STRING); none: the connection string's",
+    details:
+      '`https://ACCOUNT.blob.core.windows.net/container/blob` URLs of this account (and URLs at `TESSERA_AZURE_BLOB_ENDPOINT`) are read as `az://container/blob`, with these credentials, when `TESSERA_ALLOWED_BUCKETS` names the container; any other is an ordinary https URL.',
   }),
   azureBlobEndpoint: setting({
     env: 'TESSERA_AZURE_BLOB_ENDPOINT',
@@ -479,6 +482,14 @@ const CATALOGUE = {
     kind: whole(1, 1000),
     default: 10,
     description: 'connections to the pgSTAC database per process, opened on first use; more queries wait for one',
+  }),
+  pgstacPoolWarm: setting({
+    env: 'TESSERA_PGSTAC_POOL_WARM',
+    kind: whole(0, 1000),
+    default: 6,
+    description: 'connections to the pgSTAC database opened at start, before the server listens, and kept open: each has run a search once',
+    details:
+      "A new PostgreSQL connection pays for pgSTAC's search functions on its first search (compiling them, loading its caches): tens of milliseconds, paid by the first tiles a fresh process serves unless paid here (6: a browser's connections to one host). At most TESSERA_PGSTAC_POOL_SIZE; 0: none. Start waits for them at most 2 s, and never fails for them.",
   }),
   pgstacStatementTimeoutMs: setting({
     env: 'TESSERA_PGSTAC_STATEMENT_TIMEOUT_MS',

@@ -26,5 +26,11 @@ export interface Catalogue {
   /** The items of search `hash` over an area in the search's order, as pgSTAC's FeatureCollection text (`id`, `bbox`, `assets`, `collection`). */
   items(hash: string, area: SearchArea, limits: SearchLimits): Promise<string>;
   stats(): CatalogueStats;
+  /**
+   * Readies what the first requests would otherwise pay for (a database's connections), before the
+   * server listens; best effort, never failing: a catalogue that cannot be reached is found out by
+   * the requests.
+   */
+  warm?(): Promise<void>;
   close(): Promise<void>;
 }

@@ -25,6 +25,8 @@ export interface CatalogueOptions {
   /** libpq connection string or URI; what it leaves out comes from PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE. */
   dsn: string;
   poolSize: number;
+  /** Connections opened and readied at start (warm()), and kept open when idle. */
+  warmConnections: number;
   /** Bound of every statement and of the wait for a connection. */
   statementTimeoutMs: number;
 }
@@ -159,10 +161,12 @@ export class PgstacCatalogue implements Catalogue {
   /** The pool, opened on first use: a server without a reachable database still starts and serves the rest. */
   private connections(): pg.Pool {
     if (!this.pool) {
-      const { dsn, poolSize, statementTimeoutMs } = this.options;
+      const { dsn, poolSize, warmConnections, statementTimeoutMs } = this.options;
       this.pool = new pg.Pool({
         connectionString: dsn,
         max: poolSize,
+        // The warmed connections stay open when idle (warm()).
+        min: Math.min(warmConnections, poolSize),
         connectionTimeoutMillis: statementTimeoutMs,
         idleTimeoutMillis: 60_000,
         statement_timeout: statementTimeoutMs,
@@ -289,7 +293,11 @@ export class PgstacCatalogue implements Catalogue {
     return this.run(`the items of search '${hash}'`, async (client) => {
       await client.query('BEGIN');
       try {
-        await client.query("SELECT set_config('statement_timeout', $1, true)", [String(limits.timeLimitSeconds * 1000 + 1000)]);
+        // pgSTAC counts the search's use (an UPDATE of its row in `searches`): statistics whose last
+        // few a crash may lose, not worth a WAL flush before each tile's items are answered.
+        await client.query("SELECT set_config('statement_timeout', $1, true), set_config('synchronous_commit', 'off', true)", [
+          String(limits.timeLimitSeconds * 1000 + 1000),
+        ]);
         const rest = [hash, ITEM_FIELDS, limits.scanLimit, limits.itemsLimit, `${limits.timeLimitSeconds} seconds`, limits.exitWhenFull, limits.skipCovered];
         const { rows } =
           'geojson' in area
@@ -308,6 +316,37 @@ export class PgstacCatalogue implements Catalogue {
         throw err;
       }
     });
+  }
+
+  /**
+   * Opens the pool's first connections and readies each for item searches: a new PostgreSQL backend
+   * compiles pgSTAC's PL/pgSQL search functions and loads its catalogue caches on its first search
+   * (about 30 ms alone, several times that when a viewport's first tiles all pay it at once on a
+   * fresh process). One search over an empty area, rolled back, pays it here; the pool keeps these
+   * connections open (`min`).
+   */
+  async warm(): Promise<void> {
+    const count = Math.min(this.options.warmConnections, this.options.poolSize);
+    const pool = this.connections();
+    await Promise.all(
+      Array.from({ length: count }, async () => {
+        const client = await pool.connect();
+        let failed: Error | undefined;
+        try {
+          // Inside a transaction rolled back: the search registered for it (pgSTAC's `search_query`,
+          // also readied) leaves no row.
+          await client.query('BEGIN');
+          await client.query(
+            "SELECT geometrysearch(ST_MakeEnvelope(0, 0, 0, 0, 4326), (SELECT hash FROM search_query('{}'::jsonb)), '{\"include\": [\"id\"]}'::jsonb, 1, 1, '1 second'::interval, true, true)",
+          );
+        } catch (err) {
+          failed = err instanceof Error ? err : new Error(String(err));
+        } finally {
+          await client.query('ROLLBACK').catch(() => undefined);
+          client.release(failed);
+        }
+      }),
+    );
   }
 
   stats(): CatalogueStats {

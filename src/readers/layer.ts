@@ -68,11 +68,10 @@ function describeBlocks(expr: Expression, names: readonly string[], descriptions
 }
 
 /**
- * rio-tiler 9's descriptions of one raster's bands as read: each band's description in the file, else
- * `b{i}`; with an expression, its blocks described (describeBlocks).
+ * rio-tiler 9's descriptions of one raster's read: each band's own description (else `b{i}`), or
+ * the blocks of the expression over it.
  */
-export async function readDescriptions(raster: RasterReads, indexes: readonly number[] | undefined, expression: Expression | undefined): Promise<string[]> {
-  const meta = await raster.meta();
+export function readDescriptions(meta: SourceMeta, indexes: readonly number[] | undefined, expression: Expression | undefined): string[] {
   const own = (i: number): string => meta.bands[i - 1]?.description || `b${i}`;
   if (!expression) return (indexes ?? nonAlphaIndexes(meta)).map(own);
   const names = meta.bands.map((_, k) => `b${k + 1}`);
@@ -138,7 +137,7 @@ export class LayerPlan {
   async bandDescriptions(): Promise<string[]> {
     const lists = await Promise.all(
       this.reads.map(async (r) => {
-        const descriptions = await readDescriptions(r.raster, r.indexes, r.expression);
+        const descriptions = readDescriptions(await r.raster.meta(), r.indexes, r.expression);
         if (this.naming === 'bands') return descriptions;
         if (this.naming === 'asset-as-band' || this.assetAsBand) return descriptions.map(() => r.name);
         return descriptions.map((d) => `${r.name}_${d}`);

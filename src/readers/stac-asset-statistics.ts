@@ -40,7 +40,7 @@ export interface AssetStatisticsRequest {
   expressions: ReadonlyMap<string, Expression>;
   size: { maxSize?: number; height?: number; width?: number };
   statistics: StatisticsOptions;
-  /** Describe each band as rio-tiler 9 does (TiTiler 2.x's statistics model, the collision `describedBands`). */
+  /** rio-tiler 9's model (TiTiler 2.x): each band's statistics carry its `description`. */
   describe?: boolean;
 }
 
@@ -110,9 +110,9 @@ export async function assetStatistics(
       const spec: StatisticsSpec = { ...(j.expression ? { expression: j.expression.text } : {}), algorithm: undefined, options: request.statistics };
       const stats = await summarise(img, spec);
       if (request.describe) {
-        const descriptions = await readDescriptions(j.raster, j.indexes, j.expression);
-        [...stats.values()].forEach((band, i) => {
-          band.description = descriptions[i] ?? `b${i + 1}`;
+        const described = readDescriptions(await j.raster.meta(), j.indexes, j.expression);
+        [...stats.values()].forEach((s, i) => {
+          s.description = described[i] ?? `b${i + 1}`;
         });
       }
       // rio-tiler 9 numbers an expression's outputs `b1 …` (a 2.x option); 0.18's asset_expression keys them by their text.

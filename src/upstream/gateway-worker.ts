@@ -11,11 +11,12 @@ import http, { type IncomingHttpHeaders, type IncomingMessage, type ServerRespon
 import type { AddressInfo } from 'node:net';
 import { parentPort, workerData } from 'node:worker_threads';
 import { UrlPolicy, type UrlPolicyOptions } from './url-policy.js';
+import { TesseraError } from '../errors.js';
 import { UpstreamClient, UpstreamRefused, UpstreamTimeout } from './client.js';
 import { GATEWAY_BUDGET_STATUS, GATEWAY_REFUSED_STATUS, type PrefetchImage } from './gateway.js';
 import { charge, chargeSlot, countRequest, countSlotRequest, mayFetch, slotMayFetch, type BudgetMemory } from './budget.js';
 import { blockRanges, tiffImages, type TiffImage } from './tiff-index.js';
-import { ObjectStores, awsCredentialChain, azureSas, gcsHmacKeys, type ObjectStoreOptions } from './object-stores.js';
+import { ObjectStores, awsCredentialChain, azureSas, gcsCredentials, type ObjectStoreOptions } from './object-stores.js';
 
 export interface GatewayWorkerData {
   token: string;
@@ -47,7 +48,7 @@ const policy = new UrlPolicy(data.policy);
 /** This thread holds the process's object-store credentials: the main thread asks for them (gateway.ts `credentials`). */
 const credentials = {
   s3: awsCredentialChain(),
-  gs: gcsHmacKeys(),
+  gs: gcsCredentials(),
   az: azureSas(data.stores?.az ?? { account: '', endpoint: '', noSignRequest: false }),
 };
 const client = new UpstreamClient({
@@ -580,7 +581,10 @@ function streamTo(up: IncomingMessage, res: ServerResponse, lane: number, signal
 
 const server = http.createServer((req, res) => {
   handle(req, res).catch((err: unknown) => {
-    if (!(err instanceof UpstreamRefused)) upstreamFault();
+    // Credentials refused before anything was sent (a service account its token endpoint refused) are no fault of
+    // the store's: the main thread's diagnosis asks for them again and answers the 403 they are.
+    const refusedCredentials = err instanceof TesseraError && err.kind === 'UpstreamForbidden';
+    if (!(err instanceof UpstreamRefused) && !refusedCredentials) upstreamFault();
     if (res.headersSent) {
       res.destroy();
       return;
@@ -611,9 +615,15 @@ parentPort?.on('message', (msg: unknown) => {
     const asked = (msg as { scheme?: unknown }).scheme;
     const scheme = asked === 'gs' || asked === 'az' ? asked : 's3';
     credentials[scheme]().then(
-      ({ accessKeyId, secretAccessKey, sessionToken, expiration, sas }) =>
-        parentPort?.postMessage({ type: 'answer', id, answer: { credentials: { accessKeyId, secretAccessKey, sessionToken, expiration, sas } } }),
-      (err: unknown) => parentPort?.postMessage({ type: 'answer', id, answer: { error: err instanceof Error ? err.message : String(err) } }),
+      ({ accessKeyId, secretAccessKey, sessionToken, expiration, sas, bearer }) =>
+        parentPort?.postMessage({ type: 'answer', id, answer: { credentials: { accessKeyId, secretAccessKey, sessionToken, expiration, sas, bearer } } }),
+      // The kind crosses too: credentials the provider was refused are a 403 on either thread.
+      (err: unknown) =>
+        parentPort?.postMessage({
+          type: 'answer',
+          id,
+          answer: { error: err instanceof Error ? err.message : String(err), kind: err instanceof TesseraError ? err.kind : undefined },
+        }),
     );
   } else if (type === 'prefetch' && typeof path === 'string') {
     const { image, blocks, slot } = msg as { image: PrefetchImage; blocks: Array<[number, number]>; slot: number };

@@ -26,7 +26,7 @@ import type { UrlPolicyOptions } from './url-policy.js';
 import type { GatewayWorkerData } from './gateway-worker.js';
 import { UNMETERED_LANE, type BudgetMemory } from './budget.js';
 import type { HostStats } from './client.js';
-import { TesseraError } from '../errors.js';
+import { TesseraError, type ErrorKind } from '../errors.js';
 import type { Credentials, ObjectScheme, ObjectStoreOptions } from './object-stores.js';
 
 export interface GatewayOptions {
@@ -136,9 +136,12 @@ export class UpstreamGateway {
    * per process, fetched once per expiry, whether GDAL's reads or this thread's documents need them.
    */
   async credentials(scheme: ObjectScheme): Promise<Credentials> {
-    const answer = (await this.ask({ type: 'credentials', scheme }, this.opts.timeoutMs)) as { credentials?: Credentials; error?: string } | undefined;
+    const answer = (await this.ask({ type: 'credentials', scheme }, this.opts.timeoutMs)) as
+      | { credentials?: Credentials; error?: string; kind?: ErrorKind }
+      | undefined;
     if (answer?.credentials) return answer.credentials;
-    throw new TesseraError('UpstreamError', answer?.error ?? 'the upstream gateway did not give credentials in time');
+    const kind = answer?.kind === 'UpstreamForbidden' ? 'UpstreamForbidden' : 'UpstreamError';
+    throw new TesseraError(kind, answer?.error ?? 'the upstream gateway did not give credentials in time');
   }
 
   /** A question to the gateway's thread, answered within `timeoutMs` (a second) or undefined. */

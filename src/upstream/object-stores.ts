@@ -1,6 +1,7 @@
 /**
  * Object stores: `s3://bucket/key` (AWS S3 and S3-compatible stores such as MinIO, Ceph or R2),
- * `gs://bucket/key` (Google Cloud Storage through its S3-compatible XML API with HMAC keys) and
+ * `gs://bucket/key` (Google Cloud Storage through its XML API, with HMAC keys or a service account's
+ * OAuth tokens: gcs-oauth.ts) and
  * `az://container/blob` (Azure Blob Storage with a SAS token or a shared key), read as GDAL's
  * /vsis3/, /vsigs/ and /vsiaz/ read them, with the settings GDAL users know (AWS_S3_ENDPOINT,
  * AWS_HTTPS, AWS_VIRTUAL_HOSTING, AWS_REGION, AWS_REQUEST_PAYER, AWS_NO_SIGN_REQUEST,
@@ -21,6 +22,7 @@ import type { IncomingMessage } from 'node:http';
 import { Hash } from '@smithy/hash-node';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { TesseraError, badRequest } from '../errors.js';
+import { gcsServiceAccount } from './gcs-oauth.js';
 
 const ALLOWED_BUCKETS_SETTING = 'TESSERA_ALLOWED_BUCKETS';
 
@@ -63,13 +65,17 @@ export interface ObjectRef {
   key: string;
 }
 
-/** Credentials as the signer takes them; for Azure, `sas` is the SAS query that authorises a read (the keys are then empty). */
+/**
+ * Credentials as the signer takes them; for Azure, `sas` is the SAS query that authorises a read, and
+ * for GCS with OAuth `bearer` is the access token sent as it is (the keys are then empty).
+ */
 export interface Credentials {
   accessKeyId: string;
   secretAccessKey: string;
   sessionToken?: string | undefined;
   expiration?: Date | undefined;
   sas?: string | undefined;
+  bearer?: string | undefined;
 }
 
 /** Where credentials come from: the provider chain in the thread that holds them, a question to that thread elsewhere. */
@@ -198,15 +204,27 @@ export function awsCredentialChain(): CredentialSource {
   });
 }
 
-/** GCS's HMAC keys, as GDAL names them (GS_ACCESS_KEY_ID, GS_SECRET_ACCESS_KEY). */
-export function gcsHmacKeys(env: NodeJS.ProcessEnv = process.env): CredentialSource {
+/**
+ * GCS's credentials in GDAL's order: HMAC keys (GS_ACCESS_KEY_ID, GS_SECRET_ACCESS_KEY) that sign
+ * as S3's do, else OAuth bearer tokens for the service account of GOOGLE_APPLICATION_CREDENTIALS
+ * (gcs-oauth.ts), kept until five minutes before they expire.
+ */
+export function gcsCredentials(env: NodeJS.ProcessEnv = process.env): CredentialSource {
+  let oauth: CredentialSource | undefined;
+  let oauthFile: string | undefined;
   return async () => {
     const accessKeyId = env['GS_ACCESS_KEY_ID'];
     const secretAccessKey = env['GS_SECRET_ACCESS_KEY'];
-    if (!accessKeyId || !secretAccessKey) {
-      throw new TesseraError('UpstreamError', 'no GCS HMAC keys were found: set GS_ACCESS_KEY_ID and GS_SECRET_ACCESS_KEY, or GS_NO_SIGN_REQUEST=YES');
+    if (accessKeyId && secretAccessKey) return { accessKeyId, secretAccessKey };
+    const file = env['GOOGLE_APPLICATION_CREDENTIALS'];
+    if (file) {
+      if (!oauth || oauthFile !== file) [oauth, oauthFile] = [cachedCredentials(gcsServiceAccount(file)), file];
+      return oauth();
     }
-    return { accessKeyId, secretAccessKey };
+    throw new TesseraError(
+      'UpstreamError',
+      'no GCS credentials were found: set GS_ACCESS_KEY_ID and GS_SECRET_ACCESS_KEY (HMAC keys), or GOOGLE_APPLICATION_CREDENTIALS (a service account), or GS_NO_SIGN_REQUEST=YES',
+    );
   };
 }
 
@@ -227,6 +245,50 @@ function azureTarget(opts: ObjectStoreOptions['az'], env: NodeJS.ProcessEnv): { 
   const suffix = cs['EndpointSuffix'] ?? 'core.windows.net';
   const endpoint = opts.endpoint || cs['BlobEndpoint'] || (account ? `${cs['DefaultEndpointsProtocol'] ?? 'https'}://${account}.blob.${suffix}` : '');
   return { account, endpoint };
+}
+
+/**
+ * Where the Azure account whose credentials the server holds is addressed by http(s) URLs: its
+ * public address `https://ACCOUNT.blob.SUFFIX` and, when set, the configured Blob endpoint (an
+ * emulator, a private endpoint), which serves the same account. None without an account.
+ */
+export function azureAccountBases(opts: ObjectStoreOptions['az'], env: NodeJS.ProcessEnv = process.env): URL[] {
+  const { account, endpoint } = azureTarget(opts, env);
+  // Azure's account names: 3 to 24 lowercase letters and digits. Anything else names no host of its.
+  if (!/^[a-z0-9]{3,24}$/i.test(account)) return [];
+  const suffix = connectionString(env)['EndpointSuffix'] ?? 'core.windows.net';
+  const bases: URL[] = [];
+  // A suffix or endpoint that is not part of a URL serves no reads either (httpUrl fails on it with its own message).
+  for (const base of [`https://${account.toLowerCase()}.blob.${suffix}`, endpoint]) {
+    if (!base) continue;
+    try {
+      bases.push(new URL(base));
+    } catch {}
+  }
+  return bases;
+}
+
+/**
+ * The az:// URL that an http(s) URL of the account's own Blob service stands for
+ * (`https://ACCOUNT.blob.core.windows.net/container/blob` → `az://container/blob`), when the
+ * allow-list names its container (and prefix); otherwise undefined: the URL is read as any other
+ * https URL, without the server's credentials. A URL that carries a query (its own SAS token,
+ * Planetary Computer's signed hrefs) is also read as it is.
+ */
+export function azureAccountObject(url: URL, bases: readonly URL[], allowedBuckets: readonly string[]): string | undefined {
+  if (url.search || url.hash || url.username || url.password) return undefined;
+  for (const base of bases) {
+    const prefix = `${base.pathname.replace(/\/$/, '')}/`;
+    if (url.protocol !== base.protocol || url.host !== base.host || !url.pathname.startsWith(prefix)) continue;
+    const az = `az://${url.pathname.slice(prefix.length)}`;
+    try {
+      return checkObjectUrl(az, allowedBuckets);
+    } catch {
+      // Not allowed (or not a container and blob): an ordinary https URL.
+      return undefined;
+    }
+  }
+  return undefined;
 }
 
 /** How long a SAS made from a shared key lasts; it is made again five minutes before. */
@@ -300,6 +362,11 @@ export class ObjectStores {
     if (ref.scheme === 's3' && this.opts.s3.requestPayer) headers['x-amz-request-payer'] = this.opts.s3.requestPayer;
     const unsigned = ref.scheme === 's3' ? this.opts.s3.noSignRequest : this.opts.gs.noSignRequest;
     if (unsigned) return { url: target.href, headers };
+    if (ref.scheme === 'gs') {
+      // OAuth (a service account): the token authorises the read as it is; HMAC keys sign below.
+      const bearer = (await this.credentials.gs()).bearer;
+      if (bearer) return { url: target.href, headers: { ...headers, authorization: `Bearer ${bearer}` } };
+    }
     const signed = await this.signer(ref.scheme).sign({
       method: 'GET',
       protocol: target.protocol,

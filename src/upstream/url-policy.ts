@@ -8,7 +8,7 @@
 import path from 'node:path';
 import { badRequest } from '../errors.js';
 import { NetworkPolicy, NetworkRefused } from './network-policy.js';
-import { checkObjectUrl, isObjectUrl } from './object-stores.js';
+import { azureAccountBases, azureAccountObject, checkObjectUrl, isObjectUrl } from './object-stores.js';
 
 export interface UrlPolicyOptions {
   allowedLocalRoots: readonly string[];
@@ -18,6 +18,13 @@ export interface UrlPolicyOptions {
   allowedNetworks?: readonly string[];
   /** Buckets (and prefixes) object URLs may name (`s3://bucket/prefix/`, object-stores.ts); none: no object URL at all. */
   allowedBuckets?: readonly string[];
+  /**
+   * The Azure account whose credentials the server holds ('': the connection string's) and its Blob
+   * endpoint ('': the connection string's, else https://ACCOUNT.blob.core.windows.net): https URLs of
+   * that account's allowed containers are read as the az:// URLs they stand for (object-stores.ts).
+   */
+  azureAccount?: string;
+  azureBlobEndpoint?: string;
 }
 
 /**
@@ -36,6 +43,8 @@ function hostMatches(host: string, pattern: string): boolean {
 export class UrlPolicy {
   private readonly roots: string[];
   readonly network: NetworkPolicy;
+  /** Where the Azure account's own URLs start (azureAccountBases); none without an account or an allowed container. */
+  private readonly azureBases: URL[];
 
   /** `network` replaces the policy made from `opts.allowedNetworks` (tests give one with their own resolver). */
   constructor(
@@ -44,6 +53,8 @@ export class UrlPolicy {
   ) {
     this.roots = opts.allowedLocalRoots.map((r) => path.resolve(r));
     this.network = network ?? new NetworkPolicy(opts.allowedNetworks ?? []);
+    const azureAllowed = (opts.allowedBuckets ?? []).some((entry) => /^az:\/\//i.test(entry.trim()));
+    this.azureBases = azureAllowed ? azureAccountBases({ account: opts.azureAccount ?? '', endpoint: opts.azureBlobEndpoint ?? '', noSignRequest: false }) : [];
   }
 
   get allowsLocalFiles(): boolean {
@@ -58,13 +69,25 @@ export class UrlPolicy {
       throw badRequest(`${what} '${input}' is not allowed: GDAL virtual file systems are refused`);
     }
     const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(text)?.[1]?.toLowerCase();
-    if (scheme === 'http' || scheme === 'https') return { kind: 'http', url: this.checkHttp(text, what) };
+    if (scheme === 'http' || scheme === 'https') return { kind: 'http', url: this.azureObject(text) ?? this.checkHttp(text, what) };
     if (isObjectUrl(text)) return { kind: 'http', url: checkObjectUrl(text, this.opts.allowedBuckets ?? [], what) };
     if (scheme === 'file') return { kind: 'file', path: this.checkFile(decodeURIComponent(new URL(text).pathname), input, what) };
     if (scheme !== undefined && !/^[a-z]:[\\/]/i.test(text)) {
       throw badRequest(`${what} '${input}' is not allowed: scheme '${scheme}' is not supported (use http, https, s3, gs or az)`);
     }
     return { kind: 'file', path: this.checkFile(text, input, what) };
+  }
+
+  /** The az:// URL an https URL of the server's own Azure account stands for, when its container is allowed. */
+  private azureObject(text: string): string | undefined {
+    if (this.azureBases.length === 0) return undefined;
+    let url: URL;
+    try {
+      url = new URL(text);
+    } catch {
+      return undefined;
+    }
+    return azureAccountObject(url, this.azureBases, this.opts.allowedBuckets ?? []);
   }
 
   private checkHttp(text: string, what: string): string {

@@ -213,6 +213,14 @@ export async function ensureCatalogueData(log: (line: string) => void = () => un
   return dir;
 }
 
+/** The one item whose document carries STAC `renders` (the render extension), and its renders: one a tile takes as 0.18 wrote it, one with 2.x's options, one naming a colormap no server has. */
+export const RENDERED_ITEM = 'alpha-20-3';
+const ITEM_RENDERS = {
+  natural: { title: 'Natural colour', assets: ['visual'], asset_bidx: ['visual|3,2,1'], minmax_zoom: [6, 12] },
+  elevation: { title: 'Elevation', assets: ['data'], rescale: [[0, 3000]], colormap_name: 'viridis' },
+  broken: { title: 'A colormap nobody has', assets: ['visual'], colormap_name: 'no-such-map' },
+};
+
 /** The STAC item of `item`, its assets' hrefs under `baseUrl`. */
 function stacItem(item: CatalogueItem, baseUrl: string): Record<string, unknown> {
   return {
@@ -223,7 +231,12 @@ function stacItem(item: CatalogueItem, baseUrl: string): Record<string, unknown>
     collection: item.collection,
     bbox: item.bbox,
     geometry: bboxPolygon(item.bbox),
-    properties: { datetime: item.datetime, 'eo:cloud_cover': item.cloud, platform: item.collection === 'alpha' ? 'sat-a' : 'sat-b' },
+    properties: {
+      datetime: item.datetime,
+      'eo:cloud_cover': item.cloud,
+      platform: item.collection === 'alpha' ? 'sat-a' : 'sat-b',
+      ...(item.id === RENDERED_ITEM ? { renders: ITEM_RENDERS } : {}),
+    },
     assets: Object.fromEntries(Object.entries(item.assets).map(([name, file]) => [name, { href: `${baseUrl}/${file}`, type: COG_TYPE, roles: ['data'] }])),
     links: [],
   };

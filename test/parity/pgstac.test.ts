@@ -18,7 +18,7 @@ import { mkdtempSync, promises as fs, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startFileServer, type FileServer } from '../helpers/fileserver.js';
-import { ensureCatalogueData, startCatalogue, type Catalogue, type CatalogueItem } from '../helpers/pgstac.js';
+import { RENDERED_ITEM, ensureCatalogueData, startCatalogue, type Catalogue, type CatalogueItem } from '../helpers/pgstac.js';
 import { ROOT, TESSERA_COMMAND, startServer, type Service } from './harness.js';
 import { compareJson, formatDifferences, parseJson } from './compare.js';
 import { PASS, decodePng } from './pixels.js';
@@ -640,6 +640,86 @@ describe('parity with titiler-pgstac 3.2.0 over the same pgSTAC database', () =>
       search: '(items)',
       what: `/collections/{collection_id}/items/{item_id}: ${compared} requests (assets, info, TileJSON, points, WMTS, tiles), an unknown item`,
       result: 'equal',
+    });
+  });
+
+  it("reads an item's areas and statistics, and lists its renders, as titiler-pgstac does", async () => {
+    const failures: string[] = [];
+    let compared = 0;
+    const found = catalogue.items.find((i) => i.id === RENDERED_ITEM)!;
+    const base = `/collections/${found.collection}/items/${RENDERED_ITEM}`;
+    const [w, s, e, n] = found.bbox;
+    const [dx, dy] = [(e - w) / 4, (n - s) / 4];
+    const area = [w + dx, s + dy, e - dx, n - dy].map((v) => Number(v.toFixed(6)));
+    const feature = {
+      type: 'Feature',
+      properties: {},
+      geometry: {
+        type: 'Polygon',
+        coordinates: [
+          [
+            [area[0], area[1]],
+            [area[2], area[1]],
+            [area[2], area[3]],
+            [area[0], area[1]],
+          ],
+        ],
+      },
+    };
+    const post = async (url: string): Promise<{ titiler: Response; tessera: Response }> => {
+      const init = { method: 'POST', headers: { 'content-type': 'application/json', 'accept-encoding': 'identity' }, body: JSON.stringify(feature) };
+      const [a, b] = await Promise.all([fetch(`${titiler}${url}`, init), fetch(`${tessera.url}${url}`, init)]);
+      return { titiler: a, tessera: b };
+    };
+    // The render links: titiler-pgstac names the item in each link's query by its Python repr
+    // (`url=<Item id=…>`), which no route reads; tessera's links name it by the path alone.
+    const reprless = (text: string): string =>
+      normalise(text)
+        .replace(/\?url=%3CItem\+id%3D[^&"]*&?/g, (m) => (m.endsWith('&') ? '?' : ''))
+        .replace(/&url=%3CItem\+id%3D[^&"]*/g, '');
+    const json = async (url: string, r: { titiler: Response; tessera: Response }): Promise<void> => {
+      assert.equal(r.tessera.status, r.titiler.status, `${url}: ${await r.tessera.clone().text()}`);
+      const d = compareJson(parseJson(await r.titiler.text()), parseJson(await r.tessera.text()), {
+        normalise: reprless,
+        absTolerance: 1e-6,
+        relTolerance: 1e-6,
+      });
+      if (d.length > 0) failures.push(`${url}: ${formatDifferences(d)}`);
+      compared++;
+    };
+    const image = async (url: string, r: { titiler: Response; tessera: Response }): Promise<void> => {
+      assert.equal(r.tessera.status, r.titiler.status, `${url}: ${r.tessera.status === 200 ? '' : await r.tessera.clone().text()}`);
+      assert.equal(r.tessera.headers.get('content-type'), r.titiler.headers.get('content-type'), url);
+      const [a, b] = await Promise.all([decodePng(Buffer.from(await r.titiler.arrayBuffer())), decodePng(Buffer.from(await r.tessera.arrayBuffer()))]);
+      assert.deepEqual([b.width, b.height, b.channels], [a.width, a.height, a.channels], `${url}: image layout`);
+      const { within, maskEqual } = compareOutside(a.values, b.values, a.channels, new Uint8Array(a.width * a.height));
+      if (within < PASS || maskEqual < 0.995) failures.push(`${url}: ${(within * 100).toFixed(3)}% within ±1, masks ${(maskEqual * 100).toFixed(3)}% equal`);
+      compared++;
+    };
+    for (const url of [
+      `${base}/statistics?assets=visual`,
+      `${base}/statistics?assets=data&max_size=256`,
+      `${base}/asset_statistics?assets=visual&assets=data`,
+      `${base}/renders`,
+      `${base}/renders/elevation`,
+      `${base}/renders/broken`,
+      `${base}/renders/nope`,
+    ])
+      await json(url, await both(url));
+    for (const url of [
+      `${base}/preview.png?assets=visual&max_size=128`,
+      `${base}/preview.png?assets=data&rescale=0,3000&colormap_name=viridis&max_size=128`,
+      `${base}/bbox/${area.join(',')}.png?assets=visual`,
+      `${base}/bbox/${area.join(',')}/96x64.png?assets=visual|bidx=3,2,1`,
+    ])
+      await image(url, await both(url));
+    await json(`POST ${base}/statistics?assets=visual`, await post(`${base}/statistics?assets=visual`));
+    await image(`POST ${base}/feature.png?assets=visual`, await post(`${base}/feature.png?assets=visual&max_size=128`));
+    assert.deepEqual(failures, []);
+    rows.push({
+      search: '(items)',
+      what: `/collections/{collection_id}/items/{item_id}: ${compared} requests (statistics GET and POST, asset_statistics, renders, preview, bbox, feature)`,
+      result: "equal (render links without titiler-pgstac's `url=<Item …>`)",
     });
   });
 

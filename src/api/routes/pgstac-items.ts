@@ -7,15 +7,15 @@
  *
  * Tiles, TileJSON, the map page and WMTS come from the route factory (a family of TiTiler generation
  * 2 named by two pieces of its path); here `assets`, `info` and `info.geojson` (rio-tiler 9's model)
- * and `point`. The item's STAC `renders` are TileJSON's `raster_layers`. Not yet: the optional verbs
- * (they read `url`). Mounted only with a catalogue (TESSERA_PGSTAC_DSN).
+ * `point`, `asset_statistics` and `renders` (the item's STAC `renders`, also TileJSON's
+ * `raster_layers`); the optional verbs (preview, bbox, feature, statistics) from api/verbs.ts.
+ * Mounted only with a catalogue (TESSERA_PGSTAC_DSN or TESSERA_CATALOG).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Services } from '../../services.js';
 import { TesseraError } from '../../errors.js';
 import { floats, PyFloat, pyFloatRepr } from '../../pyjson.js';
 import type { Searches } from '../../pgstac/searches.js';
-import { searchRenders } from '../../pgstac/renders.js';
 import { parseItem } from '../../stac/item.js';
 import { StacItemSources } from '../../stac/reader.js';
 import { stacItemReader, type StacLayerOptions } from '../../readers/stac.js';
@@ -27,6 +27,9 @@ import { getTms } from '../../tms/registry.js';
 import { crsUriOf } from '../../ogc/tilesets.js';
 import { defineFamily } from '../factory.js';
 import { ValidationError } from '../errors.js';
+import * as verb from '../verbs.js';
+import { adaptForV2, stacRenderRoutes } from '../stac-renders.js';
+import { assetStatisticsJson, assetStatisticsParams } from '../asset-statistics.js';
 
 const PREFIX = '/collections/:collection_id/items/:item_id';
 
@@ -64,11 +67,21 @@ function namedItem(named: string): [string, string] {
   return [pieces[0], pieces[1]];
 }
 
-/** The item's STAC `renders` (render extension) as TileJSON's `raster_layers`, adapted to TiTiler 2.x as titiler-pgstac does. */
-function itemRenders(doc: Record<string, unknown>): Record<string, unknown> {
+/** The item's STAC `renders` (render extension) as its document has them. */
+function rendersOf(doc: Record<string, unknown>): Record<string, unknown> | undefined {
   const properties = doc['properties'];
   const renders = typeof properties === 'object' && properties !== null ? (properties as Record<string, unknown>)['renders'] : undefined;
-  return typeof renders === 'object' && renders !== null ? searchRenders({ defaults: renders }) : {};
+  return typeof renders === 'object' && renders !== null && !Array.isArray(renders) ? (renders as Record<string, unknown>) : undefined;
+}
+
+/** The item's renders as TileJSON's `raster_layers` and WMTS layers, adapted to TiTiler 2.x as titiler-pgstac does. */
+function itemRenders(doc: Record<string, unknown>): Record<string, unknown> {
+  const renders = rendersOf(doc) ?? {};
+  return Object.fromEntries(Object.entries(renders).map(([name, render]) => [name, isRecord(render) ? adaptForV2(render) : render]));
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** Every asset when the request names none (TiTiler 2.x reads them all for info; tiles need some). */
@@ -86,6 +99,9 @@ export const itemFamily = defineFamily({
     { match: /^\/info(\.geojson)?$/, summary: "Metadata of the item's assets (rio-tiler 9's Info)", answer: 'json' },
     { match: /^\/assets$/, summary: "Names of the item's assets", answer: 'json' },
     { match: /^\/point\//, summary: "Values of the item's assets at a point", answer: 'json' },
+    { match: /^\/asset_statistics$/, summary: "Statistics of each asset's bands, asset by asset", answer: 'json' },
+    { match: /^\/renders$/, summary: "The item's renders (STAC render extension), with links to their TileJSON and WMTS", answer: 'json' },
+    { match: /^\/renders\//, summary: "One of the item's renders", answer: 'json' },
   ],
   metricsLabel: 'items',
   enabled: (settings) => settings.pgstacDsn !== undefined || settings.catalog !== undefined,
@@ -109,12 +125,16 @@ export const itemFamily = defineFamily({
         bounds: sources.projectedBounds(),
         zooms: async (tms) => sources.projectedZooms(tms),
         renders: itemRenders(doc),
+        rendersOfItem: true,
         title: 'TiTiler',
         ...(bboxText && !gridded ? { boundsText: bboxText } : {}),
       };
     },
   }),
-  verbs: [],
+  // titiler-pgstac's item factory (TiTiler 2.x's MultiBaseTilerFactory): preview, bbox, feature and
+  // statistics; no OGC Maps `/map` (add_ogc_maps is off there). `point` is the family's own (below).
+  coverageWeighted: true,
+  verbs: [verb.preview, verb.bbox, verb.feature, verb.statisticsOfPreview, verb.statisticsOfFeatures],
   routes: itemRoutes,
 });
 
@@ -162,4 +182,22 @@ async function itemRoutes(app: FastifyInstance, services: Services): Promise<voi
       });
     },
   );
+
+  const assetStatisticsQuery = routeQuery(assetStatisticsParams);
+  app.get<ItemRoute>('/asset_statistics', { config: { large: true }, schema: { querystring: assetStatisticsQuery.schema } }, async (request, reply) => {
+    const p = assetStatisticsQuery.parse(request.query);
+    return sendJson(reply, await assetStatisticsJson(services, (await of(request)).sources, p, true));
+  });
+
+  // The item's renders: its links name it by its path (titiler-pgstac writes `url=` with the
+  // item's Python repr there, which no route reads: a deliberate difference).
+  await stacRenderRoutes(app, {
+    query: routeQuery({}),
+    renders: async (request) => rendersOf((await of(request as FastifyRequest<ItemRoute>)).doc) ?? {},
+    datasetParams: () => ({}),
+    prefix: (request) => {
+      const { collection_id, item_id } = (request as FastifyRequest<ItemRoute>).params;
+      return `/collections/${encodeURIComponent(collection_id)}/items/${encodeURIComponent(item_id)}`;
+    },
+  });
 }

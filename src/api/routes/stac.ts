@@ -9,30 +9,16 @@ import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../services.js';
 import { getTms } from '../../tms/registry.js';
 import type { BBox } from '../../tms/grid.js';
-import {
-  assetNames,
-  assetStatisticsLayer,
-  datasetUrl,
-  datasetValues,
-  optionalStacLayer,
-  previewSize,
-  requireAssets,
-  requireLayerFirst,
-  routeQuery,
-  stacLayer,
-  statistics,
-  type QueryRoute,
-} from '../params/index.js';
+import { assetNames, datasetUrl, optionalStacLayer, requireAssets, requireLayerFirst, routeQuery, stacLayer, type QueryRoute } from '../params/index.js';
 import { sendJson } from '../reply.js';
 import { boundsModel, infoModelOf } from '../models.js';
 import { stacItemReader } from '../../readers/stac.js';
-import { assetStatistics } from '../../readers/stac-asset-statistics.js';
-import { statisticsMapToJson } from '../../image/statistics-json.js';
 import { defineFamily } from '../factory.js';
 import * as verb from '../verbs.js';
 import { ogcMap } from '../ogc-maps.js';
 import { choose } from '../generations.js';
-import { stacRenderRoutes } from '../stac-renders.js';
+import { stacRenderRoutes, urlRenderSource } from '../stac-renders.js';
+import { assetStatisticsJson, assetStatisticsParams } from '../asset-statistics.js';
 
 export const stacFamily = defineFamily({
   prefix: '/stac',
@@ -79,13 +65,14 @@ export const stacFamily = defineFamily({
       };
     },
   }),
+  // The collision `describedBands`: rio-tiler 9's STAC reader weighs a feature's pixels by coverage, 6's does not.
+  coverageWeighted: (settings) => choose(settings, 'describedBands', { '0.18': false, '2': true }),
   verbs: [verb.point, verb.preview, verb.bbox, verb.feature, verb.statisticsOfPreview, verb.statisticsOfFeatures, ogcMap],
   routes: stacRoutes,
   viewer: 'stac',
 });
 
 async function stacRoutes(app: FastifyInstance, services: Services): Promise<void> {
-  const limits = { maxOutputPixels: services.settings.maxOutputPixels, maxSourcePixels: services.settings.maxSourcePixels, gate: services.wholeImages };
   const urlOnly = routeQuery({ url: datasetUrl });
   app.get<QueryRoute>('/assets', { schema: { querystring: urlOnly.schema } }, async (request, reply) => {
     const reader = await services.stac(urlOnly.parse(request.query).url);
@@ -123,16 +110,12 @@ async function stacRoutes(app: FastifyInstance, services: Services): Promise<voi
     return sendJson(reply, infoFeature(bounds, infos), 'application/geo+json');
   });
 
-  const assetStatisticsQuery = routeQuery({ url: datasetUrl, layer: assetStatisticsLayer, values: datasetValues, size: previewSize, statistics });
+  const assetStatisticsQuery = routeQuery({ url: datasetUrl, ...assetStatisticsParams });
   app.get<QueryRoute>('/asset_statistics', { config: { large: true }, schema: { querystring: assetStatisticsQuery.schema } }, async (request, reply) => {
     const p = assetStatisticsQuery.parse(request.query);
-    const stac = await services.stac(p.url);
     const describe = choose(services.settings, 'describedBands', { '0.18': false, '2': true });
-    const results = await assetStatistics(stac, { ...p.layer, size: p.size, statistics: p.statistics, describe }, p.values, limits, (img, spec) =>
-      services.renderer.statistics(img, spec),
-    );
-    return sendJson(reply, Object.fromEntries(results.map(([name, stats]) => [name, statisticsMapToJson(stats)])));
+    return sendJson(reply, await assetStatisticsJson(services, await services.stac(p.url), p, describe));
   });
 
-  await stacRenderRoutes(app, services, '/stac');
+  await stacRenderRoutes(app, urlRenderSource(services));
 }
