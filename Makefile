@@ -55,12 +55,14 @@ test: build lint
 	@bash tools/stac-api/setup.sh
 	@bash tools/objstore/setup.sh
 	@bash tools/objstore/gcs.sh >/dev/null
+	@bash tools/clients/leafmap.sh 0.63.1 >/dev/null
+	@bash tools/clients/leafmap.sh 0.30.1 >/dev/null
 	@node --test --test-concurrency=1 --test-reporter=spec "dist/test/**/*.test.js"
 
 # The inner loop (under 2 minutes on 2 cores): unit and in-process route tests, two files at a time.
-# Left to `make test`: the container, nginx and cluster deployments, the pages in Chromium, the STAC API
+# Left to `make test`: the container, nginx and cluster deployments, the pages in Chromium, the 2.x clients (MapLibre, leafmap), the STAC API,
 # the pgSTAC catalogue over PostgreSQL and the catalogue without one, cogeo-mosaic's documents, the object stores (moto), the fuzzing run, the timing tests (shared-load, request-turns) and the parity suite.
-SLOW_TESTS := container|deploy-nginx|pages|mosaic-stac|mosaic-create|pgstac-routes|cluster|fuzz|shared-load|request-turns|objstore|catalog-pgstac|catalog-stacapi|catalog-routes
+SLOW_TESTS := titiler2-clients|container|deploy-nginx|pages|mosaic-stac|mosaic-create|pgstac-routes|cluster|fuzz|shared-load|request-turns|objstore|catalog-pgstac|catalog-stacapi|catalog-routes
 test-fast: build
 	@bash tools/parity/setup.sh
 	@node --test --test-concurrency=2 $$(ls dist/test/*.test.js | grep -vE '/($(SLOW_TESTS))\.test\.js$$')

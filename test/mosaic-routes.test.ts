@@ -350,6 +350,23 @@ describe('/mosaicjson tiles', () => {
     assert.deepEqual(parseNpy(ratio.body).shape, [2, 256, 256]);
     const doubled = await json<PointValues>(`/mosaicjson/point/23.878,32.063?${q(url)}&expression=B01_b1*2`);
     assert.deepEqual(doubled.values, [[`${files.url}/item.json`, [7130], ['B01_b1*2']]]);
+    // Under TESSERA_TITILER_API=2 the items' bands are named as rio-tiler 9 names them, b1 … bn (collision stacBandNames).
+    const v2 = await startTessera({ titilerApi: '2' });
+    try {
+      const res = await v2.get(`/mosaicjson/point/23.878,32.063?${q(url)}&assets=B01&assets=B09`);
+      assert.equal(res.status, 200);
+      const body = (await res.json()) as { assets: Array<{ name: string; values: number[]; band_names: string[] }> };
+      assert.deepEqual(
+        body.assets.map((a) => [a.name, a.band_names]),
+        [[`${files.url}/item.json`, ['b1', 'b2']]],
+      );
+      assert.equal(body.assets[0]!.values[0], 3565);
+      // An expression over 0.18's names still reads them so.
+      const old = (await (await v2.get(`/mosaicjson/point/23.878,32.063?${q(url)}&expression=B01_b1*2`)).json()) as { assets: Array<{ values: number[] }> };
+      assert.deepEqual(old.assets[0]!.values, [7130]);
+    } finally {
+      await v2.close();
+    }
   });
 });
 

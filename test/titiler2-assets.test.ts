@@ -157,6 +157,16 @@ for (const api of ['0.18', '2'] as const) {
       assert.equal(body['B01|expression=b1*2']!['b1']!.max, plain['B01']!['b1']!.max * 2);
       const bands = (await (await server.get(`/stac/asset_statistics?url=${item}&assets=${q('tci|bands=green')}&max_size=64`)).json()) as object;
       assert.deepEqual(Object.keys(bands), ["tci|bands=['green']"]);
+      // The same asset given with different options is read once for each (the same value twice, once).
+      const twice = await server.get(`/stac/asset_statistics?url=${item}&assets=B01&assets=${q('B01|expression=b1*2')}&assets=B01&max_size=64`);
+      const both = (await twice.json()) as Record<string, Record<string, { max: number; description?: string }>>;
+      assert.deepEqual(Object.keys(both), ['B01', 'B01|expression=b1*2']);
+      assert.equal(both['B01|expression=b1*2']!['b1']!.max, both['B01']!['b1']!.max * 2);
+      // Described as rio-tiler 9 describes them under 2 (the collision describedBands), not at all under 0.18.
+      assert.deepEqual(
+        [both['B01']!['b1']!.description, both['B01|expression=b1*2']!['b1']!.description],
+        api === '2' ? ['b1', 'b1*2'] : [undefined, undefined],
+      );
     });
 
     it('refuses malformed options with a detail', async () => {

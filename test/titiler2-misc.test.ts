@@ -180,13 +180,95 @@ describe('TiTiler 2.x colormaps and mosaic lookups, under both settings', () => 
         assert.equal(res.headers.get('content-type'), 'image/tiff; application=geotiff');
         assert.deepEqual([...Buffer.from(await res.arrayBuffer()).subarray(0, 2)], [0x49, 0x49], 'a little-endian TIFF');
       }
+      // …and as the `format` query value of paths without an extension.
+      for (const path of [`/cog/tiles/WebMercatorQuad/7/44/25?url=${cog}&format=tiff`, `/cog/preview?url=${cog}&max_size=32&format=tiff`]) {
+        const res = await server.get(path);
+        assert.equal(res.status, 200, path);
+        assert.equal(res.headers.get('content-type'), 'image/tiff; application=geotiff');
+        assert.deepEqual([...Buffer.from(await res.arrayBuffer()).subarray(0, 2)], [0x49, 0x49], 'a little-endian TIFF');
+      }
+      // `tile_format=tiff`: the tile URLs of TileJSON and WMTS end in `.tiff`, as named (and they answer).
+      const tilejson = (await (await server.get(`/cog/WebMercatorQuad/tilejson.json?url=${cog}&tile_format=tiff`)).json()) as { tiles: string[] };
+      assert.match(tilejson.tiles[0]!, /\/\{z\}\/\{x\}\/\{y\}(@1x)?\.tiff\?url=/);
+      assert.doesNotMatch(tilejson.tiles[0]!, /tile_format/);
+      const tile = await server.get(new URL(tilejson.tiles[0]!.replace('{z}/{x}/{y}', '7/44/25')).pathname + new URL(tilejson.tiles[0]!).search);
+      assert.equal(tile.headers.get('content-type'), 'image/tiff; application=geotiff');
+      const wmts = await (await server.get(`/cog/WMTSCapabilities.xml?url=${cog}&tile_format=tiff`)).text();
+      assert.match(wmts, /<Format>image\/tiff; application=geotiff<\/Format>/);
+      assert.match(wmts, /\{TileRow\}(@1x)?\.tiff\?/);
       // Other names are refused as before, the message listing 0.18's formats.
-      const bad = await server.get(`/cog/tiles/WebMercatorQuad/7/44/25.gif?url=${cog}`);
-      assert.equal(bad.status, 422);
-      assert.doesNotMatch(await bad.text(), /tiff/);
+      for (const path of [
+        `/cog/tiles/WebMercatorQuad/7/44/25.gif?url=${cog}`,
+        `/cog/tiles/WebMercatorQuad/7/44/25?url=${cog}&format=gif`,
+        `/cog/WebMercatorQuad/tilejson.json?url=${cog}&tile_format=gif`,
+      ]) {
+        const bad = await server.get(path);
+        assert.equal(bad.status, 422, path);
+        const body = await bad.text();
+        assert.match(body, /Input should be 'png', 'npy', 'tif', 'jpeg', 'jpg', 'jp2', 'webp' or 'pngraw'/, path);
+      }
     }
     const map = await v2.get(`/cog/map?url=${cog}&f=tiff&width=32&height=32`);
     assert.equal(map.headers.get('content-type'), 'image/tiff; application=geotiff');
+  });
+
+  it("takes a STAC item's bounds and zooms from its projection extension under 2 only (collision stacProjection)", async () => {
+    const asset = (file: string) => ({
+      href: `${files.url}/${file}`,
+      type: 'image/tiff; application=geotiff',
+      'proj:epsg': 32634,
+      'proj:shape': [183, 183],
+      'proj:transform': [600, 0, 699960, 0, -600, 3600000],
+    });
+    // A bbox wider than the assets' grids: which of the two a document shows is plain.
+    const bbox = [22, 30, 25, 33];
+    const item = (extensions: string[]) =>
+      JSON.stringify({
+        type: 'Feature',
+        stac_version: '1.0.0',
+        stac_extensions: extensions,
+        id: 'proj',
+        geometry: {
+          type: 'Polygon',
+          coordinates: [
+            [
+              [22, 30],
+              [25, 30],
+              [25, 33],
+              [22, 33],
+              [22, 30],
+            ],
+          ],
+        },
+        bbox,
+        properties: { datetime: '2020-03-18T00:00:00Z' },
+        links: [],
+        assets: { B01: asset('B01.tif'), B09: asset('B09.tif') },
+      });
+    files.put('/items/proj.json', item(['https://stac-extensions.github.io/projection/v1.1.0/schema.json']));
+    files.put('/items/no-proj.json', item([]));
+    const tilejson = async (server: RunningTessera, name: string) =>
+      (await (await server.get(`/stac/WebMercatorQuad/tilejson.json?url=${encodeURIComponent(`${files.url}/items/${name}.json`)}&assets=B01`)).json()) as {
+        bounds: number[];
+        minzoom: number;
+        maxzoom: number;
+      };
+    // The asset's own file, read by the COG reader: the bounds and zooms of its grid.
+    const cog = (await (await v2.get(`/cog/WebMercatorQuad/tilejson.json?url=${encodeURIComponent(`${files.url}/B01.tif`)}`)).json()) as {
+      bounds: number[];
+      minzoom: number;
+      maxzoom: number;
+    };
+    const projected = await tilejson(v2, 'proj');
+    assert.deepEqual([projected.minzoom, projected.maxzoom], [cog.minzoom, cog.maxzoom]);
+    for (const [i, v] of projected.bounds.entries()) assert.ok(Math.abs(v - cog.bounds[i]!) < 1e-9, `${projected.bounds} are the grid's ${cog.bounds}`);
+    for (const [server, name] of [
+      [v018, 'proj'],
+      [v2, 'no-proj'],
+    ] as const) {
+      const plain = await tilejson(server, name);
+      assert.deepEqual([plain.bounds, plain.minzoom, plain.maxzoom], [bbox, 0, 24], `${name}: the item's bbox and every zoom`);
+    }
   });
 
   it('writes points and statistics in the model of each generation (collision describedBands)', async () => {

@@ -48,7 +48,7 @@ import { tileJsonModel } from './models.js';
 import { mapPageResponder, viewerRoute, type ViewerKind } from './pages/respond.js';
 import type { ApiTag, RouteDoc } from './openapi.js';
 import { wmtsCapabilities } from '../ogc/wmts.js';
-import { MEDIA_TYPES } from '../image/formats.js';
+import { MEDIA_TYPES, formatOf } from '../image/formats.js';
 import { float, pyFloatRepr } from '../pyjson.js';
 import { TesseraError, badRequest } from '../errors.js';
 import type { ReadLimits, Reader, Zooms } from '../readers/reader.js';
@@ -481,7 +481,7 @@ function documentRoutes<L, M extends keyof Reader>(
       layerName: wmtsOptions.layerName,
       requestUrl: requestUrl(request),
       tileTemplate: template,
-      mediaType: MEDIA_TYPES[format],
+      mediaType: MEDIA_TYPES[formatOf(format)],
       tms,
       supportedCrs: 'epsg' in p && p.epsg === true ? epsgName(tms) : tms.def.crs,
       bounds: summary.bounds,

@@ -99,11 +99,21 @@ export const COLLISIONS = {
     },
   },
   stacBandNames: {
-    where: "the band names of a `/stac` read of plain `assets=` without an expression (a point's `band_names`, the keys of `/statistics`)",
-    paths: /^\/stac\/(point\/\{lon\},\{lat\}|statistics)$/,
+    where:
+      "the band names of a `/stac` read (or of a mosaic of STAC items) of plain `assets=` without an expression (a point's `band_names`, the keys of `/statistics`)",
+    paths: /^\/stac\/(point\/\{lon\},\{lat\}|statistics)$|^\/mosaicjson\/point\/\{lon\},\{lat\}$/,
     answers: {
       '0.18': 'bands named `{asset}_b{i}` (`B01_b1` …), or after their assets with `asset_as_band`',
       '2': "bands named `b1 … bn`, numbered across the assets in their order, as rio-tiler 9 names them; an expression over `{asset}_b{i}` still reads them as 0.18's (requests with per-asset options, `:all:` or a positional expression are 2.x's under both settings)",
+    },
+  },
+  stacProjection: {
+    where: "a STAC item's bounds and zooms (`/stac` TileJSON, tilesets, WMTS documents, map pages)",
+    // The route both generations have (the tilesets and map.html are 2.x's forms; the WMTS document collides already).
+    paths: /^\/stac\/\{tileMatrixSetId\}\/tilejson\.json$/,
+    answers: {
+      '0.18': "rio-tiler 6's: the item's `bbox` and every zoom of the grid (the projection extension is not read)",
+      '2': "rio-tiler 9's: where the projection extension gives the assets' grids (`proj:shape`, `proj:transform`, in `proj:code` or `proj:epsg`, one CRS for all) or the item's, the bounds of their union in longitude/latitude and the zooms a COG of that grid has; else the item's `bbox` and every zoom",
     },
   },
   colorMaps: {
@@ -141,12 +151,12 @@ export const COLLISIONS = {
     },
   },
   describedBands: {
-    where: "`/cog` and `/stac` `/point/{lon},{lat}` and `/statistics` (GET and POST) bodies, and a mosaic's POST `/statistics`",
-    paths: /^\/(cog|stac)\/(point\/\{lon\},\{lat\}|statistics)$|^\/mosaicjson\/statistics$/,
+    where: "`/cog` and `/stac` `/point/{lon},{lat}` and `/statistics` (GET and POST) bodies, `/stac/asset_statistics`, and a mosaic's POST `/statistics`",
+    paths: /^\/(cog|stac)\/(point\/\{lon\},\{lat\}|statistics)$|^\/stac\/asset_statistics$|^\/mosaicjson\/statistics$/,
     answers: {
       '0.18':
         "0.18.10's models: a point's `values` as read (masked ones too) and `band_names`; each statistics band without a `description`, its `valid_percent` the share of the image's pixels that are valid",
-      '2': "2.4.0's models: a point's masked `values` null and its `band_descriptions`; each statistics band's `description`, and `valid_percent` the share of the pixels a feature touches (its coverage); a band is described by its description in the file, else `b{i}` (`{asset}_…` on /stac), an expression's output by its block with each band replaced by its description, an algorithm's by its output band",
+      '2': "2.4.0's models: a point's masked `values` null and its `band_descriptions`; each statistics band's `description`, and `valid_percent` the share of the pixels a feature touches (its coverage); a band is described by its description in the file, else `b{i}` (`{asset}_…` on /stac), an expression's output by its block with each band replaced by its description, an algorithm's by its output band (`cast`, `ceil` and `floor` pass their input's on); after an expression or an algorithm the statistics are keyed `b1 … bn`",
     },
   },
   outputSize: {

@@ -25,7 +25,7 @@ import type { BBox, TileMatrixSet } from '../tms/grid.js';
 import type { Zooms } from '../readers/reader.js';
 import { tileMatrixLimits } from '../ogc/tilesets.js';
 import { wmtsGridsCapabilities, type WmtsGridLayer } from '../ogc/wmts-grids.js';
-import { MEDIA_TYPES, type ImageFormat } from '../image/formats.js';
+import { MEDIA_TYPES, formatOf, type FormatName } from '../image/formats.js';
 import { MAX_RENDERS, tileRouteTakes, urlencodeDoseq } from './stac-renders.js';
 import { badRequest, TesseraError } from '../errors.js';
 import { pyFloatRepr } from '../pyjson.js';
@@ -96,7 +96,7 @@ async function renderLayers(
   prefix: string,
   url: string | undefined,
   summary: DatasetSummary,
-  format: ImageFormat,
+  format: FormatName,
 ): Promise<WmtsGridLayer[]> {
   const renders = Object.entries(summary.renders ?? {});
   if (renders.length > MAX_RENDERS) throw badRequest(`The dataset has ${renders.length} renders: a WMTS document lists at most ${MAX_RENDERS}`);
@@ -182,7 +182,7 @@ export function allGridsWmts(
     const xml = wmtsGridsCapabilities({
       title,
       requestUrl: requestUrl(request),
-      mediaType: MEDIA_TYPES[format],
+      mediaType: MEDIA_TYPES[formatOf(format)],
       bounds: summary.bounds,
       ...(summary.boundsText ? { boundsText: summary.boundsText } : {}),
       layers,

@@ -31,6 +31,7 @@ import { imageFamilies, type ReaderWith, type Verb, type VerbContext } from './f
 import type { ImageFormat } from '../image/formats.js';
 import type { RenderSpec, StatisticsSpec } from '../image/post-process.js';
 import { statisticsMapToJson } from '../image/statistics-json.js';
+import { passesDescriptionsOn, type AlgorithmRef } from '../image/algorithms/index.js';
 import { floats } from '../pyjson.js';
 import { badRequest } from '../errors.js';
 import type { Reader, ReaderImage } from '../readers/reader.js';
@@ -198,15 +199,18 @@ function keepsAspect<L, R extends Reader>(ctx: VerbContext<L, R>): boolean {
 }
 
 /**
- * Statistics in rio-tiler 9's model (TiTiler 2.x): each band's `description` (the reader's, or the
- * algorithm's output band name), and with a feature's coverage, `valid_percent` the share of the
+ * Statistics in rio-tiler 9's model (TiTiler 2.x): bands keyed `b1 … bn` after an expression or an
+ * algorithm, each band's `description` (the reader's, or the algorithm's output band name, but for
+ * the ops that pass the input's on), and with a feature's coverage, `valid_percent` the share of the
  * pixels the feature touches (`count_nonzero(coverage)`) that are valid, at most 100.
  */
-function describeStatistics(stats: Map<string, BandStatistics>, result: ReaderImage, algorithm: boolean): Map<string, BandStatistics> {
+function describeStatistics(stats: Map<string, BandStatistics>, result: ReaderImage, algorithm: AlgorithmRef | undefined): Map<string, BandStatistics> {
   const names = [...stats.keys()];
-  const described = !algorithm && result.bandDescriptions?.length === names.length ? result.bandDescriptions : names;
-  // An expression's outputs are b1 … bn in rio-tiler 9 (an algorithm's keep the names it gives them).
-  const keys = !algorithm && result.numberedOutputs ? names.map((_, i) => `b${i + 1}`) : names;
+  // Most algorithms name and describe their own outputs; TiTiler's ops (cast, ceil, floor) pass the input's on.
+  const inputBands = algorithm === undefined || passesDescriptionsOn(algorithm);
+  const described = inputBands && result.bandDescriptions?.length === names.length ? result.bandDescriptions : names;
+  // An expression's or an algorithm's outputs are b1 … bn in rio-tiler 9 (an algorithm's own names describe them).
+  const keys = algorithm !== undefined || result.numberedOutputs ? names.map((_, i) => `b${i + 1}`) : names;
   let covered = 0;
   if (result.coverage) for (const c of result.coverage) if (c !== 0) covered++;
   const out = new Map<string, BandStatistics>();
@@ -252,7 +256,7 @@ export const statisticsOfPreview: Verb<ReaderWith<'preview'>> = {
         deferExpression: true,
       });
       const stats = await ctx.services.renderer.statistics(result.image, statisticsSpec(p.algorithm, p.statistics, result));
-      return sendJson(reply, statisticsMapToJson(gen === '2' ? describeStatistics(stats, result, p.algorithm !== undefined) : stats));
+      return sendJson(reply, statisticsMapToJson(gen === '2' ? describeStatistics(stats, result, p.algorithm) : stats));
     });
   },
 };
@@ -287,7 +291,7 @@ function featureStatistics(usedAssets: boolean): Verb<ReaderWith<'statisticsOfFe
           FEATURE_CONCURRENCY,
           async (result) => {
             const computed = await ctx.services.renderer.statistics(result.image, statisticsSpec(p.algorithm, p.statistics, result));
-            const s = gen === '2' ? describeStatistics(computed, result, p.algorithm !== undefined) : computed;
+            const s = gen === '2' ? describeStatistics(computed, result, p.algorithm) : computed;
             assetsOf.set(s, result.image.assets ?? []);
             return s;
           },

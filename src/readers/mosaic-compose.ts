@@ -91,6 +91,8 @@ export interface MosaicTile {
   later?: Promise<MosaicTile>;
   /** The first asset's band descriptions (rio-tiler's mosaic takes the first image's). */
   bandDescriptions?: string[];
+  /** The first asset's bands are the layer expression's outputs (ReaderImage.numberedOutputs). */
+  numberedOutputs?: boolean;
 }
 
 /** Values at a point of one asset that covers it. */
@@ -123,6 +125,7 @@ interface AssetImage {
   image: ImageData;
   placed?: { at: LayerPlacement; frame: { width: number; height: number; bounds: BBox } };
   bandDescriptions?: string[] | undefined;
+  numberedOutputs?: boolean | undefined;
 }
 
 /** Composes the tiles and points of one mosaic request; built once per request from its parameters. */
@@ -163,10 +166,10 @@ export class MosaicCompositor<A> {
         if (isOutside(err, 'TileOutsideBounds')) return undefined;
         throw err;
       }
-      const { image, placement, bandDescriptions } = result;
-      if (!placement) return { image, bandDescriptions };
+      const { image, placement, bandDescriptions, numberedOutputs } = result;
+      if (!placement) return { image, bandDescriptions, numberedOutputs };
       const at = { col: placement.col, row: placement.row, width: image.width, height: image.height, stride: size, length: size * size };
-      return { image, placed: { at, frame }, bandDescriptions };
+      return { image, placed: { at, frame }, bandDescriptions, numberedOutputs };
     };
 
     const overview = opener ? index.overviewAt?.(tms, z, opts.pixelSelection) : undefined;
@@ -215,8 +218,8 @@ export class MosaicCompositor<A> {
     const read = async (k: number): Promise<AssetImage> => {
       const reader = await this.sources.open(assets[k]!);
       if (!reader.part) throw new TesseraError('Internal', `the reader of mosaic asset '${index.assetName(assets[k]!)}' reads no parts`);
-      const { image, bandDescriptions } = await reader.part(bbox, part, { ...values, limits });
-      return { image, bandDescriptions };
+      const { image, bandDescriptions, numberedOutputs } = await reader.part(bbox, part, { ...values, limits });
+      return { image, bandDescriptions, numberedOutputs };
     };
     return composite(
       assets.map((a) => index.assetName(a)),
@@ -311,6 +314,7 @@ function composite(
   let next = 0;
   let first: ImageData | undefined;
   let firstDescriptions: string[] | undefined;
+  let firstNumbered: boolean | undefined;
   const used: string[] = [];
   const start = (): void => {
     while (started < assets.length && started < next + window) {
@@ -334,6 +338,7 @@ function composite(
     if (!first) {
       first = placed ? { ...img, ...placed.frame } : img;
       firstDescriptions = settled.value.bandDescriptions;
+      firstNumbered = settled.value.numberedOutputs;
     }
     if (placed) to.feed(sameBands(first, img, assets[i]!), placed.at);
     else to.feed(fitTo(first, img, assets[i]!));
@@ -355,7 +360,7 @@ function composite(
       assets: assetsUsed,
     };
     const bandDescriptions = firstDescriptions?.slice(0, result.bands.length);
-    return { image, assetsUsed, ...(bandDescriptions ? { bandDescriptions } : {}) };
+    return { image, assetsUsed, ...(bandDescriptions ? { bandDescriptions } : {}), ...(firstNumbered ? { numberedOutputs: true } : {}) };
   };
   /** The rest of the composition, in asset order, until done; with `expired`, stops (undefined) once it resolves and the tile has something. */
   const carryOn = async (expired?: Promise<'late'>): Promise<'late' | undefined> => {

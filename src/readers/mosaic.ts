@@ -130,6 +130,7 @@ export class MosaicReader<A> implements Reader {
       image: tile.image,
       ...(Object.keys(headers).length > 0 ? { headers } : {}),
       ...(tile.bandDescriptions ? { bandDescriptions: tile.bandDescriptions } : {}),
+      ...(tile.numberedOutputs ? { numberedOutputs: true } : {}),
     };
   }
 

@@ -20,16 +20,24 @@ import { bandIndexes } from './stac.js';
 import { readDescriptions } from './layer.js';
 import { checkOutputValues, checkSourcePixels } from '../source/limits.js';
 
+/** One answer asked: an asset, and its 2.x options where it was given some. */
+export interface AssetStatisticsEntry {
+  name: string;
+  /** The key of an asset given with 2.x options (`name|indexes=[1]`); the asset's name otherwise. */
+  label?: string;
+  indexes?: readonly number[];
+  expression?: Expression;
+  /** Band names (STAC `bands`/`eo:bands`). */
+  bands?: readonly string[];
+}
+
 export interface AssetStatisticsRequest {
-  /** The assets to summarise (deduplicated), or every asset of the item. */
-  assets: string[] | undefined;
+  /** The answers to make, in order (one per key), or one for every asset of the item. */
+  entries: readonly AssetStatisticsEntry[] | undefined;
   bidx: number[] | undefined;
+  /** 0.18's `asset_bidx` and `asset_expression`, by asset. */
   assetBidx: ReadonlyMap<string, number[]>;
   expressions: ReadonlyMap<string, Expression>;
-  /** Band names (STAC `bands`/`eo:bands`) per asset (2.x). */
-  assetBands: ReadonlyMap<string, readonly string[]>;
-  /** The key of each asset given with 2.x options; the asset's name otherwise. */
-  labels: ReadonlyMap<string, string>;
   size: { maxSize?: number; height?: number; width?: number };
   statistics: StatisticsOptions;
   /** rio-tiler 9's model (TiTiler 2.x): each band's statistics carry its `description`. */
@@ -42,7 +50,7 @@ interface AssetJob {
   numbered: boolean;
   raster: RasterReads;
   expression: Expression | undefined;
-  indexes: number[] | undefined;
+  indexes: readonly number[] | undefined;
   plan: ReadPlan;
   bands: number;
 }
@@ -55,24 +63,26 @@ export async function assetStatistics(
   limits: ReadLimits,
   summarise: (img: ImageData, spec: StatisticsSpec) => Promise<Map<string, BandStatistics>>,
 ): Promise<Array<[string, Map<string, BandStatistics>]>> {
+  const entries: readonly AssetStatisticsEntry[] = request.entries ?? stac.assetNames.map((name) => ({ name }));
+  const assets = stac.assets(entries.map((e) => e.name));
   const jobs = await Promise.all(
-    stac.assets(request.assets).map(async (asset): Promise<AssetJob> => {
+    entries.map(async (entry, k): Promise<AssetJob> => {
+      const asset = assets[k]!;
       const raster = new RasterReads(stac.source(asset));
       const meta = await raster.meta();
-      const expression = request.expressions.get(asset.name);
-      const bands = request.assetBands.get(asset.name);
+      const expression = entry.expression ?? (entry.label === undefined ? request.expressions.get(asset.name) : undefined);
       const indexes = expression
         ? expressionBands(expression, `asset '${asset.name}'`)
-        : bands
-          ? bandIndexes(asset, bands)
-          : (request.assetBidx.get(asset.name) ?? request.bidx);
+        : entry.bands
+          ? bandIndexes(asset, entry.bands)
+          : (entry.indexes ?? (entry.label === undefined ? request.assetBidx.get(asset.name) : undefined) ?? request.bidx);
       for (const i of indexes ?? []) {
         if (i < 1 || i > meta.count) throw invalidBandIndex(i, meta.count, `asset '${asset.name}'`);
       }
       const plan = await raster.planPreview(request.size);
       return {
-        name: request.labels.get(asset.name) ?? asset.name,
-        numbered: request.labels.has(asset.name),
+        name: entry.label ?? asset.name,
+        numbered: entry.label !== undefined,
         raster,
         expression,
         indexes,

@@ -95,6 +95,22 @@ const NUMPY_DTYPES: Record<string, string> = {
   CFloat64: 'complex128',
 };
 
+/**
+ * rio-tiler's `_minzoom`/`_maxzoom` of a grid already in the TMS's CRS: the maxzoom matches its
+ * resolution, the minzoom that of its smallest theoretical overview (halved until a side is at
+ * most one tile).
+ */
+export function zoomsOfGrid(tms: TileMatrixSet, geoTransform: readonly number[], width: number, height: number): { minzoom: number; maxzoom: number } {
+  const resolution = Math.max(Math.abs(geoTransform[1]!), Math.abs(geoTransform[5]!));
+  let level = 0;
+  let factor = 1;
+  while (Math.min(Math.floor(width / factor), Math.floor(height / factor)) > tms.tileWidth) {
+    factor *= 2;
+    level++;
+  }
+  return { minzoom: tms.zoomForResolution(resolution * 2 ** level), maxzoom: tms.zoomForResolution(resolution) };
+}
+
 export function numpyDtype(gdalType: string): string {
   return NUMPY_DTYPES[gdalType] ?? gdalType.toLowerCase();
 }
@@ -392,18 +408,7 @@ export class RasterSource {
         w = out.rasterSize.x;
         h = out.rasterSize.y;
       }
-      const resolution = Math.max(Math.abs(affine[1]!), Math.abs(affine[5]!));
-      const tilesize = tms.tileWidth;
-      let level = 0;
-      let factor = 1;
-      while (Math.min(Math.floor(w / factor), Math.floor(h / factor)) > tilesize) {
-        factor *= 2;
-        level++;
-      }
-      zooms = {
-        minzoom: tms.zoomForResolution(resolution * 2 ** level),
-        maxzoom: tms.zoomForResolution(resolution),
-      };
+      zooms = zoomsOfGrid(tms, affine, w, h);
     } catch (err) {
       if (err instanceof Error && err.name === 'TesseraError') throw err;
       zooms = { minzoom: tms.minzoom, maxzoom: tms.maxzoom };

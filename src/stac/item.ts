@@ -40,8 +40,24 @@ export interface StacItem {
    * item's), else the item's when it has a transform and shape too. TiTiler 2.x draws `/map` in it.
    */
   crs?: string;
+  /** The grid of the item rio-tiler 9 makes from the projection extension, in `crs` (see `projection`). */
+  grid?: StacGrid;
   /** The item's `renders` (the STAC render extension: named sets of tile parameters), as its document has them. */
   renders?: Record<string, unknown>;
+}
+
+/**
+ * rio-tiler 9's grid of an item (`_extract_proj_info`): the union of its assets' grids (`proj:shape`,
+ * `proj:transform`) cut at the finest asset's resolution, else the item's own grid. Its bounds and
+ * zooms are TiTiler 2.x's for the item (the collision `stacProjection`).
+ */
+export interface StacGrid {
+  /** Native bounds (west, south, east, north) in the item's CRS. */
+  bounds: BBox;
+  width: number;
+  height: number;
+  /** GDAL's geotransform of the grid. */
+  geoTransform: [number, number, number, number, number, number];
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {
@@ -109,10 +125,17 @@ export function parseItem(doc: unknown, url: string): StacItem {
   if (assets.length === 0) {
     throw badRequest("No valid asset found. Asset's media types not supported");
   }
-  const crs = projectionCrs(doc, assets);
+  const projection = projectionOf(doc, assets);
   const properties = isRecord(doc['properties']) ? doc['properties'] : {};
   const renders = isRecord(properties['renders']) ? properties['renders'] : undefined;
-  return { id: typeof doc['id'] === 'string' ? doc['id'] : '', url, bbox, assets, ...(crs ? { crs } : {}), ...(renders ? { renders } : {}) };
+  return {
+    id: typeof doc['id'] === 'string' ? doc['id'] : '',
+    url,
+    bbox,
+    assets,
+    ...(projection ? { crs: projection.crs, ...(projection.grid ? { grid: projection.grid } : {}) } : {}),
+    ...(renders ? { renders } : {}),
+  };
 }
 
 /** pystac's `crs_string` of an object carrying projection fields: `proj:code` (or `EPSG:{proj:epsg}`), else `proj:wkt2`, else `proj:projjson`. */
@@ -133,8 +156,38 @@ function hasGrid(fields: Record<string, unknown>): boolean {
   return full(fields['proj:transform']) && full(fields['proj:shape']);
 }
 
-/** rio-tiler 9's CRS of an item (`_extract_proj_info`), or undefined (it then reads in WGS84). */
-function projectionCrs(doc: Record<string, unknown>, assets: readonly StacAsset[]): string | undefined {
+type Affine = [number, number, number, number, number, number];
+
+/** `proj:shape` (rows, columns) and the affine `proj:transform` (a, b, c, d, e, f), where both are usable numbers. */
+function gridFields(fields: Record<string, unknown>): { height: number; width: number; affine: Affine } | undefined {
+  const shape = fields['proj:shape'];
+  const transform = fields['proj:transform'];
+  if (!Array.isArray(shape) || shape.length !== 2 || !shape.every((v) => Number.isSafeInteger(v) && (v as number) > 0)) return undefined;
+  if (!Array.isArray(transform) || transform.length < 6 || !transform.slice(0, 6).every((v) => typeof v === 'number' && Number.isFinite(v))) return undefined;
+  return { height: shape[0] as number, width: shape[1] as number, affine: transform.slice(0, 6) as Affine };
+}
+
+/** rasterio's `array_bounds`: the (west, south, east, north) of a grid. */
+function arrayBounds(height: number, width: number, [a, b, c, d, e, f]: Affine): BBox {
+  if (b === 0 && d === 0) return [c, f + e * height, c + a * width, f];
+  const xs = [c, b * height + c, a * width + b * height + c, a * width + c];
+  const ys = [f, e * height + f, d * width + e * height + f, d * width + f];
+  return [Math.min(...xs), Math.min(...ys), Math.max(...xs), Math.max(...ys)];
+}
+
+/** GDAL's geotransform of rasterio's `from_bounds(west, south, east, north, width, height)`. */
+function fromBounds([west, south, east, north]: BBox, width: number, height: number): StacGrid['geoTransform'] {
+  return [west, (east - west) / width, 0, north, 0, (south - north) / height];
+}
+
+/**
+ * rio-tiler 9's `_extract_proj_info`: the item's CRS and grid, or undefined (it then reads in WGS84).
+ * The CRS its readable assets with a transform and shape share (with the item's), their grids'
+ * union at the finest one's resolution; else the item's CRS, with its own transform and shape.
+ * A CRS without a grid rio-tiler would fail on (a shape or transform that is not numbers) is kept
+ * without one: tessera then answers as without the extension.
+ */
+function projectionOf(doc: Record<string, unknown>, assets: readonly StacAsset[]): { crs: string; grid?: StacGrid } | undefined {
   const extensions = Array.isArray(doc['stac_extensions']) ? doc['stac_extensions'] : [];
   if (!extensions.some((e) => typeof e === 'string' && e.startsWith('https://stac-extensions.github.io/projection/'))) return undefined;
   const properties = isRecord(doc['properties']) ? doc['properties'] : {};
@@ -144,9 +197,40 @@ function projectionCrs(doc: Record<string, unknown>, assets: readonly StacAsset[
     const crss = new Set(gridded.map((a) => crsString(a.fields) ?? itemCrs));
     if (itemCrs) crss.add(itemCrs);
     // One CRS for every asset: the item's. Several would be too costly to read together, so rio-tiler looks no further at the assets.
-    if (crss.size === 1) return [...crss][0];
+    const crs = crss.size === 1 ? [...crss][0] : undefined;
+    if (crss.size === 1 && crs === undefined) return undefined;
+    if (crs !== undefined) {
+      const grids = gridded.map((a) => gridFields(a.fields));
+      if (grids.some((g) => g === undefined)) return { crs };
+      const parts = grids as Array<NonNullable<(typeof grids)[number]>>;
+      const boxes = parts.map((g) => arrayBounds(g.height, g.width, g.affine));
+      const bounds: BBox = [
+        Math.min(...boxes.map((b) => b[0])),
+        Math.min(...boxes.map((b) => b[1])),
+        Math.max(...boxes.map((b) => b[2])),
+        Math.max(...boxes.map((b) => b[3])),
+      ];
+      // The finest asset (smallest pixel width, then height) sets the resolution of the item's grid.
+      const finest = parts.reduce((best, g) =>
+        Math.abs(g.affine[0]) < Math.abs(best.affine[0]) ||
+        (Math.abs(g.affine[0]) === Math.abs(best.affine[0]) && Math.abs(g.affine[4]) < Math.abs(best.affine[4]))
+          ? g
+          : best,
+      );
+      const height = Math.abs(Math.floor((bounds[3] - bounds[1]) / finest.affine[4]));
+      const width = Math.abs(Math.floor((bounds[2] - bounds[0]) / finest.affine[0]));
+      if (!(width > 0 && height > 0 && Number.isSafeInteger(width) && Number.isSafeInteger(height))) return { crs };
+      return { crs, grid: { bounds, width, height, geoTransform: fromBounds(bounds, width, height) } };
+    }
   }
-  return hasGrid(properties) && itemCrs ? itemCrs : undefined;
+  if (!(hasGrid(properties) && itemCrs)) return undefined;
+  const own = gridFields(properties);
+  if (!own) return { crs: itemCrs };
+  const [a, b, c, d, e, f] = own.affine;
+  return {
+    crs: itemCrs,
+    grid: { bounds: arrayBounds(own.height, own.width, own.affine), width: own.width, height: own.height, geoTransform: [c, a, b, f, d, e] },
+  };
 }
 
 /**

@@ -9,6 +9,12 @@ import type { UrlPolicy } from '../upstream/url-policy.js';
 import type { SourceContext, RasterSource, RasterInfo } from '../source/dataset.js';
 import type { BBox, TileMatrixSet } from '../tms/grid.js';
 import { checkAssetCount } from '../errors.js';
+import { gdal } from '../gdal/gdal.js';
+import { sameCrs, srsFrom, transformBounds, WGS84 } from '../gdal/crs.js';
+import { zoomsOfGrid } from '../source/dataset.js';
+
+/** What rio-tiler answers where a CRS gives no usable bounds. */
+const WHOLE_WORLD: BBox = [-180, -90, 180, 90];
 
 export class StacItemSources {
   private constructor(
@@ -41,6 +47,55 @@ export class StacItemSources {
   /** STAC items span every zoom of the TMS (rio-tiler 6). */
   zooms(tms: TileMatrixSet): { minzoom: number; maxzoom: number } {
     return { minzoom: tms.minzoom, maxzoom: tms.maxzoom };
+  }
+
+  /**
+   * rio-tiler 9's bounds of the item (TiTiler 2.x, the collision `stacProjection`): those of its
+   * projection extension's grid (stac/item.ts) in longitude/latitude (a 21-point densified
+   * transform), else its bbox.
+   */
+  projectedBounds(): BBox {
+    const { grid, crs } = this.item;
+    if (!grid || !crs) return this.bounds;
+    try {
+      const src = srsFrom(crs);
+      if (sameCrs(src, srsFrom(WGS84))) {
+        const [w, s, e, n] = grid.bounds;
+        return [w, Math.min(s, n), e, Math.max(s, n)];
+      }
+      const out = transformBounds(src, srsFrom(WGS84), grid.bounds, 21);
+      return out.every(Number.isFinite) ? out : WHOLE_WORLD;
+    } catch {
+      return WHOLE_WORLD;
+    }
+  }
+
+  /**
+   * rio-tiler 9's zooms of the item in a TMS (TiTiler 2.x, the collision `stacProjection`): a COG's
+   * of its projection grid (rasterio's `calculate_default_transform` into the TMS's CRS), else every
+   * zoom of the TMS, as where rio-tiler cannot tell.
+   */
+  async projectedZooms(tms: TileMatrixSet): Promise<{ minzoom: number; maxzoom: number }> {
+    const { grid, crs } = this.item;
+    if (!grid || !crs) return this.zooms(tms);
+    try {
+      const src = srsFrom(crs);
+      const dst = srsFrom(tms.srs);
+      if (sameCrs(src, dst)) return zoomsOfGrid(tms, grid.geoTransform, grid.width, grid.height);
+      // GDAL's suggested warp output of the grid, through a dataset without bands (nothing is allocated).
+      const ds = gdal.drivers.get('MEM').create('', grid.width, grid.height, 0);
+      try {
+        const [west, south, east, north] = grid.bounds;
+        ds.geoTransform = [west, (east - west) / grid.width, 0, north, 0, (south - north) / grid.height];
+        ds.srs = src;
+        const out = await gdal.suggestedWarpOutputAsync({ src: ds, s_srs: src, t_srs: dst });
+        return zoomsOfGrid(tms, out.geoTransform, out.rasterSize.x, out.rasterSize.y);
+      } finally {
+        ds.close();
+      }
+    } catch {
+      return this.zooms(tms);
+    }
   }
 
   /** The assets to read (all without `names`): at most `maxAssets` of the source context, else 400. */

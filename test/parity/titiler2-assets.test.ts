@@ -145,6 +145,17 @@ const JSON_CASES: JsonCase[] = [
   { id: 'cog-statistics', path: '/cog/statistics?url={file:cog1.tif}&max_size=128', status: 200 },
   { id: 'cog-statistics-expression', path: `/cog/statistics?url={file:cog1.tif}&max_size=128&expression=${enc('b1+b2')}`, status: 200 },
   { id: 'cog-statistics-described', path: '/cog/statistics?url={file:cog_scale.tif}&max_size=128', status: 200 },
+  // TiTiler's ops pass the input bands' descriptions on (and an expression's outputs stay b1 … bn); other algorithms describe their own.
+  { id: 'cog-statistics-cast-described', path: '/cog/statistics?url={file:cog_scale.tif}&max_size=128&algorithm=cast', status: 200 },
+  {
+    id: 'cog-statistics-floor-expression',
+    path: `/cog/statistics?url={file:cog1.tif}&max_size=128&expression=${enc('b1/100;b2/100')}&algorithm=floor`,
+    status: 200,
+  },
+  { id: 'cog-statistics-ceil', path: '/cog/statistics?url={file:cog1.tif}&max_size=128&algorithm=ceil', status: 200 },
+  { id: 'cog-statistics-grayscale', path: '/cog/statistics?url={file:cog1.tif}&max_size=128&algorithm=grayscale', status: 200 },
+  { id: 'cog-statistics-hillshade', path: '/cog/statistics?url={file:dem.tif}&max_size=128&algorithm=hillshade', status: 200 },
+  { id: 'cog-statistics-terrainrgb', path: '/cog/statistics?url={file:dem.tif}&max_size=128&algorithm=terrainrgb', status: 200 },
   { id: 'stac-point-asset-as-band', path: `${POINT}?url={s2}&assets=B01&assets=B09&asset_as_band=true&expression=${enc('b1*2')}`, status: 200 },
   {
     id: 'info-all',
@@ -159,6 +170,12 @@ const JSON_CASES: JsonCase[] = [
   {
     id: 'asset-statistics-options',
     path: `/stac/asset_statistics?url={s2}&assets=${enc('tci|bidx=3,1')}&assets=${enc('B01|expression=b1 * 2')}&assets=B09&max_size=128`,
+    status: 200,
+  },
+  // The same asset given several times: each distinct value read with its own options (the same one once).
+  {
+    id: 'asset-statistics-same-asset',
+    path: `/stac/asset_statistics?url={s2}&assets=${enc('B01|bidx=1')}&assets=${enc('B01|expression=b1*2')}&assets=B01&assets=B01&assets=${enc('B01|bidx=1')}&max_size=128`,
     status: 200,
   },
   {

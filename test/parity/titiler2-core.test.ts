@@ -60,6 +60,14 @@ const CASES: Case[] = [
   { id: 'render-missing', path: '/stac/renders/nope?url={renders}', kind: 'json', status: 404 },
   { id: 'renders-none', path: '/stac/renders?url={s2}', kind: 'json', status: 200 },
   { id: 'tilejson-renders', path: '/stac/WebMercatorQuad/tilejson.json?url={renders}&assets=B01', kind: 'json', status: 200 },
+  // The collision `stacProjection`, as 2.x: an item's bounds and zooms from its projection extension,
+  // its assets' grids (proj) or the item's own (proj_item), in TileJSON, tilesets and WMTS documents.
+  { id: 'tilejson-stac-proj', path: '/stac/WebMercatorQuad/tilejson.json?url={proj}&assets=B01', kind: 'json', status: 200 },
+  { id: 'tilejson-stac-proj-item', path: '/stac/WebMercatorQuad/tilejson.json?url={proj_item}&assets=B01', kind: 'json', status: 200 },
+  { id: 'tilejson-stac-proj-crs84', path: '/stac/WorldCRS84Quad/tilejson.json?url={proj}&assets=B01&tilesize=256', kind: 'json', status: 200 },
+  { id: 'tileset-stac-proj', path: '/stac/tiles/WebMercatorQuad?url={proj}&assets=B01', kind: 'json', status: 200 },
+  { id: 'tileset-stac-proj-utm', path: '/stac/tiles/UTM31WGS84Quad?url={proj_item}&assets=B01', kind: 'json', status: 200 },
+  { id: 'wmts-stac-proj', path: '/stac/WMTSCapabilities.xml?url={proj}&assets=B01', kind: 'xml', status: 200, deliberate: DELIBERATE_2.wmtsGrids },
   // The landing page (the collision `landing`, as 2.x) and conformance.
   { id: 'landing-json', path: '/', kind: 'json', status: 200, deliberate: DELIBERATE_2.landing },
   { id: 'landing-f-json', path: '/?f=json', kind: 'json', status: 200, headers: { accept: 'text/html' }, deliberate: DELIBERATE_2.landing },
@@ -117,8 +125,12 @@ const CASES: Case[] = [
     status: 200,
     deliberate: DELIBERATE_2.wmtsRenders,
   },
-  // A 422 on both; the message lists the formats each takes (2.x also `tiff`, a form outside this slice).
+  // A 422 on both; the message lists the formats each takes (tessera 0.18's, without `tiff`: a deliberate difference).
   { id: 'wmts-bad-format', path: `/cog/WMTSCapabilities.xml?url=${COG}&tile_format=gif`, kind: 'status', status: 422 },
+  // `tiff` as `tile_format`: the documents' tile URLs end in `.tiff`, as named.
+  { id: 'wmts-tile-format-tiff', path: `/cog/WMTSCapabilities.xml?url=${COG}&tile_format=tiff`, kind: 'xml', status: 200, deliberate: DELIBERATE_2.wmtsGrids },
+  { id: 'tilejson-tile-format-tiff', path: `/cog/WebMercatorQuad/tilejson.json?url=${COG}&tile_format=tiff`, kind: 'json', status: 200 },
+  { id: 'map-html-tile-format-tiff', path: `/cog/WebMercatorQuad/map.html?url=${COG}&tile_format=tiff`, kind: 'html', status: 200 },
 
   // The map page of 2.x (tessera's own page: status and media type compared).
   { id: 'map-html-cog', path: `/cog/WebMercatorQuad/map.html?url=${COG}&rescale=0,1000`, kind: 'html', status: 200 },
@@ -210,6 +222,9 @@ const PIXEL_CASES: PixelCase[] = [
   { id: 'tile-tiff', path: `/cog/tiles/WebMercatorQuad/7/44/25.tiff?url=${COG}`, kind: 'image' },
   { id: 'bbox-tiff', path: `/cog/bbox/-60,73,-55,74/64x64.tiff?url=${COG}`, kind: 'image' },
   { id: 'preview-tiff', path: `/cog/preview.tiff?url=${COG}&max_size=64`, kind: 'image' },
+  // …and as the `format` query value (paths without an extension).
+  { id: 'tile-format-tiff', path: `/cog/tiles/WebMercatorQuad/7/44/25?url=${COG}&format=tiff`, kind: 'image' },
+  { id: 'preview-format-tiff', path: `/cog/preview?url=${COG}&max_size=64&format=tiff`, kind: 'image' },
   { id: 'map-bad-bbox', path: `/cog/map?url=${COG}&bbox=1,2,3`, kind: 'status', status: 422 },
 ];
 
@@ -245,6 +260,17 @@ function projectedItem(base: string): string {
     links: [],
     assets: { B01: asset('B01.tif'), B09: asset('B09.tif') },
   });
+}
+
+/** The s2 item with the projection extension on the item only: its own grid, the assets without one. */
+function projectedItemLevel(base: string): string {
+  const doc = JSON.parse(projectedItem(base)) as Record<string, Record<string, Record<string, unknown>>>;
+  doc['id'] = 'parity-proj-item' as never;
+  for (const asset of Object.values(doc['assets']!)) {
+    for (const key of Object.keys(asset)) if (key.startsWith('proj:')) delete asset[key];
+  }
+  Object.assign(doc['properties']!, { 'proj:epsg': 32634, 'proj:shape': [183, 183], 'proj:transform': [600, 0, 699960, 0, -600, 3600000, 0, 0, 1] });
+  return JSON.stringify(doc);
 }
 
 /** The s2 item with renders (the STAC render extension): valid ones, 0.18's per-asset forms, and one no tile takes. */
@@ -311,6 +337,7 @@ describe('parity with TiTiler 2.4.0 (TESSERA_TITILER_API=2): 2.x core requests',
     serveItems(p);
     p.fileserver.put('/items/proj.json', projectedItem(p.fileserver.url));
     p.fileserver.put('/items/renders.json', renderedItem(p.fileserver.url));
+    p.fileserver.put('/items/proj_item.json', projectedItemLevel(p.fileserver.url));
   });
 
   after(async () => {

@@ -128,6 +128,8 @@ const STATISTICS_CASES: StatisticsCase[] = [
   },
   { id: 'statistics-highest', path: `/mosaicjson/statistics?${M}&max_size=200&pixel_selection=highest&p=5&p=95`, body: TRIANGLE, status: 200 },
   { id: 'statistics-outside', path: `/mosaicjson/statistics?${M}`, body: OUTSIDE, status: 204 },
+  // An expression's outputs, numbered b1 … bn as rio-tiler 9 names them (two blocks: b1, b2).
+  { id: 'statistics-expression', path: `/mosaicjson/statistics?${M}&max_size=200&expression=b1/2;b2*2`, body: SQUARE, status: 200 },
 ];
 
 describe('parity with TiTiler 2.4.0 (TESSERA_TITILER_API=2): mosaic area reads', { timeout: 600_000 }, () => {

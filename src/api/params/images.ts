@@ -5,7 +5,7 @@
  * `@{scale}x`), and the TileJSON / WMTS parameters (the tile URLs such documents write).
  */
 import { badRequest } from '../../errors.js';
-import { IMAGE_FORMATS, type ImageFormat } from '../../image/formats.js';
+import { TITILER2_FORMATS, formatOf, type FormatName, type ImageFormat } from '../../image/formats.js';
 import { bool, family, int, type ParamFamily, type Query } from './family.js';
 
 /** Largest `buffer` and `padding`, in pixels: wider than any tile needs, small enough to size no read. */
@@ -86,20 +86,20 @@ export const partSize = family(
       outputSize(q, fixed),
 );
 
-const FORMAT_DOC = 'Output format; by default PNG when the image needs a mask, else JPEG.';
+const FORMAT_DOC = 'Output format; by default PNG when the image needs a mask, else JPEG (`tiff`, TiTiler 2.x, is `tif`).';
 
 /** `format` as a query parameter, for the routes whose path has no place for it. */
 export const formatQuery = family(
   'ImageFormat query',
-  { format: { schema: { type: 'string', enum: [...IMAGE_FORMATS] }, doc: FORMAT_DOC } },
-  (q): ImageFormat | undefined => q['format'] as ImageFormat | undefined,
+  { format: { schema: { type: 'string', enum: [...TITILER2_FORMATS] }, doc: FORMAT_DOC } },
+  (q): ImageFormat | undefined => (q['format'] !== undefined ? formatOf(q['format'] as FormatName) : undefined),
 );
 
 /** `format` and `scale` as query parameters, for the tile routes whose path leaves them out. */
 export const tileFormatQuery = family(
   'Tile format query',
   {
-    format: { schema: { type: 'string', enum: [...IMAGE_FORMATS] }, doc: FORMAT_DOC },
+    format: { schema: { type: 'string', enum: [...TITILER2_FORMATS] }, doc: FORMAT_DOC },
     scale: {
       schema: { type: 'integer', exclusiveMinimum: 0, maximum: 4 },
       doc: 'Tile size scale: 1 gives 256×256 tiles, 2 gives 512×512, up to 4.',
@@ -107,7 +107,7 @@ export const tileFormatQuery = family(
     },
   },
   (q): { format?: ImageFormat; scale?: number } => ({
-    ...(q['format'] !== undefined ? { format: q['format'] as ImageFormat } : {}),
+    ...(q['format'] !== undefined ? { format: formatOf(q['format'] as FormatName) } : {}),
     ...(q['scale'] !== undefined ? { scale: q['scale'] as number } : {}),
   }),
 );
@@ -132,13 +132,14 @@ export const tileSize = family(
 );
 
 export interface TileDocumentOptions {
-  tileFormat: ImageFormat | undefined;
+  /** As the client named it: TiTiler 2.x writes `tiff` back into the tile URLs as `.tiff`. */
+  tileFormat: FormatName | undefined;
   tileScale: number;
   minzoom: number | undefined;
   maxzoom: number | undefined;
 }
 
-const TILE_FORMAT_DOC = 'Format of the tile URLs in TileJSON or WMTS documents.';
+const TILE_FORMAT_DOC = 'Format of the tile URLs in TileJSON or WMTS documents (`tiff`, TiTiler 2.x, is `tif`, written as named).';
 
 /** TileJSON and map: the tile URLs the document writes, and the zooms it announces. */
 export const tileDocument = tileDocumentFamily('TileJSON parameters', undefined);
@@ -146,12 +147,12 @@ export const tileDocument = tileDocumentFamily('TileJSON parameters', undefined)
 /** WMTS: the same, its tile URLs in PNG unless `tile_format` names another format. */
 export const wmtsDocument = tileDocumentFamily('WMTS parameters', 'png');
 
-function tileDocumentFamily(name: string, defaultFormat: ImageFormat | undefined): ParamFamily<TileDocumentOptions> {
+function tileDocumentFamily(name: string, defaultFormat: FormatName | undefined): ParamFamily<TileDocumentOptions> {
   return family(
     name,
     {
       tile_format: {
-        schema: { type: 'string', enum: [...IMAGE_FORMATS] },
+        schema: { type: 'string', enum: [...TITILER2_FORMATS] },
         doc: TILE_FORMAT_DOC,
         ...(defaultFormat ? { parserDefault: defaultFormat } : {}),
       },
@@ -163,7 +164,7 @@ function tileDocumentFamily(name: string, defaultFormat: ImageFormat | undefined
       maxzoom: { schema: int, doc: "Maximum zoom written in the document, instead of the dataset's." },
     },
     (q): TileDocumentOptions => ({
-      tileFormat: (q['tile_format'] as ImageFormat | undefined) ?? defaultFormat,
+      tileFormat: (q['tile_format'] as FormatName | undefined) ?? defaultFormat,
       tileScale: (q['tile_scale'] as number | undefined) ?? 1,
       minzoom: q['minzoom'] as number | undefined,
       maxzoom: q['maxzoom'] as number | undefined,

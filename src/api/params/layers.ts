@@ -55,14 +55,25 @@ function pyText(values: readonly (number | string)[]): string {
   return `[${values.map((v) => (typeof v === 'number' ? String(v) : v.includes("'") ? `"${v}"` : `'${v}'`)).join(',')}]`.replace(/ /g, '');
 }
 
-/** `assets` values split into names and 2.x per-asset options (400 for an option without `=` or a bad index). */
-function parseAssetEntries(values: readonly string[]): { names: string[]; options: Map<string, AssetEntryOptions> } {
+/** One `assets` value: a name, and its 2.x options where it has any. */
+interface AssetEntry {
+  name: string;
+  options?: AssetEntryOptions;
+}
+
+/**
+ * `assets` values split into names and 2.x per-asset options (400 for an option without `=` or a bad
+ * index): `options` by asset (the last given wins), and `entries` every value in order.
+ */
+function parseAssetEntries(values: readonly string[]): { names: string[]; options: Map<string, AssetEntryOptions>; entries: AssetEntry[] } {
   const names: string[] = [];
   const options = new Map<string, AssetEntryOptions>();
+  const entries: AssetEntry[] = [];
   for (const value of values) {
     const bar = value.indexOf('|');
     if (bar < 0) {
       names.push(value);
+      entries.push({ name: value });
       continue;
     }
     const name = value.slice(0, bar);
@@ -92,8 +103,9 @@ function parseAssetEntries(values: readonly string[]): { names: string[]; option
     opts.label = `${name}|${[...shown].map(([k, v]) => `${k}=${v}`).join('&')}`;
     names.push(name);
     options.set(name, opts);
+    entries.push({ name, options: opts });
   }
-  return { names, options };
+  return { names, options, entries };
 }
 
 /** `asset|1,2,3` entries, by asset. */
@@ -224,16 +236,28 @@ export const assetNames = family('AssetsParams', { assets }, (q): string[] | und
   return names.length > 0 && !(names.length === 1 && names[0] === ALL) ? names : undefined;
 });
 
+/** One answer of /asset_statistics: an asset, and the 2.x options it was given with (if any). */
+export interface AssetStatisticsEntry {
+  name: string;
+  /** 2.x: how rio-tiler 9 keys the answer (`name|indexes=[1]`); the asset's name without options. */
+  label?: string;
+  indexes?: number[];
+  expression?: Expression;
+  /** 2.x: band names (STAC `bands`/`eo:bands`). */
+  bands?: string[];
+}
+
 /** AssetsBidxParams with `asset_expression` (/asset_statistics): each asset its own bands or expression. */
 export interface AssetStatisticsLayer {
-  assets: string[] | undefined;
+  /**
+   * The answers asked, in order, one per distinct `assets` value (2.x reads an asset given twice with
+   * different options twice); undefined for every asset of the item.
+   */
+  entries: AssetStatisticsEntry[] | undefined;
   bidx: number[] | undefined;
+  /** 0.18's `asset_bidx` and `asset_expression`, by asset. */
   assetBidx: Map<string, number[]>;
   expressions: Map<string, Expression>;
-  /** 2.x: band names (STAC `bands`/`eo:bands`) per asset. */
-  assetBands: Map<string, string[]>;
-  /** 2.x: the key of an asset given with options (`name|indexes=[1]`), by asset. */
-  labels: Map<string, string>;
 }
 
 export const assetStatisticsLayer = family(
@@ -248,16 +272,25 @@ export const assetStatisticsLayer = family(
       }
       expressions.set(entry.slice(0, bar), parseExpression(entry.slice(bar + 1)));
     }
-    const { names, options } = parseAssetEntries(list(q, 'assets').filter((n) => n !== ALL));
-    const assetBidx = parseAssetBidx(q);
-    const assetBands = new Map<string, string[]>();
-    const labels = new Map<string, string>();
-    for (const [name, o] of options) {
-      if (o.indexes) assetBidx.set(name, o.indexes);
-      if (o.expression) expressions.set(name, o.expression);
-      if (o.bands) assetBands.set(name, o.bands);
-      labels.set(name, o.label);
+    const { entries } = parseAssetEntries(list(q, 'assets').filter((n) => n !== ALL));
+    // One answer per key, as rio-tiler 9's dict: the same asset with the same options (or none) once.
+    const byKey = new Map<string, AssetStatisticsEntry>();
+    for (const { name, options: o } of entries) {
+      const key = o?.label ?? name;
+      if (byKey.has(key)) continue;
+      byKey.set(
+        key,
+        o
+          ? {
+              name,
+              label: o.label,
+              ...(o.indexes ? { indexes: o.indexes } : {}),
+              ...(o.expression ? { expression: o.expression } : {}),
+              ...(o.bands ? { bands: o.bands } : {}),
+            }
+          : { name },
+      );
     }
-    return { assets: names.length > 0 ? [...new Set(names)] : undefined, bidx: parseBidx(q), assetBidx, expressions, assetBands, labels };
+    return { entries: byKey.size > 0 ? [...byKey.values()] : undefined, bidx: parseBidx(q), assetBidx: parseAssetBidx(q), expressions };
   },
 );

@@ -33,7 +33,8 @@ import { ValidationError, type ValidationDetail } from '../errors.js';
 import { notFound, sendJson } from '../reply.js';
 import { bboxFeature, boundsModel, pointBandsV2 } from '../models.js';
 import { float, floats } from '../../pyjson.js';
-import { MosaicDocumentReader, documentCompositor } from '../../readers/mosaic.js';
+import { MosaicDocumentReader, documentCompositor, type MosaicLayer } from '../../readers/mosaic.js';
+import type { Settings } from '../../config.js';
 import { defineFamily } from '../factory.js';
 import { mosaicDocumentJson, parseMosaicDocument } from '../../mosaic/document.js';
 import type { Mosaic, MosaicInfo } from '../../mosaic/mosaic.js';
@@ -129,6 +130,15 @@ function parseCoords(text: string): { bbox: [number, number, number, number] } |
   return undefined;
 }
 
+/**
+ * The collision `stacBandNames` in a mosaic of STAC items: without an expression, the deployment's
+ * generation names the items' bands (`{asset}_b{i}`, or `b1 … bn` as rio-tiler 9's STACReader).
+ */
+function namedByGeneration(layer: MosaicLayer, settings: Settings): MosaicLayer {
+  if (layer.expression || layer.stac.positional) return layer;
+  return choose(settings, 'stacBandNames', { '0.18': false, '2': true }) ? { ...layer, stac: { ...layer.stac, positional: true } } : layer;
+}
+
 export const mosaicFamily = defineFamily({
   prefix: '/mosaicjson',
   tag: { name: 'MosaicJSON', description: 'A MosaicJSON document, named by `url`: tiles made of the COGs or STAC items it lists, and its asset lookups.' },
@@ -145,7 +155,7 @@ export const mosaicFamily = defineFamily({
       new MosaicDocumentReader(
         await services.mosaics.open(url),
         {
-          layer: l.layer,
+          layer: namedByGeneration(l.layer, services.settings),
           pixelSelection: l.selection,
           strictZoom: services.settings.mosaicStrictZoom,
           assetsHeader: services.settings.mosaicAssetsHeader,
@@ -214,7 +224,7 @@ async function mosaicRoutes(app: FastifyInstance, services: Services): Promise<v
     if (!lonlat) return notFound(reply);
     const p = pointQuery.parse(request.query);
     const mosaic = await store.open(p.url);
-    const points = await documentCompositor(mosaic, p.layer, ctx).point(lonlat[0], lonlat[1], p.coordCrs, p.values);
+    const points = await documentCompositor(mosaic, namedByGeneration(p.layer, services.settings), ctx).point(lonlat[0], lonlat[1], p.coordCrs, p.values);
     return sendJson(
       reply,
       choose<() => Record<string, unknown>>(services.settings, 'mosaicPoint', {

@@ -117,14 +117,17 @@ export const itemFamily = defineFamily({
     },
     summary: async (named) => {
       const { sources, doc, bboxText } = await itemSources(services, ...namedItem(named));
-      // TiTiler's WMTS titles a dataset that is not a URL (an item) 'TiTiler'.
+      // TiTiler's WMTS titles a dataset that is not a URL (an item) 'TiTiler'. titiler-pgstac's
+      // PgSTACReader is rio-tiler 9's STACReader: bounds and zooms from the projection extension
+      // where it gives a grid (else the bbox, its numbers as the item writes them, and every zoom).
+      const gridded = sources.item.grid !== undefined;
       return {
-        bounds: sources.bounds,
-        zooms: async (tms) => sources.zooms(tms),
+        bounds: sources.projectedBounds(),
+        zooms: async (tms) => sources.projectedZooms(tms),
         renders: itemRenders(doc),
         rendersOfItem: true,
         title: 'TiTiler',
-        ...(bboxText ? { boundsText: bboxText } : {}),
+        ...(bboxText && !gridded ? { boundsText: bboxText } : {}),
       };
     },
   }),

@@ -54,9 +54,11 @@ export const stacFamily = defineFamily({
     summary: async (url) => {
       const stac = await services.stac(url);
       // TiTiler 2.x's `/map` draws in the item's own CRS where its projection extension names one (stac/item.ts).
+      // The collision `stacProjection`: TiTiler 2.x takes the item's bounds and zooms from its projection extension.
+      const projected = choose(services.settings, 'stacProjection', { '0.18': false, '2': true });
       return {
-        bounds: stac.bounds,
-        zooms: async (tms) => stac.zooms(tms),
+        bounds: projected ? stac.projectedBounds() : stac.bounds,
+        zooms: async (tms) => (projected ? stac.projectedZooms(tms) : stac.zooms(tms)),
         ...(stac.item.crs ? { crs: stac.item.crs } : {}),
         // TiTiler 2.x's TileJSON `raster_layers`: the item's renders as its document has them.
         ...(stac.item.renders ? { renders: stac.item.renders } : {}),

@@ -82,6 +82,8 @@ export interface Algorithm<P> {
   parseParams(raw: Record<string, unknown>): P;
   /** Applies the algorithm; the input is not modified (masks may be shared with the output). */
   apply(img: ImageData, params: P): ImageData;
+  /** Its output bands are its input's, their descriptions passed on (TiTiler 2.x's ops: cast, ceil, floor). */
+  passesDescriptionsOn?: true;
 }
 
 /** Python's `str.title()` of a field name, as pydantic titles JSON-schema properties. */

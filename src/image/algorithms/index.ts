@@ -79,6 +79,11 @@ export function getAlgorithm(name: string, api: TitilerApi = '0.18'): Algorithm<
   return isAlgorithmId(name) ? REGISTRIES[api][name] : undefined;
 }
 
+/** Whether an algorithm's output bands keep the descriptions of its input's (Algorithm.passesDescriptionsOn). */
+export function passesDescriptionsOn(ref: AlgorithmRef): boolean {
+  return REGISTRIES[ref.api][ref.id].passesDescriptionsOn === true;
+}
+
 /** What names an algorithm step in plain data (a render spec crossing threads): id, generation, parameters as given. */
 export interface AlgorithmRef {
   id: AlgorithmId;

@@ -45,6 +45,7 @@ function op(id: AlgorithmId, modelName: string, title: string, round: ((x: numbe
       return {};
     },
     apply: (img) => toUint8Image(img, round),
+    passesDescriptionsOn: true,
   };
 }
 
