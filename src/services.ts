@@ -288,7 +288,7 @@ export class Services {
     const work = Promise.all([
       (async () => {
         await Promise.all([warmRenderer(this.renderer, this.threads?.size ?? 1), warmGdal(threadPool)]);
-        await warmReads(this.sources, this.renderer, 8, () => this.pool.closeAll());
+        await warmReads(this.sources, this.renderer, 12, () => this.pool.closeAll());
       })(),
       this.searches?.catalogue.warm?.(),
     ]).catch(() => undefined);

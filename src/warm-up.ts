@@ -9,6 +9,9 @@
 import { gdal } from './gdal/gdal.js';
 import type { SourceContext } from './source/dataset.js';
 import { cogReader } from './readers/cog.js';
+import { MosaicReader } from './readers/mosaic.js';
+import type { Reader } from './readers/reader.js';
+import type { AssetIndex } from './mosaic/asset-index.js';
 import { getTms } from './tms/registry.js';
 import type { ImageData } from './image/image-data.js';
 import type { ImageFormat } from './image/formats.js';
@@ -86,16 +89,34 @@ async function sampleCog(path: string): Promise<void> {
 }
 
 /**
- * `count` tiles of a COG in memory read (nearest and bilinear) and encoded to PNG at once, as the
- * tile route does; `release` then closes what the reads opened.
+ * `count` tiles of a COG in memory read (nearest and bilinear, alone and as a mosaic) and encoded
+ * to PNG at once, as the tile routes do; `release` then closes what the reads opened.
  */
 export async function warmReads(sources: SourceContext, renderer: Renderer, count: number, release: () => void): Promise<void> {
   const path = '/vsimem/tessera-warm-up.tif';
+  const limits = { maxOutputPixels: 4 * SIZE * SIZE * 4, maxSourcePixels: 4096 * 4096 };
   await sampleCog(path);
   try {
-    const reader = await cogReader(sources.source(path, 'the warm-up raster'), path, {});
+    const open = (): Promise<Reader> => cogReader(sources.source(path, 'the warm-up raster'), path, {});
+    const cog = await open();
+    // The same raster as a mosaic of two assets (the compositor, its pixel selection): what a
+    // MosaicJSON document's or a search's tiles go through.
+    const index: AssetIndex = {
+      bounds: [7, 45, 8, 46],
+      center: [7.5, 45.5, 9],
+      version: undefined,
+      zooms: () => ({ minzoom: 0, maxzoom: 12 }),
+      assetName: (asset) => asset,
+      assetsForTile: () => ['a', 'b'],
+      assetsForPoint: () => ['a', 'b'],
+      assetsForBbox: () => ['a', 'b'],
+    };
+    const mosaic = new MosaicReader(
+      { index, open },
+      { concurrency: 2, lowZoomDeadlineMs: 0, limits },
+      { pixelSelection: 'first', strictZoom: false, assetsHeader: true },
+    );
     const tms = getTms('WebMercatorQuad')!;
-    const limits = { maxOutputPixels: 4 * SIZE * SIZE * 4, maxSourcePixels: 4096 * 4096 };
     // Zoom 9 and 10 tiles over the raster, from its middle outwards.
     const tiles = Array.from({ length: count }, (_, i) => {
       const z = 9 + (i % 2);
@@ -107,6 +128,7 @@ export async function warmReads(sources: SourceContext, renderer: Renderer, coun
     await Promise.all(
       tiles.map(async (tile, i) => {
         const resampling = i % 2 === 0 ? 'nearest' : 'bilinear';
+        const reader = i % 4 < 2 ? cog : mosaic;
         const read = await reader.tile(tms, tile, { unscale: false, resampling, reproject: resampling, limits, tilesize: SIZE }).catch(() => undefined);
         if (read) await renderer.render(read.image, 'png', PLAIN);
       }),
