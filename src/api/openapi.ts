@@ -375,11 +375,11 @@ export function completeOpenApi(doc: Json, mounted: readonly ApiFamily[], settin
       expansion?.forms.forEach((form, i) => {
         const key = forms[i]!;
         out[key] ??= {};
-        out[key][method] = marked(complete(withPathParameters(atForm(original, form, expansion.segment), key), about, tag), key, settings);
+        out[key][method] = inDialect(marked(complete(withPathParameters(atForm(original, form, expansion.segment), key), about, tag), key, settings), settings);
       });
       if (!expansion) {
         out[path] ??= {};
-        out[path][method] = marked(complete(withPathParameters(original, path), about, tag), path, settings);
+        out[path][method] = inDialect(marked(complete(withPathParameters(original, path), about, tag), path, settings), settings);
       }
     }
   }
@@ -391,6 +391,25 @@ export function completeOpenApi(doc: Json, mounted: readonly ApiFamily[], settin
     components: { ...components, schemas: { ...((components['schemas'] ?? {}) as Json), ...SCHEMAS } },
     tags: [...tags.values()].filter((tag) => used.has(tag.name)),
   };
+}
+
+/** The query parameters that name an image format, whose list TiTiler 2.x extends by `tiff`. */
+const FORMAT_QUERY_PARAMS = new Set(['format', 'tile_format']);
+
+/**
+ * Parameters as the deployment's generation lists them: under 0.18 the format enums are 0.18.10's
+ * (`tiff`, TiTiler 2.x's name of `tif`, is taken too and said so in the description), as the 422
+ * messages are (api/errors.ts).
+ */
+function inDialect(op: Operation, settings: Settings): Operation {
+  if (settings.titilerApi !== '0.18' || !op.parameters) return op;
+  const parameters = op.parameters.map((p) => {
+    const values = p.schema?.['enum'];
+    if (p.in !== 'query' || !FORMAT_QUERY_PARAMS.has(p.name) || !Array.isArray(values) || !values.includes('tiff')) return p;
+    const note = '`tiff` (TiTiler 2.x) is taken too, as `tif`.';
+    return { ...p, schema: { ...p.schema, enum: values.filter((v) => v !== 'tiff') }, description: p.description ? `${p.description} ${note}` : note };
+  });
+  return { ...op, parameters };
 }
 
 /** A form one TiTiler generation's clients send (or whose meaning the setting chose) says so. */
