@@ -14,14 +14,12 @@
 import { LRUCache } from 'lru-cache';
 import { TesseraError } from '../errors.js';
 import type { Catalogue } from '../pgstac/catalogue.js';
-import type { CatalogueStats, SearchArea, SearchLimits, SearchRecord } from '../pgstac/database.js';
+import type { SearchRecord } from '../pgstac/database.js';
 import type { SearchBody } from '../pgstac/search-body.js';
 import { localValidators, loadLocal, loadSource, type ByteSource, type LoadedCatalog, type LoadLimits } from './geoparquet.js';
-import { areaShape } from './area.js';
 import { ItemTable } from './items.js';
-import { compileSearch, orderbyText, scan, type CompiledSearch } from './search.js';
-import { SearchStore } from './store.js';
-import { LookupTiming, type TimedCatalogue } from './timing.js';
+import { compileSearch, orderbyText, type CompiledSearch } from './search.js';
+import { InMemoryCatalogue, type Searchable } from './in-memory.js';
 
 export interface GeoparquetCatalogueOptions {
   /** A local file or folder, or an http(s) URL of one file. */
@@ -39,22 +37,17 @@ export interface GeoparquetCatalogueOptions {
 /** Search compilations kept per catalogue version (each an Int32Array of the items). */
 const COMPILED_KEPT = 64;
 
-export class GeoparquetCatalogue implements Catalogue, TimedCatalogue {
+export class GeoparquetCatalogue extends InMemoryCatalogue implements Catalogue {
   private current: LoadedCatalog | undefined;
   private loading: Promise<LoadedCatalog> | undefined;
   private failure: TesseraError | undefined;
   private version = 0;
   private lastCheck = 0;
   private checking = false;
-  private readonly store: SearchStore;
   private readonly compiled = new LRUCache<string, CompiledSearch>({ max: COMPILED_KEPT });
-  private readonly counts = { queries: 0, failures: 0, seconds: 0 };
-  readonly timing = new LookupTiming();
-  private readonly opened: Promise<void>;
 
   constructor(private readonly options: GeoparquetCatalogueOptions) {
-    this.store = new SearchStore(options.storeFile, options.maxSearches);
-    this.opened = this.store.open();
+    super(options);
   }
 
   /** Starts reading the catalogue (once); resolves when it is read or has failed (never rejects). */
@@ -187,51 +180,14 @@ export class GeoparquetCatalogue implements Catalogue, TimedCatalogue {
     return { type: 'Collection', id, extent: { spatial: { bbox: [box] } } };
   }
 
-  async listSearches(
-    filters: ReadonlyArray<readonly [string, string]>,
-    order: ReadonlyArray<{ property: string; descending: boolean }>,
-    limit: number,
-    offset: number,
-  ): Promise<{ matched: number; records: SearchRecord[] }> {
-    await this.opened;
-    return this.store.list(filters, order, limit, offset);
-  }
-
-  async search(hash: string): Promise<SearchRecord> {
-    await this.opened;
-    return this.store.record(hash);
-  }
-
   async item(collection: string, id: string): Promise<Record<string, unknown> | undefined> {
     const table = (await this.loaded()).table;
     const i = table.find(collection, id);
     return i < 0 ? undefined : table.stacItem(i);
   }
 
-  async items(hash: string, area: SearchArea, limits: SearchLimits): Promise<string> {
-    this.counts.queries++;
-    const started = performance.now();
-    try {
-      const record = await this.search(hash);
-      const catalog = await this.loaded();
-      const lookupStarted = performance.now();
-      const compiled = this.compile(record, catalog);
-      const found = scan(compiled, catalog.table, areaShape(area), limits);
-      this.timing.observe((performance.now() - lookupStarted) / 1000);
-      return `{"type": "FeatureCollection", "features": [${found.map((i) => catalog.table.output(i)).join(', ')}]}`;
-    } catch (err) {
-      this.counts.failures++;
-      throw err;
-    } finally {
-      this.counts.seconds += (performance.now() - started) / 1000;
-    }
-  }
-
-  stats(): CatalogueStats {
-    return { ...this.counts, total: 0, idle: 0, waiting: 0 };
-  }
-
-  async close(): Promise<void> {
-    await this.store.flush();
+  protected async searchable(record: SearchRecord): Promise<Searchable> {
+    const catalog = await this.loaded();
+    return { table: catalog.table, compiled: this.compile(record, catalog) };
   }
 }

@@ -33,7 +33,7 @@ import { LRUCache } from 'lru-cache';
 import { AdmissionGate, sharedLoad } from '../concurrency.js';
 import { TesseraError } from '../errors.js';
 import type { Catalogue } from '../pgstac/catalogue.js';
-import type { CatalogueStats, SearchArea, SearchLimits, SearchRecord } from '../pgstac/database.js';
+import type { SearchRecord } from '../pgstac/database.js';
 import type { SearchBody } from '../pgstac/search-body.js';
 import { PyFloat, pyDumps, pyLoads } from '../pyjson.js';
 import { UpstreamRefused, UpstreamTimeout, type UpstreamClient } from '../upstream/client.js';
@@ -41,10 +41,8 @@ import type { UrlPolicy } from '../upstream/url-policy.js';
 import { isBox, shapeFromGeojson, wkbOfShape, type Shape } from './geometry.js';
 import { ItemTable, type ItemRow } from './items.js';
 import { jsonbText } from './jsonb.js';
-import { areaShape } from './area.js';
-import { orderbyText, scan, type CompiledSearch } from './search.js';
-import { SearchStore } from './store.js';
-import { LookupTiming, type TimedCatalogue } from './timing.js';
+import { orderbyText, type CompiledSearch } from './search.js';
+import { InMemoryCatalogue, type Searchable } from './in-memory.js';
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof PyFloat);
@@ -160,19 +158,14 @@ function findingKey(search: Obj): string {
   return jsonbText(Object.fromEntries(Object.entries(search).filter(([k]) => !NOT_FINDING.has(k))));
 }
 
-export class StacApiCatalogue implements Catalogue, TimedCatalogue {
-  readonly timing = new LookupTiming();
-  private readonly store: SearchStore;
-  private readonly opened: Promise<void>;
+export class StacApiCatalogue extends InMemoryCatalogue implements Catalogue {
   private landingPage: Promise<Landing> | undefined;
   private readonly held: LRUCache<string, HeldSearch>;
   private readonly loading = new Map<string, Promise<HeldSearch>>();
-  private readonly counts = { queries: 0, failures: 0, seconds: 0 };
   private readonly reads = new AdmissionGate(READS_AT_ONCE);
 
   constructor(private readonly options: StacApiCatalogueOptions) {
-    this.store = new SearchStore(options.storeFile, options.maxSearches);
-    this.opened = this.store.open();
+    super(options);
     const { heldItems, maxItems } = options.limits;
     this.held = new LRUCache({ maxSize: Math.max(heldItems, maxItems) + 1, sizeCalculation: (h) => h.table.count + 1 });
   }
@@ -423,21 +416,6 @@ export class StacApiCatalogue implements Catalogue, TimedCatalogue {
     return answer.value;
   }
 
-  async listSearches(
-    filters: ReadonlyArray<readonly [string, string]>,
-    order: ReadonlyArray<{ property: string; descending: boolean }>,
-    limit: number,
-    offset: number,
-  ): Promise<{ matched: number; records: SearchRecord[] }> {
-    await this.opened;
-    return this.store.list(filters, order, limit, offset);
-  }
-
-  async search(hash: string): Promise<SearchRecord> {
-    await this.opened;
-    return this.store.record(hash);
-  }
-
   async item(collection: string, id: string): Promise<Record<string, unknown> | undefined> {
     const { pageBytes, requestTimeoutMs } = this.options.limits;
     const answer = await this.fetchJson(
@@ -453,37 +431,16 @@ export class StacApiCatalogue implements Catalogue, TimedCatalogue {
     return answer.value;
   }
 
-  async items(hash: string, area: SearchArea, limits: SearchLimits): Promise<string> {
-    this.counts.queries++;
-    const started = performance.now();
-    try {
-      const record = await this.search(hash);
-      const held = await this.heldSearch(record.search as Obj);
-      if (held.truncated) this.timing.truncated(held.truncated);
-      const lookupStarted = performance.now();
-      const found = scan(held.compiled, held.table, areaShape(area), limits);
-      this.timing.observe((performance.now() - lookupStarted) / 1000);
-      return `{"type": "FeatureCollection", "features": [${found.map((i) => held.table.output(i)).join(', ')}]}`;
-    } catch (err) {
-      this.counts.failures++;
-      throw err;
-    } finally {
-      this.counts.seconds += (performance.now() - started) / 1000;
-    }
+  protected async searchable(record: SearchRecord): Promise<Searchable> {
+    const held = await this.heldSearch(record.search as Obj);
+    if (held.truncated) this.timing.truncated(held.truncated);
+    return held;
   }
 
   noteUse(hash: string): void {
     const record = this.store.get(hash);
     const truncated = record && this.held.peek(findingKey(record.search as Obj))?.truncated;
     if (truncated) this.timing.truncated(truncated);
-  }
-
-  stats(): CatalogueStats {
-    return { ...this.counts, total: 0, idle: 0, waiting: 0 };
-  }
-
-  async close(): Promise<void> {
-    await this.store.flush();
   }
 }
 
