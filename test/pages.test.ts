@@ -11,10 +11,10 @@ import assert from 'node:assert/strict';
 import os from 'node:os';
 import path from 'node:path';
 import { existsSync, promises as fs } from 'node:fs';
-import { spawn } from 'node:child_process';
 import sharp from 'sharp';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { startTessera, type RunningTessera } from './helpers/tessera.js';
+import { serveFolderInChild, type ServedFolder } from './helpers/fileserver-process.js';
 import { makeDemoData } from '../src/demo/make.js';
 import { getTms } from '../src/tms/registry.js';
 import { srsFrom, transformPoint, WGS84 } from '../src/gdal/crs.js';
@@ -50,37 +50,6 @@ interface Raster {
 }
 
 const q = encodeURIComponent;
-
-interface ServedFolder {
-  url: string;
-  stop(): Promise<void>;
-}
-
-/**
- * The demo's file server, in a child process. In this process it would share libuv's thread pool
- * with GDAL, whose reads block pool threads while they wait for that very server: with Node's
- * default four threads a few parallel mosaic tiles starve it (real deployments read other hosts).
- */
-async function serveFolder(root: string): Promise<ServedFolder> {
-  const helper = new URL('./helpers/fileserver.js', import.meta.url).href;
-  const script = `const { startFileServer } = await import(${JSON.stringify(helper)});
-const server = await startFileServer(${JSON.stringify(root)});
-process.stdout.write(server.url + '\\n');`;
-  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stdout.once('data', (chunk: Buffer) => resolve(chunk.toString('utf8').trim()));
-    child.once('exit', (code) => reject(new Error(`file server exited with ${code}`)));
-  });
-  return {
-    url,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill();
-      }),
-  };
-}
 
 async function decode(png: Buffer): Promise<Raster> {
   const { data, info } = await sharp(png).raw().toBuffer({ resolveWithObject: true });
@@ -193,7 +162,7 @@ describe('pages in headless Chromium', { timeout: 120_000, skip: existsSync(CHRO
 
   before(async () => {
     demoDir = await fs.mkdtemp(path.join(os.tmpdir(), 'tessera-pages-'));
-    files = await serveFolder(demoDir);
+    files = await serveFolderInChild(demoDir);
     await makeDemoData(demoDir, { baseUrl: `${files.url}/` });
     const doc = JSON.parse(await fs.readFile(path.join(demoDir, 'item.json'), 'utf8')) as {
       bbox: BBox;
