@@ -243,6 +243,18 @@ describe('object stores: s3:// against a signature-checking S3 server', () => {
     });
   });
 
+  it('answers 502 naming what to set when the server has no credentials, for rasters and documents alike, and sends nothing', async () => {
+    await withTessera({}, store, async (t) => {
+      recorder.reset();
+      for (const url of [`/cog/info?url=${q('s3://private-cogs/cog.tif')}`, `/stac/info?url=${q('s3://private-cogs/item.json')}`]) {
+        const res = await t.get(url);
+        assert.equal(res.status, 502, url);
+        assert.match(((await res.json()) as { detail: string }).detail, /no AWS credentials were found.*AWS_NO_SIGN_REQUEST=YES/, url);
+      }
+      assert.equal(recorder.requests.length, 0, 'nothing reached the store');
+    });
+  });
+
   it('signs with a session token, which the store checks', async () => {
     await withTessera(keyEnv(moto.keys.session), store, async (t) => {
       recorder.reset();

@@ -16,7 +16,7 @@ import { UpstreamClient, UpstreamRefused, UpstreamTimeout } from './client.js';
 import { GATEWAY_BUDGET_STATUS, GATEWAY_REFUSED_STATUS, type PrefetchImage } from './gateway.js';
 import { charge, chargeSlot, countRequest, countSlotRequest, mayFetch, slotMayFetch, type BudgetMemory } from './budget.js';
 import { blockRanges, tiffImages, type TiffImage } from './tiff-index.js';
-import { ObjectStores, awsCredentialChain, azureSas, gcsCredentials, type ObjectStoreOptions } from './object-stores.js';
+import { MissingCredentials, ObjectStores, awsCredentialChain, azureSas, gcsCredentials, type ObjectStoreOptions } from './object-stores.js';
 
 export interface GatewayWorkerData {
   token: string;
@@ -581,10 +581,10 @@ function streamTo(up: IncomingMessage, res: ServerResponse, lane: number, signal
 
 const server = http.createServer((req, res) => {
   handle(req, res).catch((err: unknown) => {
-    // Credentials refused before anything was sent (a service account its token endpoint refused) are no fault of
-    // the store's: the main thread's diagnosis asks for them again and answers the 403 they are.
-    const refusedCredentials = err instanceof TesseraError && err.kind === 'UpstreamForbidden';
-    if (!(err instanceof UpstreamRefused) && !refusedCredentials) upstreamFault();
+    // Credentials refused or missing before anything was sent (a service account its token endpoint refused, none
+    // set) are no fault of the store's: the main thread's diagnosis asks for them again and answers what they are.
+    const noCredentials = err instanceof MissingCredentials || (err instanceof TesseraError && err.kind === 'UpstreamForbidden');
+    if (!(err instanceof UpstreamRefused) && !noCredentials) upstreamFault();
     if (res.headersSent) {
       res.destroy();
       return;

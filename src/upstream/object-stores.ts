@@ -78,6 +78,16 @@ export interface Credentials {
   bearer?: string | undefined;
 }
 
+/**
+ * No credentials of a store's were found where the server looks for them: the operator's to set
+ * (502 with what to set), and no fault of the store's (the gateway does not count it as one).
+ */
+export class MissingCredentials extends TesseraError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('UpstreamError', message, options);
+  }
+}
+
 /** Where credentials come from: the provider chain in the thread that holds them, a question to that thread elsewhere. */
 export type CredentialSource = () => Promise<Credentials>;
 
@@ -194,8 +204,7 @@ export function awsCredentialChain(): CredentialSource {
       chain ??= (await import('@aws-sdk/credential-providers')).fromNodeProviderChain();
       return await chain();
     } catch (err) {
-      throw new TesseraError(
-        'UpstreamError',
+      throw new MissingCredentials(
         'no AWS credentials were found (environment, AWS_PROFILE, web identity, container or instance metadata); ' +
           'set them, or AWS_NO_SIGN_REQUEST=YES to read public buckets unsigned',
         { cause: err },
@@ -221,8 +230,7 @@ export function gcsCredentials(env: NodeJS.ProcessEnv = process.env): Credential
       if (!oauth || oauthFile !== file) [oauth, oauthFile] = [cachedCredentials(gcsServiceAccount(file)), file];
       return oauth();
     }
-    throw new TesseraError(
-      'UpstreamError',
+    throw new MissingCredentials(
       'no GCS credentials were found: set GS_ACCESS_KEY_ID and GS_SECRET_ACCESS_KEY (HMAC keys), or GOOGLE_APPLICATION_CREDENTIALS (a service account), or GS_NO_SIGN_REQUEST=YES',
     );
   };
@@ -308,8 +316,7 @@ export function azureSas(opts: ObjectStoreOptions['az'], env: NodeJS.ProcessEnv 
     if (token) return { accessKeyId: '', secretAccessKey: '', sas: token.replace(/^\?/, '') };
     const key = env['AZURE_STORAGE_ACCESS_KEY'] || cs['AccountKey'];
     if (!key || !account) {
-      throw new TesseraError(
-        'UpstreamError',
+      throw new MissingCredentials(
         'no Azure credentials were found: set AZURE_STORAGE_ACCOUNT with AZURE_STORAGE_SAS_TOKEN or AZURE_STORAGE_ACCESS_KEY, or AZURE_STORAGE_CONNECTION_STRING (AZURE_NO_SIGN_REQUEST=YES for public containers)',
       );
     }
