@@ -288,7 +288,9 @@ export class Services {
     const work = Promise.all([
       (async () => {
         await Promise.all([warmRenderer(this.renderer, this.threads?.size ?? 1), warmGdal(threadPool)]);
-        await warmReads(this.sources, this.renderer, 12, () => this.pool.closeAll());
+        const gateway = this.gateway;
+        const upstream = gateway && { serve: (bytes: Uint8Array) => gateway.warmUpstream(bytes), end: () => gateway.endWarmUp() };
+        await warmReads(this.sources, this.renderer, 12, () => this.pool.closeAll(), upstream);
       })(),
       this.searches?.catalogue.warm?.(),
     ]).catch(() => undefined);

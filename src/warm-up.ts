@@ -1,10 +1,13 @@
 /**
  * What a fresh process would otherwise make its first requests pay for, paid before it listens
- * (server.ts): tiles of a small COG in memory read and encoded as a request's are (the reader's
- * planning and its JavaScript warp, run cold by V8's interpreter until they are hot), each render
- * thread's encoders run once (libvips, zlib, the PNG and JPEG paths), and GDAL warps once on each
- * thread of the pool it reads on (PROJ's database and context, the warper, per thread). Best
- * effort: a failure here is the first request's to meet, not the start's.
+ * (server.ts): tiles of a small COG read and encoded as a request's are (the reader's planning and
+ * its JavaScript warp, run cold by V8's interpreter until they are hot), each render thread's
+ * encoders run once (libvips, zlib, the PNG and JPEG paths), and GDAL warps once on each thread of
+ * the pool it reads on (PROJ's database and context, the warper, per thread). With the upstream
+ * gateway, the COG is read over HTTP through it (the gateway's thread serves it on loopback,
+ * gateway.ts `warmUpstream`): /vsicurl/ and the gateway's own code are as cold as the reader's, and
+ * a fresh process's first view spent ~30 ms more of the gateway thread's CPU than the next one.
+ * Best effort: a failure here is the first request's to meet, not the start's.
  */
 import { gdal } from './gdal/gdal.js';
 import type { SourceContext } from './source/dataset.js';
@@ -16,6 +19,13 @@ import { getTms } from './tms/registry.js';
 import type { ImageData } from './image/image-data.js';
 import type { ImageFormat } from './image/formats.js';
 import type { Renderer, RenderSpec } from './image/post-process.js';
+
+/** Where the warm-up's COG can be read over HTTP (the upstream gateway's warm-up file). */
+export interface WarmUpstream {
+  /** Serves `bytes`; the URL to read them at, or undefined when they cannot be served. */
+  serve(bytes: Uint8Array): Promise<string | undefined>;
+  end(): void;
+}
 
 const SIZE = 256;
 
@@ -89,15 +99,30 @@ async function sampleCog(path: string): Promise<void> {
 }
 
 /**
- * `count` tiles of a COG in memory read (nearest and bilinear, alone and as a mosaic) and encoded
- * to PNG at once, as the tile routes do; `release` then closes what the reads opened.
+ * `count` tiles of a COG read (nearest and bilinear, alone and as a mosaic) and encoded to PNG at
+ * once, as the tile routes do: over HTTP from `upstream` when given (and it serves), else from
+ * GDAL's memory files; `release` then closes what the reads opened.
  */
-export async function warmReads(sources: SourceContext, renderer: Renderer, count: number, release: () => void): Promise<void> {
+export async function warmReads(sources: SourceContext, renderer: Renderer, count: number, release: () => void, upstream?: WarmUpstream): Promise<void> {
   const path = '/vsimem/tessera-warm-up.tif';
   const limits = { maxOutputPixels: 4 * SIZE * SIZE * 4, maxSourcePixels: 4096 * 4096 };
   await sampleCog(path);
+  /** Whether the COG is still a memory file (it is handed over whole to be served). */
+  let inMemory = true;
+  let url: string | undefined;
   try {
-    const open = (): Promise<Reader> => cogReader(sources.source(path, 'the warm-up raster'), path, {});
+    if (upstream) {
+      const bytes = gdal.vsimem.release(path);
+      inMemory = false;
+      url = await upstream.serve(bytes);
+      if (url === undefined) {
+        gdal.vsimem.set(bytes, path);
+        inMemory = true;
+      }
+    }
+    const source = (): ReturnType<SourceContext['source']> =>
+      url === undefined ? sources.source(path, 'the warm-up raster') : sources.sourceAt({ kind: 'http', url }, 'the warm-up raster');
+    const open = (): Promise<Reader> => cogReader(source(), url ?? path, {});
     const cog = await open();
     // The same raster as a mosaic of two assets (the compositor, its pixel selection): what a
     // MosaicJSON document's or a search's tiles go through.
@@ -135,6 +160,7 @@ export async function warmReads(sources: SourceContext, renderer: Renderer, coun
     );
   } finally {
     release();
-    gdal.vsimem.release(path);
+    if (url !== undefined) upstream?.end();
+    if (inMemory) gdal.vsimem.release(path);
   }
 }

@@ -108,6 +108,45 @@ describe('upstream gateway', () => {
     assert.equal((await fetch(denied)).status, GATEWAY_REFUSED_STATUS);
   });
 
+  it("serves the warm-up's file past a policy refusing loopback, that file alone, until the warm-up ends", async () => {
+    // The default policy: no loopback, no private network.
+    const strict = new UpstreamGateway({ policy: { allowedLocalRoots: [], allowedHosts: [], deniedHosts: [] }, ...OPTIONS });
+    try {
+      const refusedFile = via(strict, `${files.url}/B01.tif`);
+      assert.equal((await fetch(refusedFile, { method: 'HEAD' })).status, GATEWAY_REFUSED_STATUS);
+      const url = await strict.warmUpstream(b01);
+      assert.ok(url, 'the thread serves the bytes');
+      assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/[0-9a-f]{32}\.tif$/);
+      // GDAL reads it through the gateway as any upstream file: the probe, then ranges.
+      const ds = gdal.open(strict.gdalPath(url));
+      try {
+        assert.deepEqual(ds.rasterSize, { x: 183, y: 183 });
+        const direct = gdal.open(path.join(FIXTURES, 'B01.tif'));
+        try {
+          assert.deepEqual(ds.bands.get(1).pixels.read(0, 0, 183, 183), direct.bands.get(1).pixels.read(0, 0, 183, 183));
+        } finally {
+          direct.close();
+        }
+      } finally {
+        ds.close();
+      }
+      // Nothing else on loopback passes meanwhile: another path of the warm-up's server, the file server.
+      assert.equal((await fetch(via(strict, url.replace(/[0-9a-f]{32}\.tif$/, 'other.tif')), { method: 'HEAD' })).status, GATEWAY_REFUSED_STATUS);
+      assert.equal((await fetch(refusedFile, { method: 'HEAD' })).status, GATEWAY_REFUSED_STATUS);
+      strict.endWarmUp();
+      // The thread hears of the end in turn: the same URL is refused from then on.
+      let status = 0;
+      for (let i = 0; i < 50 && status !== GATEWAY_REFUSED_STATUS; i++) {
+        status = (await fetch(via(strict, url), { method: 'HEAD' })).status;
+        if (status !== GATEWAY_REFUSED_STATUS) await new Promise((r) => setTimeout(r, 20));
+      }
+      assert.equal(status, GATEWAY_REFUSED_STATUS);
+      await assert.rejects(fetch(url), "the warm-up's server is closed");
+    } finally {
+      await strict.close();
+    }
+  });
+
   it('follows redirects itself, and only to places the policy allows', async () => {
     const ok = await fetch(via(gateway, `${oddUrl}/redirect/B01.tif`), { headers: { Range: 'bytes=100-199' } });
     assert.equal(ok.status, 206);

@@ -8,7 +8,14 @@
  * Every statement is bounded: by TESSERA_PGSTAC_STATEMENT_TIMEOUT_MS, and an item search by its own
  * `time_limit` + 1 s (pgSTAC stops scanning after `time_limit` and answers what it has; past the
  * second more the database is slow, not busy scanning). Waiting for a connection is bounded as
- * well. A database that is down, refuses connections, is restarting or does not answer in time is
+ * well. The bound is the connection's own setting, changed only when the next statement needs
+ * another (SessionTimeouts), so that a tile's item search is one round trip and one implicit
+ * transaction: wrapped in BEGIN and COMMIT with a local setting it took four, and pgSTAC's write to
+ * the search's row stayed uncommitted until the event loop got round to sending COMMIT.
+ *
+ * Connections commit without waiting for the WAL flush (`synchronous_commit` off): what item
+ * searches write is pgSTAC's use count of a search, statistics whose last few a crash may lose.
+ * Registering a search is the one write a client relies on, and asks for a durable commit. A database that is down, refuses connections, is restarting or does not answer in time is
  * a `Busy` error (503 with Retry-After); pgSTAC refusing what it was asked (an unknown search id, a
  * CQL2 operator it does not know, a datetime it cannot read) the client's mistake; nothing of either
  * stops the rest of the server.
@@ -86,6 +93,38 @@ const WEB_MERCATOR_TILE = `(SELECT ST_SetSRID(ST_MakePolygon(ST_MakeLine(ARRAY[
 /** The fields an item search returns of each item (titiler-pgstac's `get_assets` default). */
 const ITEM_FIELDS = JSON.stringify({ include: ['assets', 'id', 'bbox', 'collection'] });
 
+/**
+ * The search a new connection runs once (warm()): pgSTAC's whole item-search path (registering a
+ * search of two of the catalogue's collections newest first, planning its partitions, reading and
+ * hydrating one item with the tiles' fields, the coverage test), each of which a backend compiles
+ * on first use. Over the world, stopped after one item; an empty catalogue finds none and still
+ * readies the rest.
+ */
+const WARM_SEARCH = `SELECT geometrysearch(
+  ST_MakeEnvelope(-180, -85, 180, 85, 4326),
+  (SELECT hash FROM search_query(jsonb_build_object(
+    'collections', (SELECT coalesce(jsonb_agg(id), '[]'::jsonb) FROM (SELECT id FROM collections ORDER BY id LIMIT 2) c),
+    'sortby', '[{"field": "datetime", "direction": "desc"}]'::jsonb))),
+  $1::jsonb, 1, 1, '1 second'::interval, true, true)::text`;
+
+/**
+ * Each connection's statement_timeout as last set (the pool's startup value until then), so that it
+ * is sent only when a statement needs another bound than the one before.
+ */
+class SessionTimeouts {
+  private readonly current = new WeakMap<pg.ClientBase, number>();
+
+  constructor(private readonly startup: number) {}
+
+  async ensure(client: pg.ClientBase, ms: number): Promise<void> {
+    if ((this.current.get(client) ?? this.startup) === ms) return;
+    // Forgotten first: a failure leaves the setting unknown, and the connection is dropped anyway.
+    this.current.delete(client);
+    await client.query("SELECT set_config('statement_timeout', $1, false)", [String(ms)]);
+    this.current.set(client, ms);
+  }
+}
+
 /** When to try again after the catalogue could not answer (Retry-After). */
 const RETRY_AFTER_SECONDS = 1;
 
@@ -155,8 +194,11 @@ function recordOf(row: SearchRow): SearchRecord {
 export class PgstacCatalogue implements Catalogue {
   private pool: pg.Pool | undefined;
   private readonly counts = { queries: 0, failures: 0, seconds: 0 };
+  private readonly timeouts: SessionTimeouts;
 
-  constructor(private readonly options: CatalogueOptions) {}
+  constructor(private readonly options: CatalogueOptions) {
+    this.timeouts = new SessionTimeouts(options.statementTimeoutMs);
+  }
 
   /** The pool, opened on first use: a server without a reachable database still starts and serves the rest. */
   private connections(): pg.Pool {
@@ -171,7 +213,7 @@ export class PgstacCatalogue implements Catalogue {
         idleTimeoutMillis: 60_000,
         statement_timeout: statementTimeoutMs,
         application_name: 'tessera',
-        options: '-c search_path=pgstac,public',
+        options: '-c search_path=pgstac,public -c synchronous_commit=off',
       });
       // An idle connection the server drops must not crash the process: the next query reconnects.
       this.pool.on('error', () => undefined);
@@ -179,13 +221,17 @@ export class PgstacCatalogue implements Catalogue {
     return this.pool;
   }
 
-  /** Runs `work` on one connection, counting it; errors become catalogueError's. */
-  private async run<T>(what: string, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  /**
+   * Runs `work` on one connection whose statements are bounded by `timeoutMs` (default
+   * TESSERA_PGSTAC_STATEMENT_TIMEOUT_MS), counting it; errors become catalogueError's.
+   */
+  private async run<T>(what: string, work: (client: pg.PoolClient) => Promise<T>, timeoutMs = this.options.statementTimeoutMs): Promise<T> {
     const started = performance.now();
     this.counts.queries++;
     let client: pg.PoolClient | undefined;
     try {
       client = await this.connections().connect();
+      await this.timeouts.ensure(client, timeoutMs);
       const result = await work(client);
       client.release();
       return result;
@@ -209,11 +255,20 @@ export class PgstacCatalogue implements Catalogue {
       if (readonly.rows[0]?.readonly) {
         throw new TesseraError('Internal', 'PgSTAC instance is set to `read-only`, cannot register search query.');
       }
-      const { rows } = await client.query<SearchRow>(`SELECT ${SEARCH_COLUMNS} FROM search_query($1::jsonb, _metadata => $2::jsonb)`, [
-        pyDumps(body.search),
-        pyDumps(body.metadata),
-      ]);
-      return recordOf(rows[0]!);
+      // Durable, unlike the connection's other commits: the client goes on to name the search by its id.
+      await client.query('BEGIN');
+      try {
+        await client.query('SET LOCAL synchronous_commit TO on');
+        const { rows } = await client.query<SearchRow>(`SELECT ${SEARCH_COLUMNS} FROM search_query($1::jsonb, _metadata => $2::jsonb)`, [
+          pyDumps(body.search),
+          pyDumps(body.metadata),
+        ]);
+        await client.query('COMMIT');
+        return recordOf(rows[0]!);
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => undefined);
+        throw err;
+      }
     });
   }
 
@@ -290,14 +345,9 @@ export class PgstacCatalogue implements Catalogue {
    * its number types for the asset lists. The statement is bounded by `time_limit` + 1 s.
    */
   items(hash: string, area: SearchArea, limits: SearchLimits): Promise<string> {
-    return this.run(`the items of search '${hash}'`, async (client) => {
-      await client.query('BEGIN');
-      try {
-        // pgSTAC counts the search's use (an UPDATE of its row in `searches`): statistics whose last
-        // few a crash may lose, not worth a WAL flush before each tile's items are answered.
-        await client.query("SELECT set_config('statement_timeout', $1, true), set_config('synchronous_commit', 'off', true)", [
-          String(limits.timeLimitSeconds * 1000 + 1000),
-        ]);
+    return this.run(
+      `the items of search '${hash}'`,
+      async (client) => {
         const rest = [hash, ITEM_FIELDS, limits.scanLimit, limits.itemsLimit, `${limits.timeLimitSeconds} seconds`, limits.exitWhenFull, limits.skipCovered];
         const { rows } =
           'geojson' in area
@@ -309,20 +359,18 @@ export class PgstacCatalogue implements Catalogue {
                 `SELECT geometrysearch(${WEB_MERCATOR_TILE}, $5, $6::jsonb, $7, $8, $9::interval, $10, $11)::text AS items`,
                 [...area.webMercator, ...rest],
               );
-        await client.query('COMMIT');
         return rows[0]!.items;
-      } catch (err) {
-        await client.query('ROLLBACK').catch(() => undefined);
-        throw err;
-      }
-    });
+      },
+      limits.timeLimitSeconds * 1000 + 1000,
+    );
   }
 
   /**
    * Opens the pool's first connections and readies each for item searches: a new PostgreSQL backend
    * compiles pgSTAC's PL/pgSQL search functions and loads its catalogue caches on its first search
    * (about 30 ms alone, several times that when a viewport's first tiles all pay it at once on a
-   * fresh process). One search over an empty area, rolled back, pays it here; the pool keeps these
+   * fresh process), and plans the statements that read and hydrate items on the first search that
+   * finds one. One search (WARM_SEARCH), rolled back, pays both here; the pool keeps these
    * connections open (`min`).
    */
   async warm(): Promise<void> {
@@ -336,9 +384,7 @@ export class PgstacCatalogue implements Catalogue {
           // Inside a transaction rolled back: the search registered for it (pgSTAC's `search_query`,
           // also readied) leaves no row.
           await client.query('BEGIN');
-          await client.query(
-            "SELECT geometrysearch(ST_MakeEnvelope(0, 0, 0, 0, 4326), (SELECT hash FROM search_query('{}'::jsonb)), '{\"include\": [\"id\"]}'::jsonb, 1, 1, '1 second'::interval, true, true)",
-          );
+          await client.query(WARM_SEARCH, [ITEM_FIELDS]);
         } catch (err) {
           failed = err instanceof Error ? err : new Error(String(err));
         } finally {

@@ -7,6 +7,7 @@
  * Requests are `GET|HEAD /<token>/<lane>/<scheme>/<authority><path>?<query>`; anything else is refused.
  * Bytes relayed are charged to the budget of the request reading on the lane (budget.ts).
  */
+import { randomBytes } from 'node:crypto';
 import http, { type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parentPort, workerData } from 'node:worker_threads';
@@ -57,6 +58,55 @@ const client = new UpstreamClient({
   stores: data.stores ? new ObjectStores(data.stores, credentials) : undefined,
 });
 
+/**
+ * The warm-up's upstream (gateway.ts `warmUpstream`): a file served by this thread on loopback and
+ * read through the gateway as any upstream file is (targetOf, the probe, fetching ahead, the client),
+ * so that the code of this thread is not run cold by a fresh process's first views. Its URL, named
+ * at random, is the one address let past the policies, to a client of its own, and only until the
+ * warm-up ends, which is before the server listens: no request a client sends can name it.
+ */
+let warm: { url: string; client: UpstreamClient; server: http.Server } | undefined;
+
+/** Serves `bytes` (ranges too) on loopback for the warm-up; resolves with the URL they are read at. */
+async function startWarmUp(bytes: Buffer): Promise<string> {
+  endWarmUp();
+  const name = randomBytes(16).toString('hex');
+  const server = http.createServer((req, res) => {
+    if (req.url !== `/${name}.tif`) {
+      res.writeHead(404, { 'Content-Length': 0 }).end();
+      return;
+    }
+    const range = simpleRange(req.headers.range);
+    if (!range || range[0] >= bytes.length) {
+      res.writeHead(200, { 'Content-Length': bytes.length }).end(req.method === 'HEAD' ? undefined : bytes);
+      return;
+    }
+    const end = Math.min(range[1], bytes.length - 1);
+    res.writeHead(206, { 'Content-Range': `bytes ${range[0]}-${end}/${bytes.length}`, 'Content-Length': end - range[0] + 1, ETag: `"${name}"` });
+    res.end(bytes.subarray(range[0], end + 1));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/${name}.tif`;
+  const loopback = new UrlPolicy({ allowedLocalRoots: [], allowedHosts: [], deniedHosts: [], allowedNetworks: ['127.0.0.1/32'] });
+  warm = { url, server, client: new UpstreamClient({ policy: loopback, connectTimeoutMs: data.connectTimeoutMs }) };
+  return url;
+}
+
+function endWarmUp(): void {
+  if (!warm) return;
+  warm.server.close();
+  warm.server.closeAllConnections();
+  warm = undefined;
+}
+
+/** The client that reaches `url`: the warm-up's for its own file, else the one under the policies. */
+function clientFor(url: string): UpstreamClient {
+  return warm !== undefined && url === warm.url ? warm.client : client;
+}
+
 class GatewayFault extends Error {
   constructor(
     readonly status: number,
@@ -73,7 +123,7 @@ function upstreamFault(): void {
 
 /** One upstream GET under the policies; resolves with the final response, its body not consumed. */
 async function upstream(url: string, range: string | undefined, signal: AbortSignal, lane: number): Promise<IncomingMessage> {
-  const res = await client.get(url, { range, signal, onSend: () => countRequest(data.budgets, lane) });
+  const res = await clientFor(url).get(url, { range, signal, onSend: () => countRequest(data.budgets, lane) });
   if ((res.statusCode ?? 0) >= 500) upstreamFault();
   if (res.statusCode === GATEWAY_REFUSED_STATUS) {
     res.resume();
@@ -221,8 +271,10 @@ function targetOf(reqUrl: string): Target | number {
   const rest = reqUrl.slice(prefix.length);
   const m = /^(\d{1,9})\/(https?|s3|gs|az)\/([^/?#]+)(\/[^#]*)$/.exec(rest);
   if (!m) return 403;
+  const named = `${m[2]}://${m[3]}${m[4]}`;
+  if (warm !== undefined && named === warm.url) return { url: named, lane: Number(m[1]) };
   try {
-    const loc = policy.resolve(`${m[2]}://${m[3]}${m[4]}`);
+    const loc = policy.resolve(named);
     return loc.kind === 'http' ? { url: loc.url, lane: Number(m[1]) } : GATEWAY_REFUSED_STATUS;
   } catch {
     return GATEWAY_REFUSED_STATUS;
@@ -521,7 +573,7 @@ async function prefetchRange(url: string, wanted: [number, number], slot: number
   let body: SharedBody | undefined;
   try {
     const signal = AbortSignal.timeout(data.timeoutMs);
-    const up = await client.get(url, { range: `bytes=${wanted[0]}-${wanted[1]}`, signal, onSend: () => countSlotRequest(data.budgets, slot) });
+    const up = await clientFor(url).get(url, { range: `bytes=${wanted[0]}-${wanted[1]}`, signal, onSend: () => countSlotRequest(data.budgets, slot) });
     const size = wholeAnswer(up, wanted);
     if (size === undefined) {
       up.destroy();
@@ -630,6 +682,15 @@ parentPort?.on('message', (msg: unknown) => {
     // Fetching ahead is an optimisation: whatever fails in it (a hostile file's tables included) is
     // dropped here, never an unhandled rejection in the gateway's thread; GDAL's own read reports it.
     prefetch(path, image, blocks, slot).catch(() => undefined);
+  } else if (type === 'warm-start') {
+    const { bytes } = msg as { bytes?: unknown };
+    if (!(bytes instanceof Uint8Array)) return;
+    startWarmUp(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)).then(
+      (url) => parentPort?.postMessage({ type: 'answer', id, answer: url }),
+      () => parentPort?.postMessage({ type: 'answer', id, answer: undefined }),
+    );
+  } else if (type === 'warm-end') {
+    endWarmUp();
   } else if (type === 'version' && typeof path === 'string') {
     const target = targetOf(path);
     parentPort?.postMessage({ type: 'answer', id, answer: typeof target === 'number' ? undefined : versions.get(target.url) });

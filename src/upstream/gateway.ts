@@ -144,6 +144,21 @@ export class UpstreamGateway {
     throw new TesseraError(kind, answer?.error ?? 'the upstream gateway did not give credentials in time');
   }
 
+  /**
+   * Has the gateway's thread serve `bytes` on loopback for the warm-up (warm-up.ts): the URL to read
+   * them at through `gdalPath`, the only address the thread lets past its policies, until
+   * `endWarmUp`; undefined when the thread did not answer in time. Call only before the server
+   * listens.
+   */
+  async warmUpstream(bytes: Uint8Array): Promise<string | undefined> {
+    const url = await this.ask({ type: 'warm-start', bytes });
+    return typeof url === 'string' ? url : undefined;
+  }
+
+  endWarmUp(): void {
+    this.worker.postMessage({ type: 'warm-end' });
+  }
+
   /** A question to the gateway's thread, answered within `timeoutMs` (a second) or undefined. */
   private ask(question: Record<string, unknown>, timeoutMs = 1000): Promise<unknown> {
     const id = ++this.asked;
