@@ -1,4 +1,5 @@
 /** The long-lived parts of a running tessera, built from the settings; no HTTP here. */
+import { randomBytes } from 'node:crypto';
 import { AdmissionGate } from './concurrency.js';
 import type { Settings } from './config.js';
 import { configureGdal, firstReadBytes, curlChunkBytes } from './gdal/gdal.js';
@@ -18,13 +19,14 @@ import { badRequest } from './errors.js';
 import { StacItemSources } from './stac/reader.js';
 import { RENDER_IN_THIS_THREAD, type Renderer } from './image/post-process.js';
 import { RenderThreads } from './image/render-threads.js';
-import { warmGdal, warmReads, warmRenderer } from './warm-up.js';
+import { type LocalGet, WARM_UP_HEADER, type WarmSearches, warmGdal, warmReads, warmRenderer } from './warm-up.js';
 import { WholeImageGate } from './image/whole-image-gate.js';
 import { sizeWorkerHeaps } from './worker-heap.js';
 import { MosaicStore } from './mosaic/store.js';
 import type { MosaicContext } from './readers/mosaic.js';
 import { PgstacCatalogue } from './pgstac/database.js';
 import { Searches, type SearchesOptions } from './pgstac/searches.js';
+import { WarmUpCatalogue } from './pgstac/warm-up-search.js';
 import { GeoparquetCatalogue } from './catalog/catalogue.js';
 import { httpSource } from './catalog/http-source.js';
 import { catalogSearchesFile } from './catalog/store.js';
@@ -70,6 +72,10 @@ export class Services {
   readonly searches: Searches | undefined;
   /** The catalogue in memory behind `searches` (TESSERA_CATALOG: stac-geoparquet, or a STAC API's searches), when it is the one. */
   readonly inMemory: (Catalogue & TimedCatalogue) | undefined;
+  /** Marks the warm-up's requests to the server's own routes (warm-up.ts WARM_UP_HEADER). */
+  readonly warmUpToken = randomBytes(16).toString('hex');
+  /** The catalogue behind `searches`, with the warm-up's own search while it runs. */
+  private readonly warmUpCatalogue: WarmUpCatalogue | undefined;
   /** Post-processing and encoding: render threads, or this thread when there are none. */
   readonly renderer: Renderer;
   private readonly threads: RenderThreads | undefined;
@@ -205,14 +211,14 @@ export class Services {
         ...(settings.searchMaxItemsPerTile !== undefined ? { maxItemsPerTile: settings.searchMaxItemsPerTile } : {}),
       },
     };
+    let catalogue: Catalogue | undefined;
     if (settings.pgstacDsn !== undefined) {
-      const catalogue = new PgstacCatalogue({
+      catalogue = new PgstacCatalogue({
         dsn: settings.pgstacDsn,
         poolSize: settings.pgstacPoolSize,
         warmConnections: settings.pgstacPoolWarm,
         statementTimeoutMs: settings.pgstacStatementTimeoutMs,
       });
-      this.searches = new Searches(catalogue, searchOptions);
     } else if (settings.catalog !== undefined && stacApiRoot(settings.catalog) !== undefined) {
       // A STAC API (TESSERA_CATALOG=stac-api+https://…): each search read from it once, into memory.
       this.inMemory = new StacApiCatalogue({
@@ -231,7 +237,7 @@ export class Services {
         storeFile: catalogSearchesFile(settings.catalog, settings.catalogSearches),
         maxSearches: settings.catalogMaxSearches,
       });
-      this.searches = new Searches(this.inMemory, searchOptions);
+      catalogue = this.inMemory;
     } else if (settings.catalog !== undefined) {
       // The operator's stac-geoparquet (TESSERA_CATALOG), read in the background from now on.
       const geoparquet = new GeoparquetCatalogue({
@@ -244,8 +250,11 @@ export class Services {
       });
       void geoparquet.start();
       this.inMemory = geoparquet;
-      this.searches = new Searches(geoparquet, searchOptions);
-    } else this.searches = undefined;
+      catalogue = geoparquet;
+    }
+    // Wrapped so that the warm-up can ask the searches' tile route before the server listens (warm-up-search.ts).
+    this.warmUpCatalogue = catalogue && new WarmUpCatalogue(catalogue);
+    this.searches = this.warmUpCatalogue && new Searches(this.warmUpCatalogue, searchOptions);
     this.tiles = new TileStore({
       memoryBytes: settings.tileCacheBytes,
       ttlSeconds: settings.cacheTtlSeconds,
@@ -281,22 +290,51 @@ export class Services {
 
   /**
    * Readies what the first requests would otherwise pay for (warm-up.ts, Catalogue.warm), for at
-   * most `withinMs`; never fails.
+   * most `withinMs`; never fails. `inject` asks the server's own routes in process (before it
+   * listens): they are asked with WARM_UP_HEADER set to `warmUpToken`. The statuses of the routes
+   * asked, or undefined when the bound passed first.
    */
-  async warm(withinMs: number): Promise<void> {
+  async warm(withinMs: number, inject?: (path: string, headers: Record<string, string>) => Promise<number>): Promise<number[] | undefined> {
+    const get: LocalGet | undefined = inject && ((path) => inject(path, { [WARM_UP_HEADER]: this.warmUpToken }));
     const threadPool = Number(process.env['UV_THREADPOOL_SIZE']) || 4;
+    const gateway = this.gateway;
     const work = Promise.all([
       (async () => {
         await Promise.all([warmRenderer(this.renderer, this.threads?.size ?? 1), warmGdal(threadPool)]);
-        const gateway = this.gateway;
-        const upstream = gateway && { serve: (bytes: Uint8Array) => gateway.warmUpstream(bytes), end: () => gateway.endWarmUp() };
-        await warmReads(this.sources, this.renderer, 12, () => this.pool.closeAll(), upstream);
+        return warmReads(this.sources, this.renderer, {
+          count: 12,
+          release: () => this.pool.closeAll(),
+          upstream: gateway && { serve: (bytes) => gateway.warmUpstream(bytes), end: () => gateway.endWarmUp() },
+          admit: (url) => this.policy.admitWhileWarming(url),
+          routes: get && { get, searches: this.warmSearches() },
+        });
       })(),
       this.searches?.catalogue.warm?.(),
-    ]).catch(() => undefined);
+    ]).then(
+      ([statuses]) => statuses,
+      () => [],
+    );
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([work, new Promise<void>((resolve) => (timer = setTimeout(resolve, withinMs)))]);
+    const statuses = await Promise.race([work, new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), withinMs)))]);
     clearTimeout(timer);
+    return statuses;
+  }
+
+  /** The warm-up's own search (warm-up-search.ts), forgotten by the searches' caches when it ends; none without searches. */
+  private warmSearches(): WarmSearches | undefined {
+    const catalogue = this.warmUpCatalogue;
+    const searches = this.searches;
+    if (!catalogue || !searches) return undefined;
+    return {
+      begin: (items) => {
+        const search = catalogue.begin(items);
+        const end = (): void => {
+          search.end();
+          searches.forget(search.hash);
+        };
+        return { hash: search.hash, end };
+      },
+    };
   }
 
   async close(): Promise<void> {

@@ -10,7 +10,7 @@
  * Best effort: a failure here is the first request's to meet, not the start's.
  */
 import { gdal } from './gdal/gdal.js';
-import type { SourceContext } from './source/dataset.js';
+import type { RasterSource, SourceContext } from './source/dataset.js';
 import { cogReader } from './readers/cog.js';
 import { MosaicReader } from './readers/mosaic.js';
 import type { Reader } from './readers/reader.js';
@@ -98,30 +98,120 @@ async function sampleCog(path: string): Promise<void> {
   }
 }
 
+/** Asks one of the server's own routes in process (Fastify's inject), marked as the warm-up's (WARM_UP_HEADER): its status. */
+export type LocalGet = (path: string) => Promise<number>;
+
+/**
+ * The header that marks the warm-up's requests to the server's own routes, its value a secret of the
+ * process: they are neither counted, logged as requests nor cached.
+ */
+export const WARM_UP_HEADER = 'x-tessera-warm-up';
+
+/** A search that exists only for the warm-up (pgstac/warm-up-search.ts). */
+export interface WarmSearches {
+  /** Makes a search of `items`: its id, and what ends it (and forgets what was kept of it). */
+  begin(items: Array<Record<string, unknown>>): { hash: string; end: () => void };
+}
+
+export interface WarmReadsOptions {
+  /** Tiles read through the readers. */
+  count: number;
+  /** Closes what the reads opened. */
+  release: () => void;
+  /** Where the COG is served over HTTP (the upstream gateway); absent, it is read from GDAL's memory files. */
+  upstream?: WarmUpstream | undefined;
+  /** Lets the served COG's URL past the URL policy until the function returned is called (UrlPolicy.admitWhileWarming). */
+  admit?: ((url: string) => () => void) | undefined;
+  /** The tile routes to ask in process once the COG is served: /cog's, and a search's when the server has searches. */
+  routes?: { get: LocalGet; searches?: WarmSearches | undefined } | undefined;
+}
+
+/** Zoom 9 and 10 tiles over the warm-up's COG, from its middle outwards. */
+function warmTiles(count: number, zooms: readonly number[] = [9, 10]): Array<{ z: number; x: number; y: number }> {
+  return Array.from({ length: count }, (_, i) => {
+    const z = zooms[i % zooms.length]!;
+    const n = 2 ** z;
+    const lat = (45.5 * Math.PI) / 180;
+    const [x, y] = [Math.floor((187.5 / 360) * n), Math.floor(((1 - Math.log(Math.tan(lat) + 1 / Math.cos(lat)) / Math.PI) / 2) * n)];
+    return { z, x: x + ((i >> 1) % 2), y: y + (i >> 2) };
+  });
+}
+
+/** A STAC item over (part of) the warm-up's COG, its one asset the COG: what a search's lookup answers. */
+function warmItem(id: string, url: string, [w, s, e, n]: [number, number, number, number]): Record<string, unknown> {
+  return {
+    type: 'Feature',
+    stac_version: '1.0.0',
+    id,
+    collection: 'tessera-warm-up',
+    bbox: [w, s, e, n],
+    geometry: {
+      type: 'Polygon',
+      coordinates: [
+        [
+          [w, s],
+          [e, s],
+          [e, n],
+          [w, n],
+          [w, s],
+        ],
+      ],
+    },
+    properties: { datetime: '2000-01-01T00:00:00Z' },
+    assets: { visual: { href: url, type: 'image/tiff; application=geotiff; profile=cloud-optimized', roles: ['data'] } },
+    links: [],
+  };
+}
+
+/**
+ * The tile routes asked in process as a client asks them (routing, parameters, the reads, the
+ * encoding, the answer's hooks): tiles of the COG at `url` through /cog and, with `searches`, through
+ * a search of two items over it (the first covering half of it: both are read and composed). The
+ * statuses, in the order asked.
+ */
+async function warmRoutes(get: LocalGet, url: string, searches: WarmSearches | undefined): Promise<number[]> {
+  const tiles = warmTiles(4, [10]);
+  const paths = tiles.map(({ z, x, y }) => `/cog/tiles/WebMercatorQuad/${z}/${x}/${y}.png?url=${encodeURIComponent(url)}`);
+  const search = searches?.begin([warmItem('half', url, [7, 45, 7.5, 46]), warmItem('whole', url, [7, 45, 8, 46])]);
+  try {
+    if (search) paths.push(...tiles.map(({ z, x, y }) => `/searches/${search.hash}/tiles/WebMercatorQuad/${z}/${x}/${y}.png?assets=visual`));
+    return await Promise.all(paths.map((p) => get(p).catch(() => 0)));
+  } finally {
+    search?.end();
+  }
+}
+
 /**
  * `count` tiles of a COG read (nearest and bilinear, alone and as a mosaic) and encoded to PNG at
  * once, as the tile routes do: over HTTP from `upstream` when given (and it serves), else from
- * GDAL's memory files; `release` then closes what the reads opened.
+ * GDAL's memory files. Then, when served over HTTP, the tile routes asked in process (warmRoutes):
+ * their statuses (none without).
  */
-export async function warmReads(sources: SourceContext, renderer: Renderer, count: number, release: () => void, upstream?: WarmUpstream): Promise<void> {
+export async function warmReads(sources: SourceContext, renderer: Renderer, opts: WarmReadsOptions): Promise<number[]> {
   const path = '/vsimem/tessera-warm-up.tif';
   const limits = { maxOutputPixels: 4 * SIZE * SIZE * 4, maxSourcePixels: 4096 * 4096 };
   await sampleCog(path);
   /** Whether the COG is still a memory file (it is handed over whole to be served). */
   let inMemory = true;
   let url: string | undefined;
+  let withdraw: (() => void) | undefined;
+  /** The GDAL paths read (the memory file's, or the gateway's for the URL): what is kept of them is dropped at the end. */
+  const opened = new Set<string>();
   try {
-    if (upstream) {
+    if (opts.upstream) {
       const bytes = gdal.vsimem.release(path);
       inMemory = false;
-      url = await upstream.serve(bytes);
+      url = await opts.upstream.serve(bytes);
       if (url === undefined) {
         gdal.vsimem.set(bytes, path);
         inMemory = true;
       }
     }
-    const source = (): ReturnType<SourceContext['source']> =>
-      url === undefined ? sources.source(path, 'the warm-up raster') : sources.sourceAt({ kind: 'http', url }, 'the warm-up raster');
+    const source = (): RasterSource => {
+      const raster = url === undefined ? sources.source(path, 'the warm-up raster') : sources.sourceAt({ kind: 'http', url }, 'the warm-up raster');
+      opened.add(raster.path);
+      return raster;
+    };
     const open = (): Promise<Reader> => cogReader(source(), url ?? path, {});
     const cog = await open();
     // The same raster as a mosaic of two assets (the compositor, its pixel selection): what a
@@ -142,25 +232,22 @@ export async function warmReads(sources: SourceContext, renderer: Renderer, coun
       { pixelSelection: 'first', strictZoom: false, assetsHeader: true },
     );
     const tms = getTms('WebMercatorQuad')!;
-    // Zoom 9 and 10 tiles over the raster, from its middle outwards.
-    const tiles = Array.from({ length: count }, (_, i) => {
-      const z = 9 + (i % 2);
-      const n = 2 ** z;
-      const lat = (45.5 * Math.PI) / 180;
-      const [x, y] = [Math.floor((187.5 / 360) * n), Math.floor(((1 - Math.log(Math.tan(lat) + 1 / Math.cos(lat)) / Math.PI) / 2) * n)];
-      return { z, x: x + ((i >> 1) % 2), y: y + (i >> 2) };
-    });
     await Promise.all(
-      tiles.map(async (tile, i) => {
+      warmTiles(opts.count).map(async (tile, i) => {
         const resampling = i % 2 === 0 ? 'nearest' : 'bilinear';
         const reader = i % 4 < 2 ? cog : mosaic;
         const read = await reader.tile(tms, tile, { unscale: false, resampling, reproject: resampling, limits, tilesize: SIZE }).catch(() => undefined);
         if (read) await renderer.render(read.image, 'png', PLAIN);
       }),
     );
+    if (url === undefined || !opts.routes || !opts.admit) return [];
+    withdraw = opts.admit(url);
+    return await warmRoutes(opts.routes.get, url, opts.routes.searches);
   } finally {
-    release();
-    if (url !== undefined) upstream?.end();
+    withdraw?.();
+    opts.release();
+    for (const p of opened) sources.forget(p);
+    if (url !== undefined) opts.upstream?.end();
     if (inMemory) gdal.vsimem.release(path);
   }
 }

@@ -545,22 +545,50 @@ describe('/searches over a pgSTAC catalogue', () => {
 
   it('readies connections to the catalogue and the tile path before it serves, leaving nothing behind', async () => {
     const searches = await catalogue.psql('SELECT count(*) FROM pgstac.searches');
-    const fresh = await startTessera({ pgstacDsn: catalogue.dsn, pgstacPoolWarm: 3, pgstacPoolSize: 5 });
+    // The default network policy (the helper's opens loopback): the warm-up's COG must pass it all the same.
+    const fresh = await startTessera({ pgstacDsn: catalogue.dsn, pgstacPoolWarm: 3, pgstacPoolSize: 5, tileCacheBytes: 16 << 20, allowedNetworks: [] });
     try {
       const stats = () => fresh.services.searches!.catalogue.stats();
       assert.equal(stats().total, 0, 'no connection before the warm-up');
-      await fresh.services.warm(10_000);
+      const asked: Array<{ url: string; headers: Record<string, string> }> = [];
+      const statuses = await fresh.services.warm(10_000, (url, headers) => {
+        asked.push({ url, headers });
+        return fresh.app.inject({ method: 'GET', url, headers }).then((res) => res.statusCode);
+      });
       // Each readied connection ran pgSTAC's search once, in a transaction rolled back, and stays open.
       assert.equal(stats().total, 3);
       assert.equal(stats().idle, 3);
       assert.equal(await catalogue.psql('SELECT count(*) FROM pgstac.searches'), searches, 'the warm-up registered no search');
+      // The tile routes were asked in process, marked as the warm-up's: /cog's and a search's, over the
+      // warm-up's COG (served on loopback by the gateway's thread), all answered.
+      const cogTiles = asked.filter((a) => a.url.startsWith('/cog/tiles/'));
+      const searchTiles = asked.filter((a) => a.url.startsWith('/searches/'));
+      assert.equal(cogTiles.length, 4);
+      assert.equal(searchTiles.length, 4);
+      assert.deepEqual(
+        statuses,
+        asked.map(() => 200),
+      );
+      assert.ok(asked.every((a) => a.headers['x-tessera-warm-up'] === fresh.services.warmUpToken));
       const metrics = await (await fresh.get('/metrics')).text();
+      // The warm-up's requests are not counted as requests.
+      assert.doesNotMatch(metrics, /^tessera_http_requests_total\{/m);
       assert.match(metrics, /^tessera_pgstac_connections 3$/m);
       // The tiles read to warm the tile path (read they were), their raster's handles closed, its memory file gone.
       const reads = [...metrics.matchAll(/^tessera_gdal_reads_total\{[^}]*\} (\d+)$/gm)].reduce((n, m) => n + Number(m[1]), 0);
       assert.ok(reads >= 8, `the warm-up's tiles were read (${reads} reads)`);
       assert.match(metrics, /^tessera_gdal_handles_open 0$/m);
       assert.throws(() => gdal.fs.stat('/vsimem/tessera-warm-up.tif'));
+      // Once it is over, none of it is left: the COG's URL is refused as any loopback URL, the search
+      // is unknown (to the catalogue, and to the tile cache, which kept none of the warm-up's tiles).
+      const cogUrl = new URL(cogTiles[0]!.url, 'http://x').searchParams.get('url')!;
+      assert.match(cogUrl, /^http:\/\/127\.0\.0\.1:\d+\/[0-9a-f]{32}\.tif$/);
+      const refused = await fresh.get(`/cog/info?url=${encodeURIComponent(cogUrl)}`);
+      assert.equal(refused.status, 400, await refused.clone().text());
+      assert.equal((await fresh.get(searchTiles[0]!.url)).status, 404);
+      assert.equal((await fresh.get(cogTiles[0]!.url)).status, 400);
+      // The unknown search cost no connection: a connection is kept when pgSTAC only refused what it was asked.
+      assert.equal(stats().total, 3);
     } finally {
       await fresh.close();
     }

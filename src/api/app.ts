@@ -37,6 +37,7 @@ import { algorithmGeneration, choose, TITILER_2_RELEASE } from './generations.js
 import { installMetrics } from './metrics.js';
 import { installEncodingTags, installEtags } from './etag.js';
 import { installTileCache } from './tile-cache.js';
+import { isWarmUp } from './warm-up-request.js';
 import { TESSERA_VERSION } from '../version.js';
 import { gdal } from '../gdal/gdal.js';
 import type { FamilyRegistration } from './factory.js';
@@ -156,7 +157,7 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
   // After CORS, so that a 401 carries its headers and a browser page can read it.
   if (settings.accessToken) requireAccessToken(app, settings.accessToken);
   // After the token check (a cached tile is no more public than a rendered one), before compression.
-  installTileCache(app, services.tiles);
+  installTileCache(app, services.tiles, (request) => isWarmUp(request, services.warmUpToken));
   // Before compression: the tag is of the answer's bytes before encoding (api/etag.ts) ...
   installEtags(app);
   await app.register(compress, {
@@ -234,7 +235,7 @@ export async function buildApp(services: Services, opts: AppOptions = {}): Promi
   // tokens and signed URLs, so it is left out), the answer, its time and size, the upstream bytes.
   app.addHook('onResponse', async (request, reply) => {
     const length = Number(reply.getHeader('content-length'));
-    request.log.info(
+    request.log[isWarmUp(request, services.warmUpToken) ? 'debug' : 'info'](
       {
         method: request.method,
         path: request.url.split('?')[0],

@@ -25,6 +25,7 @@ import { LOOKUP_BUCKETS } from '../catalog/timing.js';
 import { PARTIAL_HEADER } from '../readers/mosaic.js';
 import { UPSTREAM_LATENCY_BUCKETS, type HostStats } from '../upstream/client.js';
 import type { LoopWatchdog } from './watchdog.js';
+import { isWarmUp } from './warm-up-request.js';
 
 /** The first path segments of the routes outside the reader families, each its own label. */
 const OTHER_ROUTES = new Set(['tileMatrixSets', 'colorMaps', 'algorithms', 'api', 'api.html', 'healthz', 'metrics', 'static', 'demo']);
@@ -70,10 +71,11 @@ export function installMetrics(app: FastifyInstance, services: Services, watchdo
     registers: [registry],
   });
 
-  app.addHook('onRequest', async () => {
-    inFlight.inc();
+  app.addHook('onRequest', async (request: FastifyRequest) => {
+    if (!isWarmUp(request, services.warmUpToken)) inFlight.inc();
   });
   app.addHook('onResponse', async (request: FastifyRequest, reply: FastifyReply) => {
+    if (isWarmUp(request, services.warmUpToken)) return;
     inFlight.dec();
     const route = request.routeOptions.url;
     const family = labelOf(route, families);

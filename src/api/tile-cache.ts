@@ -93,13 +93,14 @@ export function keepWhole(
     });
 }
 
-export function installTileCache(app: FastifyInstance, store: TileStore): void {
+/** `uncached`: requests the cache leaves alone, neither answered from it nor stored (the warm-up's own). */
+export function installTileCache(app: FastifyInstance, store: TileStore, uncached: (request: FastifyRequest) => boolean = () => false): void {
   if (!store.enabled) return;
   const misses = new WeakMap<FastifyRequest, string>();
 
   const pending = finishingIn(store);
   app.addHook('onRequest', async (request, reply) => {
-    if (request.method !== 'GET' || request.routeOptions.config.tileCache !== true) return;
+    if (request.method !== 'GET' || request.routeOptions.config.tileCache !== true || uncached(request)) return;
     const key = tileKey(request.url);
     const hit = await store.get(key);
     if (hit) {

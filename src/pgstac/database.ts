@@ -94,18 +94,22 @@ const WEB_MERCATOR_TILE = `(SELECT ST_SetSRID(ST_MakePolygon(ST_MakeLine(ARRAY[
 const ITEM_FIELDS = JSON.stringify({ include: ['assets', 'id', 'bbox', 'collection'] });
 
 /**
- * The search a new connection runs once (warm()): pgSTAC's whole item-search path (registering a
- * search of two of the catalogue's collections newest first, planning its partitions, reading and
- * hydrating one item with the tiles' fields, the coverage test), each of which a backend compiles
- * on first use. Over the world, stopped after one item; an empty catalogue finds none and still
- * readies the rest.
+ * The search a new connection runs once (warm()): pgSTAC's whole item-search path as a tile's lookup
+ * takes it (registering a search of two of the catalogue's collections newest first, PostGIS's PROJ
+ * making the tile's polygon from Web Mercator, planning the partitions' queries, reading and
+ * hydrating items with the tiles' fields, their union for the coverage test), each of which a
+ * backend readies on first use. Over the world's tile, stopped after two items; an empty catalogue
+ * finds none and still readies the rest.
  */
 const WARM_SEARCH = `SELECT geometrysearch(
-  ST_MakeEnvelope(-180, -85, 180, 85, 4326),
+  ${WEB_MERCATOR_TILE},
   (SELECT hash FROM search_query(jsonb_build_object(
     'collections', (SELECT coalesce(jsonb_agg(id), '[]'::jsonb) FROM (SELECT id FROM collections ORDER BY id LIMIT 2) c),
     'sortby', '[{"field": "datetime", "direction": "desc"}]'::jsonb))),
-  $1::jsonb, 1, 1, '1 second'::interval, true, true)::text`;
+  $5::jsonb, 4, 2, '1 second'::interval, true, true)::text`;
+
+/** Web Mercator's whole extent: the one tile of zoom 0. */
+const WORLD_MERCATOR = 20037508.342789244;
 
 /**
  * Each connection's statement_timeout as last set (the pool's startup value until then), so that it
@@ -155,6 +159,16 @@ function catalogueError(err: unknown, what: string): TesseraError {
     return new TesseraError('UpstreamError', `The catalogue has no pgSTAC schema (${firstLine})`, { cause: err });
   }
   return new TesseraError('Internal', `The catalogue failed ${what}: ${firstLine}`, { cause: err });
+}
+
+/**
+ * Whether `err` is a statement the database refused for what it asked, on a connection left as it
+ * was: pgSTAC's own RAISE (P0001), a value it could not read (22), a constraint (23), a name or
+ * syntax (42).
+ */
+function refusedStatement(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && (code === 'P0001' || /^(22|23|42)/.test(code));
 }
 
 /** A timestamptz as PostgreSQL writes it ("2024-01-02 03:04:05.1234+00") as pydantic writes a datetime. */
@@ -237,8 +251,11 @@ export class PgstacCatalogue implements Catalogue {
       return result;
     } catch (err) {
       this.counts.failures++;
-      // A connection whose statement failed in a way that may leave it unusable is not reused.
-      client?.release(err instanceof Error ? err : true);
+      // A connection whose statement failed in a way that may leave it unusable is not reused; one
+      // whose answer was no (an unknown search: tessera's own error after the query) or whose
+      // statement was refused for what it asked (a value pgSTAC cannot read) is, warm as it is.
+      const usable = err instanceof TesseraError || refusedStatement(err);
+      client?.release(usable ? undefined : err instanceof Error ? err : true);
       throw catalogueError(err, what);
     } finally {
       this.counts.seconds += (performance.now() - started) / 1000;
@@ -266,7 +283,8 @@ export class PgstacCatalogue implements Catalogue {
         await client.query('COMMIT');
         return recordOf(rows[0]!);
       } catch (err) {
-        await client.query('ROLLBACK').catch(() => undefined);
+        // A connection that cannot even roll back fails with that, and is not reused.
+        await client.query('ROLLBACK');
         throw err;
       }
     });
@@ -384,7 +402,7 @@ export class PgstacCatalogue implements Catalogue {
           // Inside a transaction rolled back: the search registered for it (pgSTAC's `search_query`,
           // also readied) leaves no row.
           await client.query('BEGIN');
-          await client.query(WARM_SEARCH, [ITEM_FIELDS]);
+          await client.query(WARM_SEARCH, [-WORLD_MERCATOR, -WORLD_MERCATOR, WORLD_MERCATOR, WORLD_MERCATOR, ITEM_FIELDS]);
         } catch (err) {
           failed = err instanceof Error ? err : new Error(String(err));
         } finally {

@@ -74,6 +74,13 @@ export class ItemLookups {
   stats(): { hits: number; misses: number } {
     return { ...this.counts };
   }
+
+  /** Drops what is kept of search `hash` (the warm-up's own search, once it ends). */
+  forget(hash: string): void {
+    if (!this.kept) return;
+    const prefix = JSON.stringify([hash]).slice(0, -1);
+    for (const key of [...this.kept.keys()]) if (key.startsWith(prefix)) this.kept.delete(key);
+  }
 }
 
 function parseLookup(text: string): ItemLookup {

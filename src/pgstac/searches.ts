@@ -100,6 +100,12 @@ export class Searches {
     });
   }
 
+  /** Drops what is kept of search `hash`: its record and its lookups. */
+  forget(hash: string): void {
+    this.records?.delete(hash);
+    this.lookups.forget(hash);
+  }
+
   /** The asset index of a search with a request's limits (unset ones the defaults). */
   async index(hash: string, limits: Partial<SearchLimits> = {}): Promise<SearchIndex> {
     const record = await this.record(hash);

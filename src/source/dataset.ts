@@ -296,6 +296,14 @@ export class SourceContext {
     return new RasterSource(loc.kind === 'http' ? this.remotePath(loc.url) : loc.path, label, this, loc);
   }
 
+  /** Drops what is kept of the file at GDAL path `path` (its metadata, zooms and derived numbers): the warm-up's, once it ends. */
+  forget(path: string): void {
+    this.metaCache.delete(path);
+    const ofPath = (key: string): boolean => key.startsWith(`${path}\u0000`);
+    for (const key of [...this.zoomCache.keys()]) if (ofPath(key)) this.zoomCache.delete(key);
+    for (const key of [...this.nativeCache.keys()]) if (ofPath(key)) this.nativeCache.delete(key);
+  }
+
   /** The version of the file behind `source`, as of now (SourceMeta.version). */
   async versionOf(source: RasterSource): Promise<string | undefined> {
     if (source.location.kind === 'file') {

@@ -62,10 +62,11 @@ const client = new UpstreamClient({
  * The warm-up's upstream (gateway.ts `warmUpstream`): a file served by this thread on loopback and
  * read through the gateway as any upstream file is (targetOf, the probe, fetching ahead, the client),
  * so that the code of this thread is not run cold by a fresh process's first views. Its URL, named
- * at random, is the one address let past the policies, to a client of its own, and only until the
- * warm-up ends, which is before the server listens: no request a client sends can name it.
+ * at random, is the one address let past the policies (UrlPolicy.admitWhileWarming, and a client of
+ * its own that may connect to loopback), and only until the warm-up ends, which is before the server
+ * listens: no request a client sends can name it.
  */
-let warm: { url: string; client: UpstreamClient; server: http.Server } | undefined;
+let warm: { url: string; client: UpstreamClient; server: http.Server; withdraw: () => void } | undefined;
 
 /** Serves `bytes` (ranges too) on loopback for the warm-up; resolves with the URL they are read at. */
 async function startWarmUp(bytes: Buffer): Promise<string> {
@@ -91,12 +92,14 @@ async function startWarmUp(bytes: Buffer): Promise<string> {
   });
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/${name}.tif`;
   const loopback = new UrlPolicy({ allowedLocalRoots: [], allowedHosts: [], deniedHosts: [], allowedNetworks: ['127.0.0.1/32'] });
-  warm = { url, server, client: new UpstreamClient({ policy: loopback, connectTimeoutMs: data.connectTimeoutMs }) };
+  const client = new UpstreamClient({ policy: loopback, connectTimeoutMs: data.connectTimeoutMs });
+  warm = { url, server, client, withdraw: policy.admitWhileWarming(url) };
   return url;
 }
 
 function endWarmUp(): void {
   if (!warm) return;
+  warm.withdraw();
   warm.server.close();
   warm.server.closeAllConnections();
   warm = undefined;
@@ -271,10 +274,8 @@ function targetOf(reqUrl: string): Target | number {
   const rest = reqUrl.slice(prefix.length);
   const m = /^(\d{1,9})\/(https?|s3|gs|az)\/([^/?#]+)(\/[^#]*)$/.exec(rest);
   if (!m) return 403;
-  const named = `${m[2]}://${m[3]}${m[4]}`;
-  if (warm !== undefined && named === warm.url) return { url: named, lane: Number(m[1]) };
   try {
-    const loc = policy.resolve(named);
+    const loc = policy.resolve(`${m[2]}://${m[3]}${m[4]}`);
     return loc.kind === 'http' ? { url: loc.url, lane: Number(m[1]) } : GATEWAY_REFUSED_STATUS;
   } catch {
     return GATEWAY_REFUSED_STATUS;

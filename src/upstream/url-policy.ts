@@ -4,6 +4,10 @@
  * other schemes, hosts outside the allow list and IP literals of refused networks (network-policy.ts;
  * `127.1`, `2130706433` and `[::ffff:127.0.0.1]` are normalised by the URL parser first) are refused
  * with a 400. Names are checked where they are resolved, on the address connected to.
+ *
+ * One exception, for the process itself: while it warms up, before it listens, the URL of the
+ * warm-up's own file (served on loopback by the upstream gateway's thread, under a random name) is
+ * admitted as it is (`admitWhileWarming`), and no other.
  */
 import path from 'node:path';
 import { badRequest } from '../errors.js';
@@ -45,6 +49,8 @@ export class UrlPolicy {
   readonly network: NetworkPolicy;
   /** Where the Azure account's own URLs start (azureAccountBases); none without an account or an allowed container. */
   private readonly azureBases: URL[];
+  /** The warm-up's own URLs, admitted until it ends (admitWhileWarming). */
+  private readonly warming = new Set<string>();
 
   /** `network` replaces the policy made from `opts.allowedNetworks` (tests give one with their own resolver). */
   constructor(
@@ -61,10 +67,20 @@ export class UrlPolicy {
     return this.roots.length > 0;
   }
 
+  /**
+   * Admits `url` exactly (the warm-up's own file, warm-up.ts) until the function returned is called,
+   * which the warm-up does before the server listens.
+   */
+  admitWhileWarming(url: string): () => void {
+    this.warming.add(url);
+    return () => void this.warming.delete(url);
+  }
+
   /** Checks `input` and says how to reach it; throws a BadRequest TesseraError when refused. */
   resolve(input: string, what = 'url'): Location {
     const text = input.trim();
     if (text === '') throw badRequest(`${what} is empty`);
+    if (this.warming.size > 0 && this.warming.has(text)) return { kind: 'http', url: text };
     if (/^\/?vsi[a-z0-9_]+([/?]|$)/i.test(text)) {
       throw badRequest(`${what} '${input}' is not allowed: GDAL virtual file systems are refused`);
     }
