@@ -295,7 +295,10 @@ export class Services {
    * asked, or undefined when the bound passed first.
    */
   async warm(withinMs: number, inject?: (path: string, headers: Record<string, string>) => Promise<number>): Promise<number[] | undefined> {
-    const get: LocalGet | undefined = inject && ((path) => inject(path, { [WARM_UP_HEADER]: this.warmUpToken }));
+    // With TESSERA_ACCESS_TOKEN the routes want it as any client's request does.
+    const token = this.settings.accessToken;
+    const signed = (path: string): string => (token ? `${path}${path.includes('?') ? '&' : '?'}access_token=${encodeURIComponent(token)}` : path);
+    const get: LocalGet | undefined = inject && ((path) => inject(signed(path), { [WARM_UP_HEADER]: this.warmUpToken }));
     const threadPool = Number(process.env['UV_THREADPOOL_SIZE']) || 4;
     const gateway = this.gateway;
     const work = Promise.all([

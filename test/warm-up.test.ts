@@ -1,0 +1,65 @@
+/**
+ * A fresh process's warm-up (src/warm-up.ts, Services.warm): the tile routes asked in process over
+ * the warm-up's COG, served on loopback by the gateway's thread. Checked without a catalogue here
+ * (test/pgstac-routes.test.ts checks the search's tiles and the catalogue's connections): answered
+ * under the default network policy and behind an access token, none of it counted or kept after.
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTessera } from './helpers/tessera.js';
+
+/** Runs the warm-up with the app's routes, in process as server.ts does: the paths asked and their statuses. */
+async function warmUp(t: Awaited<ReturnType<typeof startTessera>>): Promise<{ paths: string[]; statuses: number[] | undefined }> {
+  const paths: string[] = [];
+  const statuses = await t.services.warm(10_000, (url, headers) => {
+    paths.push(url);
+    return t.app.inject({ method: 'GET', url, headers }).then((res) => res.statusCode);
+  });
+  return { paths, statuses };
+}
+
+describe('warm-up', () => {
+  it('asks the /cog tile route in process over its own COG, which the policies refuse once it is over', async () => {
+    const t = await startTessera({ allowedNetworks: [], tileCacheBytes: 16 << 20 });
+    try {
+      const { paths, statuses } = await warmUp(t);
+      assert.equal(paths.length, 4);
+      assert.deepEqual(statuses, [200, 200, 200, 200]);
+      const url = new URL(paths[0]!, 'http://x').searchParams.get('url')!;
+      assert.match(url, /^http:\/\/127\.0\.0\.1:\d+\/[0-9a-f]{32}\.tif$/);
+      const metrics = await (await t.get('/metrics')).text();
+      assert.doesNotMatch(metrics, /^tessera_http_requests_total\{/m, 'the warm-up is not counted as requests');
+      // Neither the URL nor a tile of it is served any more, from the cache neither.
+      assert.equal((await t.get(`/cog/info?url=${encodeURIComponent(url)}`)).status, 400);
+      assert.equal((await t.get(paths[0]!)).status, 400);
+      // A client's request carrying the header without the process's token is an ordinary request.
+      const marked = await t.get(`/cog/info?url=${encodeURIComponent(url)}`, { 'x-tessera-warm-up': 'guess' });
+      assert.equal(marked.status, 400);
+      assert.match(await (await t.get('/metrics')).text(), /^tessera_http_requests_total\{family="cog",route="\/cog\/info"[^}]*status="400"\} 2$/m);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('signs its requests with the access token the routes want', async () => {
+    const t = await startTessera({ allowedNetworks: [], accessToken: 'tok-123' });
+    try {
+      const { paths, statuses } = await warmUp(t);
+      assert.deepEqual(statuses, [200, 200, 200, 200]);
+      assert.ok(paths.every((p) => p.endsWith('&access_token=tok-123')));
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('reads from memory and asks no route without the gateway', async () => {
+    const t = await startTessera({ upstreamGateway: false });
+    try {
+      const { paths, statuses } = await warmUp(t);
+      assert.deepEqual(paths, []);
+      assert.deepEqual(statuses, []);
+    } finally {
+      await t.close();
+    }
+  });
+});
