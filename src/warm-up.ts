@@ -137,29 +137,16 @@ function warmTiles(count: number, zooms: readonly number[] = [9, 10]): Array<{ z
   });
 }
 
-/** A STAC item over (part of) the warm-up's COG, its one asset the COG: what a search's lookup answers. */
-function warmItem(id: string, url: string, [w, s, e, n]: [number, number, number, number]): Record<string, unknown> {
+/**
+ * An item over (part of) the warm-up's COG as a search's lookup answers it (the fields tessera asks
+ * pgSTAC for: id, collection, bbox, assets), its one asset the COG.
+ */
+function warmItem(id: string, url: string, bbox: [number, number, number, number]): Record<string, unknown> {
   return {
-    type: 'Feature',
-    stac_version: '1.0.0',
     id,
     collection: 'tessera-warm-up',
-    bbox: [w, s, e, n],
-    geometry: {
-      type: 'Polygon',
-      coordinates: [
-        [
-          [w, s],
-          [e, s],
-          [e, n],
-          [w, n],
-          [w, s],
-        ],
-      ],
-    },
-    properties: { datetime: '2000-01-01T00:00:00Z' },
+    bbox,
     assets: { visual: { href: url, type: 'image/tiff; application=geotiff; profile=cloud-optimized', roles: ['data'] } },
-    links: [],
   };
 }
 
