@@ -292,7 +292,8 @@ export class Services {
    * Readies what the first requests would otherwise pay for (warm-up.ts, Catalogue.warm), for at
    * most `withinMs`; never fails. `inject` asks the server's own routes in process (before it
    * listens): they are asked with WARM_UP_HEADER set to `warmUpToken`. The statuses of the routes
-   * asked, or undefined when the bound passed first.
+   * asked, or undefined when the bound passed first; then the work goes on in the background, but
+   * what it let past the policies (its COG's URL, its search) is withdrawn before this returns.
    */
   async warm(withinMs: number, inject?: (path: string, headers: Record<string, string>) => Promise<number>): Promise<number[] | undefined> {
     // With TESSERA_ACCESS_TOKEN the routes want it as any client's request does.
@@ -301,6 +302,7 @@ export class Services {
     const get: LocalGet | undefined = inject && ((path) => inject(signed(path), { [WARM_UP_HEADER]: this.warmUpToken }));
     const threadPool = Number(process.env['UV_THREADPOOL_SIZE']) || 4;
     const gateway = this.gateway;
+    const ended = new AbortController();
     const work = Promise.all([
       (async () => {
         await Promise.all([warmRenderer(this.renderer, this.threads?.size ?? 1), warmGdal(threadPool)]);
@@ -310,6 +312,7 @@ export class Services {
           upstream: gateway && { serve: (bytes) => gateway.warmUpstream(bytes), end: () => gateway.endWarmUp() },
           admit: (url) => this.policy.admitWhileWarming(url),
           routes: get && { get, searches: this.warmSearches() },
+          ended: ended.signal,
         });
       })(),
       this.searches?.catalogue.warm?.(),
@@ -320,6 +323,8 @@ export class Services {
     let timer: NodeJS.Timeout | undefined;
     const statuses = await Promise.race([work, new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), withinMs)))]);
     clearTimeout(timer);
+    // Past the bound the work goes on in the background, but nothing it let past the policies does.
+    ended.abort();
     return statuses;
   }
 

@@ -124,6 +124,11 @@ export interface WarmReadsOptions {
   admit?: ((url: string) => () => void) | undefined;
   /** The tile routes to ask in process once the COG is served: /cog's, and a search's when the server has searches. */
   routes?: { get: LocalGet; searches?: WarmSearches | undefined } | undefined;
+  /**
+   * Aborted when the warm-up's time is up and the server is about to listen: what the warm-up let
+   * past the policies (the COG's URL, its search) is withdrawn at once, whatever is still running.
+   */
+  ended?: AbortSignal | undefined;
 }
 
 /** Zoom 9 and 10 tiles over the warm-up's COG, from its middle outwards. */
@@ -156,15 +161,18 @@ function warmItem(id: string, url: string, bbox: [number, number, number, number
  * a search of two items over it (the first covering half of it: both are read and composed). The
  * statuses, in the order asked.
  */
-async function warmRoutes(get: LocalGet, url: string, searches: WarmSearches | undefined): Promise<number[]> {
+async function warmRoutes(get: LocalGet, url: string, searches: WarmSearches | undefined, ended: AbortSignal | undefined): Promise<number[]> {
   const tiles = warmTiles(4, [10]);
   const paths = tiles.map(({ z, x, y }) => `/cog/tiles/WebMercatorQuad/${z}/${x}/${y}.png?url=${encodeURIComponent(url)}`);
   const search = searches?.begin([warmItem('half', url, [7, 45, 7.5, 46]), warmItem('whole', url, [7, 45, 8, 46])]);
+  const end = (): void => search?.end();
+  ended?.addEventListener('abort', end, { once: true });
   try {
     if (search) paths.push(...tiles.map(({ z, x, y }) => `/searches/${search.hash}/tiles/WebMercatorQuad/${z}/${x}/${y}.png?assets=visual`));
     return await Promise.all(paths.map((p) => get(p).catch(() => 0)));
   } finally {
-    search?.end();
+    ended?.removeEventListener('abort', end);
+    end();
   }
 }
 
@@ -182,6 +190,15 @@ export async function warmReads(sources: SourceContext, renderer: Renderer, opts
   let inMemory = true;
   let url: string | undefined;
   let withdraw: (() => void) | undefined;
+  /** Withdraws what was let past the policies and stops serving the COG (at the end, or when `ended` aborts first). */
+  let closed = false;
+  const close = (): void => {
+    if (closed) return;
+    closed = true;
+    withdraw?.();
+    if (url !== undefined) opts.upstream?.end();
+  };
+  opts.ended?.addEventListener('abort', close, { once: true });
   /** The GDAL paths read (the memory file's, or the gateway's for the URL): what is kept of them is dropped at the end. */
   const opened = new Set<string>();
   try {
@@ -189,6 +206,8 @@ export async function warmReads(sources: SourceContext, renderer: Renderer, opts
       const bytes = gdal.vsimem.release(path);
       inMemory = false;
       url = await opts.upstream.serve(bytes);
+      // Served after the warm-up's time was up: nothing of it is to be read.
+      if (url !== undefined && closed) opts.upstream.end();
       if (url === undefined) {
         gdal.vsimem.set(bytes, path);
         inMemory = true;
@@ -227,14 +246,14 @@ export async function warmReads(sources: SourceContext, renderer: Renderer, opts
         if (read) await renderer.render(read.image, 'png', PLAIN);
       }),
     );
-    if (url === undefined || !opts.routes || !opts.admit) return [];
+    if (url === undefined || !opts.routes || !opts.admit || closed) return [];
     withdraw = opts.admit(url);
-    return await warmRoutes(opts.routes.get, url, opts.routes.searches);
+    return await warmRoutes(opts.routes.get, url, opts.routes.searches, opts.ended);
   } finally {
-    withdraw?.();
+    opts.ended?.removeEventListener('abort', close);
+    close();
     opts.release();
     for (const p of opened) sources.forget(p);
-    if (url !== undefined) opts.upstream?.end();
     if (inMemory) gdal.vsimem.release(path);
   }
 }

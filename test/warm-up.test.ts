@@ -7,6 +7,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTessera } from './helpers/tessera.js';
+import { GATEWAY_REFUSED_STATUS } from '../src/upstream/gateway.js';
 
 /** Runs the warm-up with the app's routes, in process as server.ts does: the paths asked and their statuses. */
 async function warmUp(t: Awaited<ReturnType<typeof startTessera>>): Promise<{ paths: string[]; statuses: number[] | undefined }> {
@@ -36,6 +37,35 @@ describe('warm-up', () => {
       const marked = await t.get(`/cog/info?url=${encodeURIComponent(url)}`, { 'x-tessera-warm-up': 'guess' });
       assert.equal(marked.status, 400);
       assert.match(await (await t.get('/metrics')).text(), /^tessera_http_requests_total\{family="cog",route="\/cog\/info"[^}]*status="400"\} 2$/m);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('withdraws what it let past the policies when its time is up, though its requests still run', async () => {
+    const t = await startTessera({ allowedNetworks: [] });
+    try {
+      let release: () => void = () => undefined;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      const asked: string[] = [];
+      // The routes' first request does not finish before the bound passes.
+      const statuses = await t.services.warm(1500, async (url, headers) => {
+        asked.push(url);
+        await held;
+        return (await t.app.inject({ method: 'GET', url, headers })).statusCode;
+      });
+      assert.equal(statuses, undefined, 'the bound passed first');
+      assert.ok(asked.length > 0, 'the routes were being asked');
+      const url = new URL(asked[0]!, 'http://x').searchParams.get('url')!;
+      assert.throws(() => t.services.policy.resolve(url), /not allowed/);
+      const viaGateway = t.services.gateway!.gdalPath(url).replace(/^\/vsicurl\//, '');
+      let status = 0;
+      for (let i = 0; i < 50 && status !== GATEWAY_REFUSED_STATUS; i++) {
+        status = (await fetch(viaGateway, { method: 'HEAD' })).status;
+        if (status !== GATEWAY_REFUSED_STATUS) await new Promise((r) => setTimeout(r, 20));
+      }
+      assert.equal(status, GATEWAY_REFUSED_STATUS, "the gateway's thread refuses it too");
+      release();
     } finally {
       await t.close();
     }
